@@ -1,0 +1,36 @@
+"""ember: NumPy-style Python, traced into an MLIR dialect and compiled by IREE.
+
+Example:
+    >>> import numpy as np, ember, ember.numpy as enp
+    >>> f = ember.jit(lambda x: enp.tanh(x).sum())
+    >>> float(f(np.ones(4, np.float32)))
+    3.0463766
+"""
+
+from ember import (
+           _quiet,  # noqa: F401  (silences nanobind's exit-time leak reports)
+           dtypes,
+           errors,
+           tree_util,
+)
+from ember.backends.array import Array, device_put
+from ember.config import config
+from ember.core import ShapedArray, ShapeDtypeStruct
+from ember.frontend import array_methods as _array_methods
+from ember.frontend.api import Compiled, Lowered, clear_caches, jit
+from ember.frontend.tracing import Tracer
+
+_array_methods.install(Array)
+_array_methods.install(Tracer)
+
+from ember import (  # noqa: E402
+           lax,
+           nn,
+           numpy,  # noqa: E402
+)
+
+numpy.ndarray = Array
+
+__version__ = "0.1.0"
+__all__ = ["Array", "Compiled", "Lowered", "ShapeDtypeStruct", "ShapedArray", "clear_caches",
+           "config", "device_put", "dtypes", "errors", "jit", "lax", "nn", "numpy", "tree_util"]

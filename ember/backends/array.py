@@ -1,0 +1,112 @@
+"""``ember.Array``: a device-resident array, the result of every ember computation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember.backends.runtime import Device, to_host
+from ember.core import ShapedArray
+
+
+class Array:
+    """An array living on an IREE device.
+
+    Passed back into a jitted function it is handed to IREE as is, with no host copy.
+    ``np.asarray(a)`` copies it to the host (once; the copy is cached).
+
+    Example:
+        >>> y = ember.jit(lambda x: x * 2)(np.arange(3.0))
+        >>> y.shape, np.asarray(y)
+        ((3,), array([0., 2., 4.], dtype=float32))
+    """
+
+    __slots__ = ("_bv", "device", "aval", "_host", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, bv, device: Device, aval: ShapedArray):
+        self._bv = bv
+        self.device = device
+        self.aval = aval
+        self._host = None
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+    nbytes = property(lambda self: self.aval.nbytes)
+
+    def _ember_host(self) -> np.ndarray:
+        if self._host is None:
+            self._host = to_host(self._bv, self.aval)
+            self._host.flags.writeable = False
+        return self._host
+
+    def __array__(self, dtype=None, copy=None):
+        host = self._ember_host()
+        if dtype is not None and np.dtype(dtype) != host.dtype:
+            return host.astype(dtype)
+        return host.copy() if copy else host
+
+    def block_until_ready(self) -> Array:
+        """Results are ready when a call returns (IREE's synchronous ABI); kept for JAX code."""
+        return self
+
+    def tolist(self):
+        return self._ember_host().tolist()
+
+    def item(self, *args):
+        return self._ember_host().item(*args)
+
+    def __bool__(self):
+        return bool(self._ember_host())
+
+    def __int__(self):
+        return int(self._ember_host())
+
+    def __float__(self):
+        return float(self._ember_host())
+
+    def __index__(self):
+        return int(self._ember_host().__index__())
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self):
+        body = np.array2string(self._ember_host(), separator=", ", prefix="Array(")
+        dt = self.dtype.name + (", weak_type=True" if self.weak_type else "")
+        return f"Array({body}, dtype={dt})"
+
+    def __str__(self):
+        return str(self._ember_host())
+
+    def __format__(self, spec):
+        if self.ndim == 0:
+            return format(self._ember_host().item(), spec)
+        return str(self)
+
+    __hash__ = None  # arrays are mutable-looking values, as in NumPy and JAX
+
+
+def device_put(x, device=None) -> Array:
+    """Copy a NumPy array (or scalar) to a device; Arrays already there are returned as is.
+
+    Example:
+        >>> a = ember.device_put(np.arange(4, dtype=np.float32))
+    """
+    from ember.backends import runtime
+
+    if isinstance(x, Array) and (device is None or device is x.device):
+        return x
+    device = device or runtime.get_device("local-task")
+    aval = runtime.canonical_aval(np.asarray(x) if not isinstance(x, Array) else x)
+    host = runtime.host_array(np.asarray(x), aval)
+    return Array(device.upload(host), device, aval._replace(weak_type=False))

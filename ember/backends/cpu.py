@@ -1,0 +1,19 @@
+"""The CPU backend: IREE's ``llvm-cpu`` target on the ``local-sync`` / ``local-task`` drivers."""
+
+from __future__ import annotations
+
+NAME = "cpu"
+
+# Programs whose largest tensor is below this run on local-sync: waking local-task's worker
+# threads costs tens of microseconds, more than such a program computes.
+SMALL_PROGRAM_BYTES = 256 * 1024
+
+
+def compiler_flags(cpu: str = "host") -> tuple[str, ...]:
+    return ("--iree-hal-target-device=local",
+            "--iree-hal-local-target-device-backends=llvm-cpu",
+            f"--iree-llvmcpu-target-cpu={cpu}")
+
+
+def driver_for(largest_tensor_bytes: int) -> str:
+    return "local-sync" if largest_tensor_bytes < SMALL_PROGRAM_BYTES else "local-task"

@@ -1,0 +1,110 @@
+"""Devices and loaded executables on IREE's runtime.
+
+The call path is the raw one (``VmVariantList`` + ``vm_context.invoke``): the cheapest way
+into IREE from Python.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import iree.runtime as rt
+import numpy as np
+
+from ember import dtypes
+from ember.core import ShapedArray
+from ember.errors import RuntimeFailure
+
+_HAL_TYPE = {
+    "bool": rt.HalElementType.BOOL_8, "int8": rt.HalElementType.SINT_8,
+    "int16": rt.HalElementType.SINT_16, "int32": rt.HalElementType.SINT_32,
+    "int64": rt.HalElementType.SINT_64, "uint8": rt.HalElementType.UINT_8,
+    "uint16": rt.HalElementType.UINT_16, "uint32": rt.HalElementType.UINT_32,
+    "uint64": rt.HalElementType.UINT_64, "float16": rt.HalElementType.FLOAT_16,
+    "bfloat16": rt.HalElementType.BFLOAT_16, "float32": rt.HalElementType.FLOAT_32,
+    "float64": rt.HalElementType.FLOAT_64,
+}
+# The buffer protocol knows no bfloat16 and IREE's mapping wants plain NumPy dtypes: move
+# bytes as unsigned integers of the same width.
+_RAW = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+        8: np.dtype(np.uint64)}
+
+
+class Device:
+    """One IREE device (a HAL driver instance) and its VM instance.
+
+    Example:
+        >>> get_device("local-task").platform
+        'cpu'
+    """
+
+    def __init__(self, driver: str, platform: str):
+        self.driver = driver
+        self.platform = platform
+        self.hal = rt.get_device(driver)
+        self.config = rt.Config(device=self.hal)
+        self.allocator = self.hal.allocator
+
+    def __repr__(self):
+        return f"Device({self.platform}, {self.driver})"
+
+    def upload(self, host: np.ndarray) -> rt.HalBufferView:
+        host = np.ascontiguousarray(host)
+        return self.allocator.allocate_buffer_copy(
+            memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
+            device=self.hal, buffer=host.view(_RAW[host.dtype.itemsize]),
+            element_type=_HAL_TYPE[host.dtype.name])
+
+
+@functools.cache
+def get_device(driver: str) -> Device:
+    return Device(driver, "cpu" if driver.startswith("local") else driver)
+
+
+def to_host(bv: rt.HalBufferView, aval: ShapedArray) -> np.ndarray:
+    """Copy a buffer view's contents into a new NumPy array of the aval's dtype."""
+    raw = _RAW[aval.dtype.itemsize]
+    if aval.size == 0:
+        return np.zeros(aval.shape, aval.dtype)
+    mapped = bv.map()
+    return np.array(mapped.asarray(aval.shape, raw)).view(aval.dtype)
+
+
+def host_array(x, aval: ShapedArray) -> np.ndarray:
+    """NumPy data of the aval's (canonical) dtype for an argument leaf."""
+    arr = np.asarray(x)
+    if arr.dtype != aval.dtype:
+        arr = arr.astype(aval.dtype)
+    return arr
+
+
+class Executable:
+    """A compiled module loaded on a device, called with flat lists of buffer views."""
+
+    def __init__(self, vmfb: bytes, device: Device, function: str = "main"):
+        self.device = device
+        self.vmfb = vmfb
+        self.vm_module = rt.VmModule.copy_buffer(device.config.vm_instance, vmfb)
+        self.context = rt.SystemContext(vm_modules=[self.vm_module], config=device.config)
+        self.vm_context = self.context.vm_context
+        self.function = self.vm_module.lookup_function(function)
+        if self.function is None:
+            raise RuntimeFailure(f"compiled module has no function {function!r}")
+        self.reflection = self.function.reflection
+
+    def invoke(self, buffer_views, num_results: int) -> list[rt.HalBufferView]:
+        args = rt.VmVariantList(len(buffer_views))
+        for bv in buffer_views:
+            args.push_ref(bv)
+        results = rt.VmVariantList(num_results)
+        try:
+            self.vm_context.invoke(self.function, args, results)
+        except Exception as e:
+            raise RuntimeFailure(f"IREE runtime error while running the program: {e}") from None
+        get = results.get_as_object
+        return [get(i, rt.HalBufferView) for i in range(num_results)]
+
+
+def canonical_aval(x) -> ShapedArray:
+    dtype, weak = dtypes.dtype_and_weak(x)
+    return ShapedArray(tuple(np.shape(x)), dtype, weak)

@@ -1,0 +1,47 @@
+"""Global configuration, JAX-style: ``ember.config.update("enable_x64", True)``."""
+
+from __future__ import annotations
+
+import os
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class Config:
+    """Options read by the tracer and the compiler.
+
+    Example:
+        >>> import ember
+        >>> ember.config.update("enable_x64", True)
+        >>> ember.config.enable_x64
+        True
+    """
+
+    def __init__(self):
+        self._values = {
+            "enable_x64": _env_flag("EMBER_ENABLE_X64"),
+            "compile_cache": not _env_flag("EMBER_NO_COMPILE_CACHE"),
+            "cache_dir": os.environ.get("EMBER_CACHE_DIR")
+            or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                            "ember"),
+        }
+
+    def update(self, name: str, value) -> None:
+        if name not in self._values:
+            raise KeyError(f"unknown ember config option {name!r}; known: {sorted(self._values)}")
+        self._values[name] = value
+        if name == "enable_x64":
+            # Traced programs depend on it: cached executables would be wrong.
+            from ember.frontend import api
+            api.clear_caches()
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+config = Config()

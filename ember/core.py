@@ -1,0 +1,80 @@
+"""Abstract values shared by the dialect, the tracer and the runtime."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class ShapedArray(NamedTuple):
+    """The abstract value of an array: shape, dtype and JAX's weak-type bit.
+
+    Example:
+        >>> ShapedArray((2, 3), np.dtype("float32")).str_short()
+        'f32[2,3]'
+    """
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    weak_type: bool = False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def strong(self) -> ShapedArray:
+        return self._replace(weak_type=False) if self.weak_type else self
+
+    def str_short(self) -> str:
+        return f"{short_dtype(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+
+_SHORT = {"bool": "bool", "bfloat16": "bf16"}
+
+
+def short_dtype(dtype) -> str:
+    name = np.dtype(dtype).name
+    if name in _SHORT:
+        return _SHORT[name]
+    kind = {"f": "f", "i": "i", "u": "u"}[np.dtype(dtype).kind]
+    return f"{kind}{np.dtype(dtype).itemsize * 8}"
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype standing for an argument in ``jit(f).lower(...)``, as in JAX.
+
+    Example:
+        >>> spec = ShapeDtypeStruct((8, 4), np.float32)
+        >>> spec.shape, spec.dtype
+        ((8, 4), dtype('float32'))
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = weak_type
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))

@@ -1,0 +1,191 @@
+"""How an ember op is declared: name, operands, attributes, result-type rule, verifier.
+
+Each op is declared once, with :func:`define`, into :data:`OPS`. The tracer calls the same
+result-type rule to type the ops it emits that the ``ember-verify`` pass calls to check IR read
+from a file, so the two cannot drift apart. Transformation rules (lowering, later batching and
+differentiation) live in tables of their own, keyed by the op name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ember._mlir import dtype_of_element, element_type, ir, tensor_type
+from ember.core import ShapedArray
+
+REQUIRED = object()
+
+
+class OpTypeError(Exception):
+    """Raised by a result-type rule; the caller adds the op name and the source location."""
+
+
+@dataclass(frozen=True)
+class Attr:
+    """One attribute of an op: its name, kind and default.
+
+    Kinds: ``i64`` (an int), ``i64s`` (a tuple of ints), ``str``, ``bool``, ``f64``,
+    ``dtype`` (a NumPy dtype stored as an MLIR type), ``dense`` (a NumPy array stored as a
+    dense elements attribute), ``symbol`` (a function name).
+    """
+
+    name: str
+    kind: str
+    default: Any = REQUIRED
+    choices: tuple = ()
+
+
+@dataclass
+class OpDef:
+    """The declaration of one ember op."""
+
+    name: str
+    num_operands: int | None          # None: variadic
+    attrs: tuple[Attr, ...]
+    infer: Callable[[list[ShapedArray], dict], list[ShapedArray]] | None
+    family: str
+    doc: str
+    pure: bool = True
+    # Extra checks that need more than types, e.g. a callee's signature: fn(op, attrs) -> None.
+    verify_op: Callable[[ir.Operation, dict], None] | None = None
+    traits: frozenset = field(default_factory=frozenset)
+
+    @property
+    def short_name(self) -> str:
+        return self.name.split(".", 1)[1]
+
+    def check_attrs(self, attrs: dict) -> dict:
+        """Fill defaults and check names and choices; raises OpTypeError."""
+        known = {a.name: a for a in self.attrs}
+        for name in attrs:
+            if name not in known:
+                raise OpTypeError(f"unknown attribute {name!r}; expected {sorted(known)}")
+        out = {}
+        for a in self.attrs:
+            value = attrs.get(a.name, a.default)
+            if value is REQUIRED:
+                raise OpTypeError(f"missing attribute {a.name!r}")
+            if a.choices and value not in a.choices:
+                raise OpTypeError(f"attribute {a.name}={value!r} is not one of {a.choices}")
+            out[a.name] = value
+        return out
+
+    def result_avals(self, avals: Sequence[ShapedArray], attrs: dict) -> list[ShapedArray]:
+        if self.num_operands is not None and len(avals) != self.num_operands:
+            raise OpTypeError(f"expects {self.num_operands} operands, got {len(avals)}")
+        return self.infer(list(avals), attrs)
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def define(name: str, num_operands: int | None, infer, *, attrs=(), family: str, doc: str,
+           pure: bool = True, verify_op=None, traits=()) -> OpDef:
+    """Declare the op ``ember.<name>``; declaring a name twice is a bug."""
+    full = f"ember.{name}"
+    assert full not in OPS, f"{full} declared twice"
+    op = OpDef(full, num_operands, tuple(attrs), infer, family, doc, pure, verify_op,
+               frozenset(traits))
+    OPS[full] = op
+    return op
+
+
+# --- attributes <-> MLIR ------------------------------------------------------------------
+
+def encode_attr(kind: str, value) -> ir.Attribute:
+    if kind == "i64":
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
+    if kind == "i64s":
+        return ir.DenseI64ArrayAttr.get([int(v) for v in value])
+    if kind == "str":
+        return ir.StringAttr.get(value)
+    if kind == "bool":
+        return ir.BoolAttr.get(bool(value))
+    if kind == "f64":
+        return ir.FloatAttr.get(ir.F64Type.get(), float(value))
+    if kind == "dtype":
+        return ir.TypeAttr.get(element_type(value))
+    if kind == "dense":
+        arr = np.asarray(value)
+        return ir.DenseElementsAttr.get(arr, type=tensor_type(arr.shape, arr.dtype))
+    if kind == "symbol":
+        return ir.FlatSymbolRefAttr.get(value)
+    raise AssertionError(kind)
+
+
+def decode_attr(kind: str, attr: ir.Attribute):
+    """Python value of an attribute; raises OpTypeError if it is of the wrong kind."""
+    try:
+        if kind == "i64":
+            return ir.IntegerAttr(attr).value
+        if kind == "i64s":
+            return tuple(ir.DenseI64ArrayAttr(attr))
+        if kind == "str":
+            return ir.StringAttr(attr).value
+        if kind == "bool":
+            return ir.BoolAttr(attr).value
+        if kind == "f64":
+            return ir.FloatAttr(attr).value
+        if kind == "dtype":
+            return dtype_of_element(ir.TypeAttr(attr).value)
+        if kind == "dense":
+            dense = ir.DenseElementsAttr(attr)
+            t = ir.RankedTensorType(dense.type)
+            return _dense_to_numpy(dense, tuple(t.shape), dtype_of_element(t.element_type))
+        if kind == "symbol":
+            return ir.FlatSymbolRefAttr(attr).value
+    except (ValueError, TypeError, KeyError) as e:
+        raise OpTypeError(f"attribute is not a valid {kind}: {attr} ({e})") from None
+    raise AssertionError(kind)
+
+
+def _dense_to_numpy(dense: ir.DenseElementsAttr, shape, dtype) -> np.ndarray:
+    if dense.is_splat:
+        return np.full(shape, _scalar_of(dense.get_splat_value()), dtype=dtype)
+    values = [_scalar_of(dense[i]) for i in range(len(dense))]
+    return np.array(values, dtype=dtype).reshape(shape)
+
+
+def _scalar_of(attr: ir.Attribute):
+    if isinstance(attr, ir.BoolAttr):
+        return ir.BoolAttr(attr).value
+    if isinstance(attr, ir.IntegerAttr):
+        a = ir.IntegerAttr(attr)
+        if ir.IntegerType(a.type).width == 1:
+            return bool(a.value)
+        return a.value
+    return ir.FloatAttr(attr).value
+
+
+def encode_attrs(opdef: OpDef, attrs: dict) -> dict[str, ir.Attribute]:
+    return {a.name: encode_attr(a.kind, attrs[a.name]) for a in opdef.attrs}
+
+
+def decode_attrs(opdef: OpDef, op: ir.Operation) -> dict:
+    """Attributes of an op in the IR as Python values, with defaults filled; raises OpTypeError."""
+    present = op.attributes
+    out = {}
+    for a in opdef.attrs:
+        if a.name in present:
+            out[a.name] = decode_attr(a.kind, present[a.name])
+        elif a.default is not REQUIRED:
+            out[a.name] = a.default
+        else:
+            raise OpTypeError(f"missing attribute {a.name!r}")
+    return opdef.check_attrs(out)
+
+
+def aval_of_type(t: ir.Type) -> ShapedArray:
+    """The ShapedArray of a ranked tensor type; raises OpTypeError for anything else."""
+    if not isinstance(t, ir.RankedTensorType):
+        raise OpTypeError(f"expected a ranked tensor type, got {t}")
+    rt = ir.RankedTensorType(t)
+    try:
+        dtype = dtype_of_element(rt.element_type)
+    except KeyError:
+        raise OpTypeError(f"element type {rt.element_type} is not an ember dtype") from None
+    return ShapedArray(tuple(rt.shape), dtype)

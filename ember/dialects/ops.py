@@ -1,0 +1,364 @@
+"""The ember dialect: every op, declared once, at JAX ``lax`` granularity.
+
+Operands of elementwise ops already agree in shape and dtype: broadcasting and type promotion
+are the frontend's job (``ember.numpy``), as in ``lax``. Types are ranked tensors; unsigned
+integers are ``ui8 ... ui64`` so that ops know their signedness.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember import dtypes
+from ember.core import ShapedArray
+from ember.dialects.base import Attr, OpTypeError, define
+
+# --- dtype classes ------------------------------------------------------------------------
+
+_FLOAT = "float"        # floating point
+_NUMERIC = "numeric"    # int, unsigned or float (not bool)
+_INTEGRAL = "integral"  # bool, int or unsigned
+_SIGNED = "signed"      # int or float
+_ANY = "any"
+
+_CLASS_TEST = {
+    _FLOAT: dtypes.is_float,
+    _NUMERIC: lambda d: not dtypes.is_bool(d),
+    _INTEGRAL: lambda d: dtypes.is_bool(d) or dtypes.is_int(d),
+    _SIGNED: lambda d: dtypes.is_float(d) or (dtypes.is_int(d) and not dtypes.is_unsigned(d)),
+    _ANY: lambda d: True,
+}
+_CLASS_WORDS = {_FLOAT: "a floating-point", _NUMERIC: "a numeric (non-bool)",
+                _INTEGRAL: "a bool or integer", _SIGNED: "a signed", _ANY: "any"}
+
+
+def fmt(avals) -> str:
+    return ", ".join(a.str_short() for a in avals)
+
+
+def _check_class(avals, cls):
+    for a in avals:
+        if not _CLASS_TEST[cls](a.dtype):
+            raise OpTypeError(f"needs {_CLASS_WORDS[cls]} dtype, got {fmt(avals)}")
+
+
+def _same(avals):
+    first = avals[0]
+    for a in avals[1:]:
+        if a.shape != first.shape or a.dtype != first.dtype:
+            raise OpTypeError(f"operands must have equal shapes and dtypes, got {fmt(avals)}")
+
+
+def _axes_ok(axes, ndim, what="axis"):
+    for ax in axes:
+        if not 0 <= ax < ndim:
+            raise OpTypeError(f"{what} {ax} is out of range for rank {ndim}")
+    if len(set(axes)) != len(axes):
+        raise OpTypeError(f"repeated {what} in {tuple(axes)}")
+
+
+def _out(shape, dtype):
+    return ShapedArray(tuple(int(d) for d in shape), np.dtype(dtype))
+
+
+# --- elementwise families -----------------------------------------------------------------
+
+UNARY = {  # name: (dtype class, result dtype or None for the operand's)
+    "neg": (_SIGNED, None), "abs": (_SIGNED, None), "sign": (_NUMERIC, None),
+    "exp": (_FLOAT, None), "expm1": (_FLOAT, None), "log": (_FLOAT, None),
+    "log1p": (_FLOAT, None), "sqrt": (_FLOAT, None), "rsqrt": (_FLOAT, None),
+    "sin": (_FLOAT, None), "cos": (_FLOAT, None), "tan": (_FLOAT, None),
+    "tanh": (_FLOAT, None), "logistic": (_FLOAT, None), "erf": (_FLOAT, None),
+    "floor": (_FLOAT, None), "ceil": (_FLOAT, None), "round": (_FLOAT, None),
+    "not": (_INTEGRAL, None), "is_finite": (_FLOAT, dtypes.bool_),
+}
+BINARY = {
+    "add": _NUMERIC, "sub": _NUMERIC, "mul": _NUMERIC, "div": _NUMERIC, "rem": _NUMERIC,
+    "pow": _FLOAT, "max": _ANY, "min": _ANY, "atan2": _FLOAT,
+    "and": _INTEGRAL, "or": _INTEGRAL, "xor": _INTEGRAL,
+}
+COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+REDUCE = {"reduce_sum": _NUMERIC, "reduce_prod": _NUMERIC, "reduce_max": _ANY,
+          "reduce_min": _ANY, "reduce_and": _INTEGRAL, "reduce_or": _INTEGRAL}
+
+
+def _unary_rule(cls, result_dtype):
+    def infer(avals, attrs):
+        _check_class(avals, cls)
+        return [_out(avals[0].shape, result_dtype or avals[0].dtype)]
+    return infer
+
+
+def _binary_rule(cls, result_dtype=None):
+    def infer(avals, attrs):
+        _same(avals)
+        _check_class(avals, cls)
+        return [_out(avals[0].shape, result_dtype or avals[0].dtype)]
+    return infer
+
+
+for _name, (_cls, _res) in UNARY.items():
+    _attrs = ()
+    if _name == "round":
+        _attrs = (Attr("rounding_method", "str", "away_from_zero",
+                       ("away_from_zero", "to_nearest_even")),)
+    define(_name, 1, _unary_rule(_cls, _res), attrs=_attrs, family="elementwise",
+           doc=f"Elementwise {_name}.")
+
+for _name, _cls in BINARY.items():
+    define(_name, 2, _binary_rule(_cls), family="elementwise",
+           doc=f"Elementwise {_name} of two operands of equal shape and dtype (lax semantics).")
+
+for _name in COMPARE:
+    define(_name, 2, _binary_rule(_ANY, dtypes.bool_), family="elementwise",
+           doc=f"Elementwise comparison {_name}; NaN compares unequal to everything.")
+
+
+def _select(avals, attrs):
+    pred, a, b = avals
+    _same([a, b])
+    if pred.dtype != dtypes.bool_ or pred.shape != a.shape:
+        raise OpTypeError(f"needs a bool predicate of the operands' shape, got {fmt(avals)}")
+    return [a]
+
+
+define("select", 3, _select, family="elementwise",
+       doc="select(pred, on_true, on_false), elementwise.")
+
+
+def _convert(avals, attrs):
+    return [_out(avals[0].shape, attrs["new_dtype"])]
+
+
+define("convert", 1, _convert, attrs=(Attr("new_dtype", "dtype"),), family="elementwise",
+       doc="Elementwise dtype conversion (float to int truncates toward zero; x != 0 to bool).")
+
+# --- creation -----------------------------------------------------------------------------
+
+
+def _constant(avals, attrs):
+    value = attrs["value"]
+    return [_out(value.shape, value.dtype)]
+
+
+define("constant", 0, _constant, attrs=(Attr("value", "dense"),), family="creation",
+       doc="A constant array.")
+
+
+def _iota(avals, attrs):
+    shape, dim = attrs["shape"], attrs["dimension"]
+    _axes_ok([dim], len(shape), "dimension")
+    if dtypes.is_bool(attrs["dtype"]):
+        raise OpTypeError("iota needs a numeric dtype, got bool")
+    return [_out(shape, attrs["dtype"])]
+
+
+define("iota", 0, _iota, attrs=(Attr("shape", "i64s"), Attr("dimension", "i64"),
+                                Attr("dtype", "dtype")),
+       family="creation", doc="Indices 0, 1, ... along `dimension`, broadcast over `shape`.")
+
+# --- shape ops ----------------------------------------------------------------------------
+
+
+def _broadcast_in_dim(avals, attrs):
+    (x,), shape, dims = avals, attrs["shape"], attrs["broadcast_dimensions"]
+    if len(dims) != x.ndim:
+        raise OpTypeError(f"broadcast_dimensions {dims} must have one entry per operand "
+                          f"dimension of {x.str_short()}")
+    _axes_ok(dims, len(shape), "broadcast dimension")
+    if list(dims) != sorted(dims):
+        raise OpTypeError(f"broadcast_dimensions {dims} must be increasing")
+    for d, od in zip(x.shape, dims):
+        if d != 1 and d != shape[od]:
+            raise OpTypeError(f"cannot broadcast {x.str_short()} to shape {tuple(shape)} "
+                              f"with broadcast_dimensions {dims}")
+    return [_out(shape, x.dtype)]
+
+
+define("broadcast_in_dim", 1, _broadcast_in_dim,
+       attrs=(Attr("shape", "i64s"), Attr("broadcast_dimensions", "i64s")), family="shape",
+       doc="Broadcast: operand dimension i becomes result dimension broadcast_dimensions[i].")
+
+
+def _reshape(avals, attrs):
+    (x,), shape = avals, attrs["new_sizes"]
+    if any(d < 0 for d in shape) or int(np.prod(shape, dtype=np.int64)) != x.size:
+        raise OpTypeError(f"cannot reshape {x.str_short()} ({x.size} elements) to "
+                          f"{tuple(shape)}")
+    return [_out(shape, x.dtype)]
+
+
+define("reshape", 1, _reshape, attrs=(Attr("new_sizes", "i64s"),), family="shape",
+       doc="Reshape in row-major order.")
+
+
+def _transpose(avals, attrs):
+    (x,), perm = avals, attrs["permutation"]
+    if sorted(perm) != list(range(x.ndim)):
+        raise OpTypeError(f"permutation {perm} is not a permutation of the axes of "
+                          f"{x.str_short()}")
+    return [_out([x.shape[p] for p in perm], x.dtype)]
+
+
+define("transpose", 1, _transpose, attrs=(Attr("permutation", "i64s"),), family="shape",
+       doc="Result dimension i is operand dimension permutation[i].")
+
+
+def _slice(avals, attrs):
+    (x,) = avals
+    start, limit, strides = attrs["start_indices"], attrs["limit_indices"], attrs["strides"]
+    if not strides:
+        strides = (1,) * x.ndim
+    if not len(start) == len(limit) == len(strides) == x.ndim:
+        raise OpTypeError(f"start/limit/strides {start}/{limit}/{strides} must have one entry "
+                          f"per dimension of {x.str_short()}")
+    shape = []
+    for s, lim, st, d in zip(start, limit, strides, x.shape):
+        if not (0 <= s <= lim <= d) or st < 1:
+            raise OpTypeError(f"slice {start}:{limit}:{strides} is out of bounds for "
+                              f"{x.str_short()}")
+        shape.append(-(-(lim - s) // st))
+    return [_out(shape, x.dtype)]
+
+
+define("slice", 1, _slice, attrs=(Attr("start_indices", "i64s"), Attr("limit_indices", "i64s"),
+                                  Attr("strides", "i64s", ())),
+       family="shape", doc="A static strided slice, start inclusive, limit exclusive.")
+
+
+def _concatenate(avals, attrs):
+    dim = attrs["dimension"]
+    if not avals:
+        raise OpTypeError("needs at least one operand")
+    first = avals[0]
+    _axes_ok([dim], first.ndim, "dimension")
+    for a in avals:
+        if (a.dtype != first.dtype or a.ndim != first.ndim
+                or any(a.shape[i] != first.shape[i] for i in range(a.ndim) if i != dim)):
+            raise OpTypeError(f"operands must agree in dtype and in every dimension but {dim}, "
+                              f"got {fmt(avals)}")
+    shape = list(first.shape)
+    shape[dim] = sum(a.shape[dim] for a in avals)
+    return [_out(shape, first.dtype)]
+
+
+define("concatenate", None, _concatenate, attrs=(Attr("dimension", "i64"),), family="shape",
+       doc="Concatenate along `dimension`.")
+
+
+def _pad(avals, attrs):
+    x, value = avals
+    low, high, interior = attrs["low"], attrs["high"], attrs["interior"]
+    if value.shape != () or value.dtype != x.dtype:
+        raise OpTypeError(f"padding value must be a scalar of the operand's dtype, got "
+                          f"{fmt(avals)}")
+    if not len(low) == len(high) == len(interior) == x.ndim or any(i < 0 for i in interior):
+        raise OpTypeError(f"low/high/interior {low}/{high}/{interior} must have one entry per "
+                          f"dimension of {x.str_short()} (interior >= 0)")
+    shape = []
+    for d, lo, hi, it in zip(x.shape, low, high, interior):
+        n = lo + hi + d + max(d - 1, 0) * it
+        if n < 0:
+            raise OpTypeError(f"padding {lo}/{hi}/{it} gives a negative size for {x.str_short()}")
+        shape.append(n)
+    return [_out(shape, x.dtype)]
+
+
+define("pad", 2, _pad, attrs=(Attr("low", "i64s"), Attr("high", "i64s"), Attr("interior", "i64s")),
+       family="shape", doc="Pad with a scalar value; low/high may be negative (cropping).")
+
+# --- reductions ---------------------------------------------------------------------------
+
+
+def _reduce_rule(cls):
+    def infer(avals, attrs):
+        (x,), axes = avals, attrs["axes"]
+        _check_class(avals, cls)
+        _axes_ok(axes, x.ndim)
+        return [_out([d for i, d in enumerate(x.shape) if i not in axes], x.dtype)]
+    return infer
+
+
+for _name, _cls in REDUCE.items():
+    define(_name, 1, _reduce_rule(_cls), attrs=(Attr("axes", "i64s"),), family="reduce",
+           doc=f"{_name} over a set of axes (removed from the result).")
+
+
+def _arg_reduce(avals, attrs):
+    (x,), axis = avals, attrs["axis"]
+    _axes_ok([axis], x.ndim)
+    if x.shape[axis] == 0:
+        raise OpTypeError(f"cannot take an argmax/argmin over an empty axis {axis} of "
+                          f"{x.str_short()}")
+    if not dtypes.is_int(attrs["index_dtype"]):
+        raise OpTypeError(f"index_dtype must be an integer dtype, got {attrs['index_dtype']}")
+    return [_out([d for i, d in enumerate(x.shape) if i != axis], attrs["index_dtype"])]
+
+
+for _name in ("argmax", "argmin"):
+    define(_name, 1, _arg_reduce, attrs=(Attr("axis", "i64"), Attr("index_dtype", "dtype")),
+           family="reduce",
+           doc=f"Index of the first {_name[3:]}imum along `axis` (NaN counts as the extreme).")
+
+# --- contraction --------------------------------------------------------------------------
+
+
+def _dot_general(avals, attrs):
+    lhs, rhs = avals
+    lc, rc = attrs["lhs_contracting"], attrs["rhs_contracting"]
+    lb, rb = attrs["lhs_batch"], attrs["rhs_batch"]
+    if lhs.dtype != rhs.dtype or dtypes.is_bool(lhs.dtype):
+        raise OpTypeError(f"operands must share a numeric dtype, got {fmt(avals)}")
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise OpTypeError("contracting and batch dimension lists must pair up")
+    _axes_ok(tuple(lc) + tuple(lb), lhs.ndim, "lhs dimension")
+    _axes_ok(tuple(rc) + tuple(rb), rhs.ndim, "rhs dimension")
+    for a, b in zip(tuple(lc) + tuple(lb), tuple(rc) + tuple(rb)):
+        if lhs.shape[a] != rhs.shape[b]:
+            raise OpTypeError(f"dimension {a} of lhs ({lhs.shape[a]}) does not match dimension "
+                              f"{b} of rhs ({rhs.shape[b]}) in {fmt(avals)}")
+    lfree = [d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb]
+    rfree = [d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb]
+    return [_out([lhs.shape[i] for i in lb] + lfree + rfree, lhs.dtype)]
+
+
+define("dot_general", 2, _dot_general,
+       attrs=(Attr("lhs_contracting", "i64s"), Attr("rhs_contracting", "i64s"),
+              Attr("lhs_batch", "i64s", ()), Attr("rhs_batch", "i64s", ())),
+       family="contraction",
+       doc="General dot: result dims are batch, lhs free, rhs free (lax.dot_general).")
+
+# --- calls --------------------------------------------------------------------------------
+
+
+def _verify_call(op, attrs):
+    """Check operand and result types against the callee's signature."""
+    from ember._mlir import ir
+
+    module = op.parent
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    if module is None:
+        raise OpTypeError("is not inside a module")
+    callee = ir.SymbolTable(module.opview)[attrs["callee"]] if attrs["callee"] in \
+        ir.SymbolTable(module.opview) else None
+    if callee is None:
+        raise OpTypeError(f"calls @{attrs['callee']}, which is not defined")
+    ftype = ir.FunctionType(ir.TypeAttr(callee.attributes["function_type"]).value)
+    if [str(t) for t in ftype.inputs] != [str(v.type) for v in op.operands] or \
+            [str(t) for t in ftype.results] != [str(r.type) for r in op.results]:
+        raise OpTypeError(f"types do not match the signature of @{attrs['callee']}: {ftype}")
+
+
+define("call", None, None, attrs=(Attr("callee", "symbol"),), family="call",
+       verify_op=_verify_call, doc="Call a func.func in the same module (nested jit).")
+
+
+def _rev(avals, attrs):
+    (x,), dims = avals, attrs["dimensions"]
+    _axes_ok(dims, x.ndim, "dimension")
+    return [_out(x.shape, x.dtype)]
+
+
+define("rev", 1, _rev, attrs=(Attr("dimensions", "i64s"),), family="shape",
+       doc="Reverse the order of elements along `dimensions`.")

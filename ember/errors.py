@@ -1,0 +1,50 @@
+"""Every error ember raises on purpose. Each message says what went wrong, where, and what to do."""
+
+from __future__ import annotations
+
+
+class EmberError(Exception):
+    """Base class of ember's errors."""
+
+
+class TracingError(EmberError, TypeError):
+    """An operation got operands of the wrong shape or dtype while tracing.
+
+    The message names the op, the shapes and dtypes it got, and the user's source line.
+    """
+
+
+class ConcretizationError(EmberError, TypeError):
+    """A traced (abstract) value was used where Python needs a concrete one.
+
+    Like JAX's ConcretizationTypeError: the message names the function argument the value came
+    from and how to make it static.
+    """
+
+
+class VerificationError(EmberError):
+    """The ember IR breaks an op's declaration (found by the ``ember-verify`` pass)."""
+
+
+class LoweringError(EmberError):
+    """An ember op could not be lowered to linalg."""
+
+
+class CompileError(EmberError):
+    """IREE failed to compile the lowered program. The IR it was given is saved to a file."""
+
+    def __init__(self, message: str, ir_path: str | None = None):
+        super().__init__(message)
+        self.ir_path = ir_path
+
+
+class ArgumentError(EmberError, TypeError):
+    """A jitted function was called with arguments it cannot take."""
+
+
+class RuntimeFailure(EmberError, RuntimeError):
+    """IREE's runtime reported an error while running a compiled program."""
+
+
+class UnsupportedDtypeError(EmberError, TypeError):
+    """A dtype ember does not support (complex, object, strings, ...)."""

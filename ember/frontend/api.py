@@ -1,0 +1,408 @@
+"""``ember.jit`` and its AOT objects ``Lowered`` and ``Compiled``."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+
+import numpy as np
+
+from ember import tree_util
+from ember._mlir import ir, walk
+from ember.backends import cpu
+from ember.backends.array import Array
+from ember.backends.compiler import compile_mlir
+from ember.backends.runtime import Executable, get_device, host_array
+from ember.core import ShapedArray, ShapeDtypeStruct
+from ember.dtypes import dtype_and_weak
+from ember.errors import ArgumentError, EmberError, UnsupportedDtypeError
+from ember.frontend import tracing
+from ember.frontend.tracing import Trace, Tracer
+
+_ALL_JITS: weakref.WeakSet = weakref.WeakSet()
+STAGES = ("ember", "optimized", "linalg")
+
+
+def clear_caches() -> None:
+    """Forget every compiled executable (in memory; the on-disk compile cache stays)."""
+    for j in list(_ALL_JITS):
+        j._cache.clear()
+    from ember.frontend import eager
+    eager.clear_cache()
+
+
+def _leaf_aval(leaf, path) -> ShapedArray:
+    if isinstance(leaf, Array | Tracer):
+        return leaf.aval
+    if isinstance(leaf, ShapeDtypeStruct):
+        dtype, _ = dtype_and_weak(np.empty(0, leaf.dtype))
+        return ShapedArray(leaf.shape, dtype, leaf.weak_type)
+    if isinstance(leaf, np.ndarray | np.generic | bool | int | float):
+        try:
+            dtype, weak = dtype_and_weak(leaf)
+        except UnsupportedDtypeError as e:
+            raise ArgumentError(f"argument {path}: {e}") from None
+        return ShapedArray(np.shape(leaf), dtype, weak)
+    raise ArgumentError(
+        f"argument {path} is a {type(leaf).__name__}, which is not an array. Pass arrays, "
+        "Python scalars or pytrees of them, or mark the argument static with static_argnums/"
+        "static_argnames.")
+
+
+def _path_str(fun_name, argnames, path) -> str:
+    """Name an argument leaf like ``'params'[0]`` from its pytree path."""
+    (top, kind_key), rest = path[:2], path[2:]
+    key = getattr(kind_key, "idx", None)
+    if key is None:
+        key = getattr(kind_key, "key", kind_key)
+    name = argnames[key] if isinstance(key, int) and key < len(argnames) else str(key)
+    return f"'{name}'" + tree_util.keystr(rest)
+
+
+class Lowered:
+    """A traced program, before IREE compiles it (``jitted.lower(*args)``).
+
+    ``as_text(stage)`` shows the IR at a stage: "ember" (as traced), "optimized" (after
+    ember's passes) or "linalg" (what IREE receives).
+    """
+
+    def __init__(self, module: ir.Module, fun_name, in_tree, in_avals, out_tree, out_avals,
+                 backend: str):
+        self._modules = {"ember": module}
+        self.fun_name = fun_name
+        self.in_tree, self.in_avals = in_tree, in_avals
+        self.out_tree, self.out_avals = out_tree, out_avals
+        self.backend = backend
+        self._text = {"ember": str(module)}
+
+    def _stage(self, stage: str) -> ir.Module:
+        if stage not in STAGES:
+            raise ValueError(f"unknown stage {stage!r}; stages are {STAGES}")
+        if stage not in self._modules:
+            from ember.passes import pipelines
+            prev = self._stage(STAGES[STAGES.index(stage) - 1])
+            with prev.context:
+                module = ir.Module.parse(str(prev))
+            getattr(pipelines, stage)(module)
+            self._modules[stage] = module
+            self._text[stage] = str(module)
+        return self._modules[stage]
+
+    def as_text(self, stage: str = "ember", *, debug_info: bool = False) -> str:
+        """The IR at ``stage`` as MLIR text.
+
+        Example:
+            >>> print(ember.jit(f).lower(x).as_text("linalg"))
+        """
+        module = self._stage(stage)
+        if debug_info:
+            return module.operation.get_asm(enable_debug_info=True)
+        return self._text[stage]
+
+    def compile(self) -> Compiled:
+        """Compile with IREE for the backend and load it; returns a callable Compiled."""
+        text = self.as_text("linalg")
+        largest = max([a.nbytes for a in self.in_avals + self.out_avals] + [0])
+        vmfb = compile_mlir(text, cpu.compiler_flags())
+        device = get_device(cpu.driver_for(max(largest, _largest_tensor(self._stage("linalg")))))
+        return Compiled(Executable(vmfb, device), self)
+
+
+def _largest_tensor(module: ir.Module) -> int:
+    """Bytes of the largest tensor any op of the module produces (to pick the driver)."""
+    largest = 0
+    for op in walk(module.operation):
+        for r in op.results:
+            t = r.type
+            if isinstance(t, ir.RankedTensorType):
+                bits = getattr(t.element_type, "width", 32)
+                n = int(np.prod(t.shape, dtype=np.int64)) * max(bits // 8, 1)
+                largest = max(largest, n)
+    return largest
+
+
+class Compiled:
+    """A compiled, loaded program: call it with arguments of the lowered signature."""
+
+    def __init__(self, executable: Executable, lowered: Lowered):
+        self.executable = executable
+        self.lowered = lowered
+        self.in_tree, self.in_avals = lowered.in_tree, lowered.in_avals
+        self.out_tree, self.out_avals = lowered.out_tree, lowered.out_avals
+        self._device = executable.device
+        self._nres = len(self.out_avals)
+
+    def as_text(self, stage: str = "linalg") -> str:
+        return self.lowered.as_text(stage)
+
+    def run_flat(self, leaves) -> list[Array]:
+        """Run on flat argument leaves (already matching ``in_avals``); returns flat Arrays."""
+        device = self._device
+        bvs = []
+        for leaf, aval in zip(leaves, self.in_avals):
+            if type(leaf) is Array:
+                bvs.append(leaf._bv)
+            else:
+                bvs.append(device.upload(host_array(leaf, aval)))
+        outs = self.executable.invoke(bvs, self._nres)
+        return [Array(bv, device, aval) for bv, aval in zip(outs, self.out_avals)]
+
+    def __call__(self, *args, **kwargs):
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        if tree != self.in_tree:
+            raise ArgumentError(f"{self.lowered.fun_name} was compiled for arguments "
+                                f"{self.in_tree}, got {tree}")
+        for i, (leaf, aval) in enumerate(zip(leaves, self.in_avals)):
+            got = _leaf_aval(leaf, f"#{i}")
+            if got.shape != aval.shape or got.dtype != aval.dtype:
+                raise ArgumentError(
+                    f"{self.lowered.fun_name} was compiled for argument #{i} of type "
+                    f"{aval.str_short()}, got {got.str_short()}")
+        return tree_util.tree_unflatten(self.out_tree, self.run_flat(leaves))
+
+
+def trace_flat(fun, fun_name: str, in_tree, in_avals, origins, *, module=None, name="main",
+               public=True):
+    """Trace ``fun`` on abstract leaves into a new ``func.func`` ``name``.
+
+    Returns (module, trace, out_tree, out_tracers).
+    """
+    if module is None:
+        module = tracing.new_module()
+    trace = Trace(module, name, in_avals, origins, fun_name, public=public)
+    with trace:
+        args, kwargs = tree_util.tree_unflatten(in_tree, trace.args)
+        out = fun(*args, **kwargs)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        outs = []
+        for i, leaf in enumerate(out_leaves):
+            try:
+                outs.append(trace.lift(leaf))
+            except (UnsupportedDtypeError, TypeError, ValueError):
+                raise ArgumentError(
+                    f"{fun_name} returned a {type(leaf).__name__} at output leaf {i}; jitted "
+                    "functions must return arrays, scalars or pytrees of them") from None
+        trace.finish(outs)
+    return module, trace, out_tree, outs
+
+
+class JitFunction:
+    """A function compiled on first call per signature. Made by :func:`jit`."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 backend=None):
+        if not callable(fun):
+            raise TypeError(f"ember.jit needs a callable, got {type(fun).__name__}")
+        self.fun = fun
+        self.fun_name = getattr(fun, "__name__", type(fun).__name__)
+        self.backend = backend or "cpu"
+        if self.backend != "cpu":
+            raise ValueError(f"backend {self.backend!r} is not available yet; use 'cpu'")
+        try:
+            self._sig = inspect.signature(fun)
+            params = list(self._sig.parameters.values())
+        except (TypeError, ValueError):
+            self._sig, params = None, []
+        self._argnames = [p.name for p in params
+                          if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        static_argnums = _as_tuple(static_argnums)
+        static_argnames = _as_tuple(static_argnames)
+        nums = set(static_argnums)
+        for n in static_argnames:
+            if self._sig is not None and n not in self._sig.parameters:
+                raise ValueError(f"static_argnames {n!r} is not a parameter of {self.fun_name}")
+            if n in self._argnames:
+                nums.add(self._argnames.index(n))
+        names = set(static_argnames) | {self._argnames[i] for i in nums
+                                        if i < len(self._argnames)}
+        self.static_argnums = frozenset(nums)
+        self.static_argnames = frozenset(names)
+        self.donate_argnums = _as_tuple(donate_argnums)
+        self._cache: dict = {}
+        _ALL_JITS.add(self)
+        functools.update_wrapper(self, fun)
+
+    def __repr__(self):
+        return f"<ember.jit of {self.fun_name}>"
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    # -- argument handling ------------------------------------------------------------------
+
+    def _split(self, args, kwargs):
+        if self.static_argnums:
+            for i in self.static_argnums:
+                if i >= len(args) and (i >= len(self._argnames)
+                                       or self._argnames[i] not in kwargs):
+                    raise ArgumentError(f"{self.fun_name}: static argument {i} was not given")
+            static = tuple((i, args[i]) for i in sorted(self.static_argnums) if i < len(args))
+            dyn_args = tuple(None if i in self.static_argnums else a for i, a in enumerate(args))
+        else:
+            static, dyn_args = (), args
+        if kwargs and self.static_argnames:
+            static += tuple(sorted((k, v) for k, v in kwargs.items()
+                                   if k in self.static_argnames))
+            kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return static, dyn_args, kwargs
+
+    def _signature(self, args, kwargs):
+        static, dyn_args, dyn_kwargs = self._split(args, kwargs)
+        leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        try:
+            key = (tree, tuple(_fast_key(x) for x in leaves), static)
+            hash(key)
+        except TypeError:
+            self._check_static(static)
+            key = (tree, tuple(self._aval(x, tree, i) for i, x in enumerate(leaves)), static)
+        return key, leaves, tree, static
+
+    def _check_static(self, static):
+        for k, v in static:
+            try:
+                hash(v)
+            except TypeError:
+                name = self._argnames[k] if isinstance(k, int) and k < len(self._argnames) else k
+                raise ArgumentError(
+                    f"static argument {name!r} of {self.fun_name} has unhashable type "
+                    f"{type(v).__name__}; static arguments must be hashable (use a tuple "
+                    "instead of a list, or make the argument non-static)") from None
+
+    def _aval(self, leaf, tree, i):
+        return _leaf_aval(leaf, self._leaf_name(tree, i))
+
+    def _leaf_name(self, tree, i):
+        paths, _ = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(
+            tree, list(range(tree.num_leaves))))
+        return _path_str(self.fun_name, self._argnames, paths[i][0])
+
+    # -- calling ----------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if tracing._TRACES:
+            return self._call_traced(args, kwargs)
+        key, leaves, tree, static = self._signature(args, kwargs)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._cache[key] = self._lower(leaves, tree, static, args).compile()
+        return tree_util.tree_unflatten(compiled.out_tree, compiled.run_flat(leaves))
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        """Trace for these arguments (arrays or ShapeDtypeStructs) without compiling."""
+        key, leaves, tree, static = self._signature(args, kwargs)
+        return self._lower(leaves, tree, static, args)
+
+    def _lower(self, leaves, tree, static, args) -> Lowered:
+        self._check_static(static)
+        if len(args) > len(self._argnames) and self._sig is not None and not any(
+                p.kind == p.VAR_POSITIONAL for p in self._sig.parameters.values()):
+            raise ArgumentError(f"{self.fun_name} takes {len(self._argnames)} positional "
+                                f"arguments but {len(args)} were given")
+        avals = [self._aval(x, tree, i) for i, x in enumerate(leaves)]
+        names = [f"argument {self._leaf_name(tree, i)}" for i in range(len(leaves))]
+        module, _, out_tree, outs = trace_flat(self._with_static(static), self.fun_name, tree,
+                                               avals, names)
+        return Lowered(module, self.fun_name, tree, avals, out_tree, [o.aval for o in outs],
+                       self.backend)
+
+    def _with_static(self, static):
+        fun = self.fun
+
+        def call(*dyn_args, **dyn_kwargs):
+            args = list(dyn_args)
+            kwargs = dict(dyn_kwargs)
+            for k, v in static:
+                if isinstance(k, int):
+                    args[k] = v
+                else:
+                    kwargs[k] = v
+            return fun(*args, **kwargs)
+        return call
+
+    def _call_traced(self, args, kwargs):
+        """A jitted function called while tracing: trace it into its own func, emit a call."""
+        outer = tracing.current_trace()
+        static, dyn_args, dyn_kwargs = self._split(args, kwargs)
+        self._check_static(static)
+        leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        avals = [x.aval if isinstance(x, Tracer) else self._aval(x, tree, i)
+                 for i, x in enumerate(leaves)]
+        names = [f"argument {self._leaf_name(tree, i)}" for i in range(len(leaves))]
+        name = _unique_symbol(outer.module, self.fun_name)
+        _, inner, out_tree, outs = trace_flat(self._with_static(static), self.fun_name, tree,
+                                              avals, names, module=outer.module, name=name,
+                                              public=False)
+        operands = list(leaves) + [o for o, _ in inner.captured]
+        results = _emit_call(name, operands, [o.aval for o in outs])
+        return tree_util.tree_unflatten(out_tree, results)
+
+
+def _emit_call(callee: str, operands, out_avals):
+    from ember._mlir import tensor_type
+    from ember.frontend.tracing import bind  # noqa: F401 (same typing path as other ops)
+
+    trace = tracing.current_trace()
+    args = [trace.lift(x) for x in operands]
+    _, loc = tracing.user_location(trace.module.context)
+    with trace.module.context, loc, ir.InsertionPoint(trace.block):
+        op = ir.Operation.create(
+            "ember.call", results=[tensor_type(a.shape, a.dtype) for a in out_avals],
+            operands=[a.value for a in args],
+            attributes={"callee": ir.FlatSymbolRefAttr.get(callee)})
+    origin = frozenset().union(*(a.origin for a in args)) if args else frozenset()
+    return [Tracer(trace, r, a, origin) for r, a in zip(op.results, out_avals)]
+
+
+def _unique_symbol(module: ir.Module, base: str) -> str:
+    table = ir.SymbolTable(module.operation)
+    name, i = base if base.isidentifier() else "fn", 0
+    candidate = name
+    while candidate in table:
+        i += 1
+        candidate = f"{name}_{i}"
+    return candidate
+
+
+def _fast_key(x):
+    """The cache-key entry of an argument leaf; cheap for the common cases."""
+    t = type(x)
+    if t is Array:
+        return x.aval
+    if t is np.ndarray:
+        return (x.shape, x.dtype)
+    if t is float or t is int or t is bool:
+        return t
+    return _leaf_aval(x, "?")
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    if isinstance(x, int | str):
+        return (x,)
+    return tuple(x)
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
+    """Compile ``fun`` with IREE on first call for each signature of its arguments.
+
+    Arguments and results are pytrees of arrays. Static arguments are Python values that are
+    part of the cache key (and must be hashable).
+
+    Example:
+        >>> @ember.jit
+        ... def f(x, y):
+        ...     return x * 2 + y
+        >>> f(np.ones(3, np.float32), 1.0)
+        Array([3., 3., 3.], dtype=float32)
+        >>> g = ember.jit(lambda x, n: x ** n, static_argnames="n")
+    """
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, donate_argnums=donate_argnums,
+                                 backend=backend)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend)
+
+
+__all__ = ["jit", "JitFunction", "Lowered", "Compiled", "clear_caches", "EmberError"]

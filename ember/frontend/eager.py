@@ -1,0 +1,89 @@
+"""Eager use: ember functions called on concrete arrays, outside ``jit``.
+
+A function decorated with :func:`eager` runs as written while tracing. Called on concrete
+values it is traced and compiled on its own (array leaves dynamic, everything else static),
+once per signature, and the compiled program is cached.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ember import tree_util
+from ember.frontend import tracing
+
+_CACHE: dict = {}
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def _is_array_leaf(x) -> bool:
+    from ember.backends.array import Array
+    return isinstance(x, Array | np.ndarray | np.generic)
+
+
+def _hashable(x):
+    if isinstance(x, slice):
+        return ("slice", x.start, x.stop, x.step)
+    if isinstance(x, list):
+        return ("list", tuple(_hashable(v) for v in x))
+    if isinstance(x, np.dtype) or isinstance(x, type):
+        return x
+    return x
+
+
+def eager(fun):
+    """Make ``fun`` (written with tracers in mind) callable on concrete arrays too.
+
+    Example:
+        >>> @eager
+        ... def double(x):
+        ...     return ember.lax.add(x, x)
+        >>> double(np.ones(2, np.float32))
+        Array([2., 2.], dtype=float32)
+    """
+
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        if tracing._TRACES:
+            return fun(*args, **kwargs)
+        return _call_eagerly(fun, args, kwargs)
+
+    wrapper.__wrapped_eager__ = fun
+    return wrapper
+
+
+def _call_eagerly(fun, args, kwargs):
+    from ember.frontend.api import Lowered, _leaf_aval, trace_flat
+
+    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    dyn_idx = tuple(i for i, x in enumerate(leaves) if _is_array_leaf(x))
+    dyn = [leaves[i] for i in dyn_idx]
+    static = tuple(_hashable(x) if i not in dyn_idx else None for i, x in enumerate(leaves))
+    avals = tuple(_leaf_aval(x, f"#{i}") for i, x in enumerate(dyn))
+    key = (fun, tree, dyn_idx, avals, static)
+    try:
+        compiled = _CACHE.get(key)
+    except TypeError:  # an unhashable static leaf: trace every time
+        key, compiled = None, None
+    if compiled is None:
+        def flat_fun(*dyn_leaves):
+            full = list(leaves)
+            for i, v in zip(dyn_idx, dyn_leaves):
+                full[i] = v
+            a, k = tree_util.tree_unflatten(tree, full)
+            return fun(*a, **k)
+
+        name = getattr(fun, "__name__", "op")
+        in_tree = tree_util.tree_structure((tuple(range(len(dyn))), {}))
+        module, _, out_tree, outs = trace_flat(
+            flat_fun, name, in_tree, list(avals), [f"argument #{i}" for i in range(len(dyn))])
+        compiled = Lowered(module, name, in_tree, list(avals), out_tree,
+                           [o.aval for o in outs], "cpu").compile()
+        if key is not None:
+            _CACHE[key] = compiled
+    return tree_util.tree_unflatten(compiled.out_tree, compiled.run_flat(dyn))

@@ -1,0 +1,233 @@
+"""``ember.lax``: one function per ember op, with ``lax``'s strict semantics.
+
+Operands must already agree in shape and dtype (no broadcasting, no promotion); Python
+scalars are lifted to weakly typed constants of the other operand's dtype. ``ember.numpy`` is
+built on these.
+
+Example:
+    >>> import ember, numpy as np
+    >>> ember.lax.add(np.float32(1), np.float32(2))
+    Array(3., dtype=float32)
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ember import dtypes
+from ember.frontend.eager import eager
+from ember.frontend.tracing import Tracer, bind, current_trace
+
+_UNARY = ("neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "sin", "cos",
+          "tan", "tanh", "logistic", "erf", "floor", "ceil", "is_finite")
+_BINARY = ("add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "eq", "ne", "lt",
+           "le", "gt", "ge")
+_BITWISE = {"bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor", "bitwise_not": "not"}
+
+
+def _is_weak(x) -> bool:
+    return dtypes.dtype_and_weak(x)[1]
+
+
+def _as_tracer(x) -> Tracer:
+    return current_trace().lift(x)
+
+
+def _match_scalars(*xs):
+    """Lift Python scalars to the dtype of the array operands (lax's weak-type rule)."""
+    arrays = [x for x in xs if hasattr(x, "dtype") and not isinstance(x, np.generic)]
+    if not arrays:
+        return [_as_tracer(x) for x in xs]
+    dtype = arrays[0].dtype
+    out = []
+    for x in xs:
+        if hasattr(x, "dtype") and not isinstance(x, np.generic):
+            out.append(_as_tracer(x))
+        else:
+            out.append(_as_tracer(np.asarray(x, dtype=dtype)))
+    return out
+
+
+def _unary(name):
+    def f(x):
+        x = _as_tracer(x)
+        return bind(f"ember.{name}", x, _weak=x.weak_type)[0]
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Elementwise ``{name}`` (the ``ember.{name}`` op)."
+    return eager(f)
+
+
+def _binary(name, op):
+    compare = op in ("eq", "ne", "lt", "le", "gt", "ge")
+
+    def f(x, y):
+        weak = _is_weak(x) and _is_weak(y) and not compare
+        x, y = _match_scalars(x, y)
+        return bind(f"ember.{op}", x, y, _weak=weak)[0]
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Elementwise ``{name}`` of equal shapes and dtypes (the ``ember.{op}`` op)."
+    return eager(f)
+
+
+for _n in _UNARY:
+    globals()[_n] = _unary(_n)
+for _n in _BINARY:
+    globals()[_n] = _binary(_n, _n)
+for _n, _op in _BITWISE.items():
+    globals()[_n] = _unary(_op) if _op == "not" else _binary(_n, _op)
+not_ = globals()["bitwise_not"]
+logistic = globals()["logistic"]
+
+
+@eager
+def round(x, rounding_method: str = "away_from_zero"):  # noqa: A001
+    """Round to integral values: half away from zero (default) or to nearest even."""
+    x = _as_tracer(x)
+    return bind("ember.round", x, rounding_method=rounding_method, _weak=x.weak_type)[0]
+
+
+@eager
+def select(pred, on_true, on_false):
+    """``on_true`` where ``pred`` else ``on_false``; all of one shape."""
+    weak = _is_weak(on_true) and _is_weak(on_false)
+    on_true, on_false = _match_scalars(on_true, on_false)
+    return bind("ember.select", pred, on_true, on_false, _weak=weak)[0]
+
+
+@eager
+def convert_element_type(x, new_dtype, weak_type: bool = False):
+    """Convert to ``new_dtype`` (canonicalized: float64 becomes float32 unless x64 is on)."""
+    x = _as_tracer(x)
+    new_dtype = dtypes.canonicalize(new_dtype)
+    if x.dtype == new_dtype and x.weak_type == weak_type:
+        return x
+    if x.dtype == new_dtype:
+        return Tracer(x.trace, x.value, x.aval._replace(weak_type=weak_type), x.origin)
+    return bind("ember.convert", x, new_dtype=new_dtype, _weak=weak_type)[0]
+
+
+@eager
+def iota(dtype, size: int):
+    """``0, 1, ..., size - 1``."""
+    return broadcasted_iota(dtype, (size,), 0)
+
+
+@eager
+def broadcasted_iota(dtype, shape, dimension: int):
+    """Indices along ``dimension`` broadcast to ``shape``."""
+    return bind("ember.iota", shape=tuple(shape), dimension=dimension,
+                dtype=dtypes.canonicalize(dtype))[0]
+
+
+@eager
+def broadcast_in_dim(x, shape, broadcast_dimensions):
+    """Broadcast ``x`` to ``shape``; operand dimension i goes to ``broadcast_dimensions[i]``."""
+    x = _as_tracer(x)
+    if tuple(shape) == x.shape:
+        return x
+    return bind("ember.broadcast_in_dim", x, shape=tuple(shape),
+                broadcast_dimensions=tuple(broadcast_dimensions), _weak=x.weak_type)[0]
+
+
+@eager
+def reshape(x, new_sizes):
+    """Reshape in row-major order."""
+    x = _as_tracer(x)
+    if tuple(new_sizes) == x.shape:
+        return x
+    return bind("ember.reshape", x, new_sizes=tuple(new_sizes), _weak=x.weak_type)[0]
+
+
+@eager
+def transpose(x, permutation):
+    """Permute the axes: result axis i is operand axis ``permutation[i]``."""
+    x = _as_tracer(x)
+    if tuple(permutation) == tuple(range(x.ndim)):
+        return x
+    return bind("ember.transpose", x, permutation=tuple(permutation), _weak=x.weak_type)[0]
+
+
+def _reducer(op):
+    def f(x, axes):
+        x = _as_tracer(x)
+        axes = tuple(sorted(axes))
+        if not axes:
+            return x
+        return bind(f"ember.{op}", x, axes=axes, _weak=x.weak_type)[0]
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = f"``{op}`` over ``axes`` (the ``ember.{op}`` op)."
+    return eager(f)
+
+
+reduce_sum = _reducer("reduce_sum")
+reduce_prod = _reducer("reduce_prod")
+reduce_max = _reducer("reduce_max")
+reduce_min = _reducer("reduce_min")
+reduce_and = _reducer("reduce_and")
+reduce_or = _reducer("reduce_or")
+
+
+@eager
+def argmax(x, axis: int, index_dtype=np.int32):
+    """Index of the first maximum along ``axis`` (NaN counts as the maximum, as in NumPy)."""
+    return bind("ember.argmax", x, axis=axis, index_dtype=dtypes.canonicalize(index_dtype))[0]
+
+
+@eager
+def argmin(x, axis: int, index_dtype=np.int32):
+    """Index of the first minimum along ``axis`` (NaN counts as the minimum, as in NumPy)."""
+    return bind("ember.argmin", x, axis=axis, index_dtype=dtypes.canonicalize(index_dtype))[0]
+
+
+@eager
+def dot_general(lhs, rhs, dimension_numbers):
+    """``lax.dot_general``: ``dimension_numbers = ((lhs_contract, rhs_contract),
+    (lhs_batch, rhs_batch))``; result dims are batch, lhs free, rhs free."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    weak = _is_weak(lhs) and _is_weak(rhs)
+    lhs, rhs = _match_scalars(lhs, rhs)
+    return bind("ember.dot_general", lhs, rhs, lhs_contracting=tuple(lc),
+                rhs_contracting=tuple(rc), lhs_batch=tuple(lb), rhs_batch=tuple(rb),
+                _weak=weak)[0]
+
+
+@eager
+def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001
+    """Static slice ``x[start:limit:strides]`` per dimension."""
+    x = _as_tracer(x)
+    strides = tuple(strides) if strides is not None else (1,) * x.ndim
+    if (tuple(start_indices) == (0,) * x.ndim and tuple(limit_indices) == x.shape
+            and builtins.all(s == 1 for s in strides)):
+        return x
+    return bind("ember.slice", x, start_indices=tuple(start_indices),
+                limit_indices=tuple(limit_indices), strides=strides, _weak=x.weak_type)[0]
+
+
+@eager
+def concatenate(operands, dimension: int):
+    """Concatenate arrays of one dtype along ``dimension``."""
+    xs = [_as_tracer(x) for x in operands]
+    if len(xs) == 1:
+        return xs[0]
+    return bind("ember.concatenate", *xs, dimension=dimension,
+                _weak=builtins.all(x.weak_type for x in xs))[0]
+
+
+@eager
+def pad(x, padding_value, padding_config):
+    """Pad with a scalar: ``padding_config`` is ``[(low, high, interior), ...]``."""
+    x, padding_value = _match_scalars(x, padding_value)
+    low, high, interior = zip(*padding_config) if padding_config else ((), (), ())
+    return bind("ember.pad", x, padding_value, low=tuple(low), high=tuple(high),
+                interior=tuple(interior), _weak=x.weak_type)[0]
+
+
+@eager
+def rev(x, dimensions):
+    """Reverse ``x`` along ``dimensions``."""
+    x = _as_tracer(x)
+    if not dimensions:
+        return x
+    return bind("ember.rev", x, dimensions=tuple(dimensions), _weak=x.weak_type)[0]

@@ -1,0 +1,877 @@
+"""``ember.numpy``: NumPy's API on ember arrays, traced into ember ops.
+
+Broadcasting and JAX's type promotion (with weakly typed Python scalars) happen here; the
+ops below are ``ember.lax``'s strict ones.
+
+Example:
+    >>> import ember.numpy as enp
+    >>> enp.sum(enp.arange(4) * 2.0)
+    Array(12., dtype=float32)
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+import string
+
+import numpy as np
+
+from ember import dtypes, lax
+from ember.dtypes import (  # noqa
+    bfloat16,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from ember.errors import TracingError
+from ember.frontend.eager import eager
+from ember.frontend.tracing import Tracer, current_trace, user_location
+
+pi, e, inf, nan, newaxis = np.pi, np.e, np.inf, np.nan, None
+ndarray = None  # set in ember/__init__.py to ember.Array
+
+
+def _is_traced() -> bool:
+    return current_trace() is not None
+
+
+def _lift(x) -> Tracer:
+    return current_trace().lift(x)
+
+
+def _error(msg: str):
+    where, _ = user_location()
+    raise TracingError(f"{msg}\n  at {where}")
+
+
+# --- conversion, promotion and broadcasting ---------------------------------------------------
+
+def _to(x, dtype, weak=False) -> Tracer:
+    """x as a tracer of ``dtype`` (Python scalars become constants of that dtype)."""
+    if not isinstance(x, Tracer) and not hasattr(x, "aval"):
+        x = _lift(np.asarray(x, dtype=dtype))
+    return lax.convert_element_type(_lift(x), dtype, weak)
+
+
+def _promote(*args):
+    dtype, weak = dtypes.result_type(*args)
+    return [_to(a, dtype, weak) for a in args]
+
+
+def _broadcast(*xs):
+    shape = np.broadcast_shapes(*(x.shape for x in xs)) if xs else ()
+    return [broadcast_to(x, shape) for x in xs]
+
+
+def _promote_broadcast(*args):
+    try:
+        return _broadcast(*_promote(*args))
+    except ValueError:
+        _error(f"shapes {' and '.join(str(np.shape(a)) for a in args)} cannot be broadcast "
+               "together")
+
+
+def _float_args(*args):
+    """Promote, and make integers and bools floating point (for exp, sqrt, /, ...)."""
+    xs = _promote_broadcast(*args)
+    if not dtypes.is_float(xs[0].dtype):
+        xs = [_to(x, dtypes.default_float(), x.weak_type) for x in xs]
+    return xs
+
+
+def _axes(axis, ndim, name="axis"):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    out = []
+    for a in axes:
+        a = operator.index(a)
+        if not -ndim <= a < ndim:
+            _error(f"{name} {a} is out of bounds for an array of dimension {ndim}")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        _error(f"repeated {name} in {axes}")
+    return tuple(out)
+
+
+# --- creation -------------------------------------------------------------------------------
+
+def asarray(a, dtype=None):
+    """An ember array from a NumPy array, a nested list, a scalar or an ember array."""
+    if _is_traced() or isinstance(a, Tracer):
+        x = _lift(a if dtype is None or hasattr(a, "dtype") else np.asarray(a, dtype))
+        return x if dtype is None else astype(x, dtype)
+    from ember.backends.array import device_put
+    if hasattr(a, "aval") and dtype is None:
+        return a
+    host = np.asarray(a if not hasattr(a, "aval") else np.asarray(a))
+    dt, _ = dtypes.dtype_and_weak(host) if dtype is None else (dtypes.canonicalize(dtype), 0)
+    return device_put(host.astype(dt, copy=False))
+
+
+array = asarray
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with ``fill_value``."""
+    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    if not _is_traced():
+        dt = dtypes.canonicalize(dtype) if dtype is not None else \
+            dtypes.dtype_and_weak(fill_value)[0]
+        return asarray(np.full(shape, np.asarray(fill_value), dtype=dt))
+    dt = dtype if dtype is not None else dtypes.dtype_and_weak(fill_value)[0]
+    return lax.broadcast_in_dim(_to(fill_value, dtypes.canonicalize(dt)), shape, ())
+
+
+def zeros(shape, dtype=None):
+    return full(shape, 0, dtype or dtypes.default_float())
+
+
+def ones(shape, dtype=None):
+    return full(shape, 1, dtype or dtypes.default_float())
+
+
+def empty(shape, dtype=None):
+    return zeros(shape, dtype)
+
+
+def zeros_like(a, dtype=None):
+    return full(np.shape(a), 0, dtype or _dtype(a))
+
+
+def ones_like(a, dtype=None):
+    return full(np.shape(a), 1, dtype or _dtype(a))
+
+
+def full_like(a, fill_value, dtype=None):
+    return full(np.shape(a), fill_value, dtype or _dtype(a))
+
+
+def _dtype(a):
+    return a.dtype if hasattr(a, "dtype") else dtypes.dtype_and_weak(a)[0]
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    """Evenly spaced values in ``[start, stop)``; the bounds must be concrete."""
+    for v in (start, stop, step):
+        if isinstance(v, Tracer):
+            v._concrete("arange bounds")
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    dt = dtypes.canonicalize(dtype) if dtype is not None else \
+        dtypes.result_type(start, stop, step)[0]
+    n = builtins.max(int(math.ceil((stop - start) / step)), 0)
+    if not _is_traced():
+        return asarray(np.arange(start, stop, step).astype(dt))
+    idx = lax.iota(dt, n)
+    if start == 0 and step == 1:
+        return idx
+    return lax.add(lax.mul(idx, _to(step, dt)), _to(start, dt))
+
+
+def eye(N, M=None, k=0, dtype=None):
+    """A 2-D array with ones on the k-th diagonal."""
+    M = N if M is None else M
+    dt = dtypes.canonicalize(dtype or dtypes.default_float())
+    if not _is_traced():
+        return asarray(np.eye(N, M, k, dtype=dt))
+    rows = lax.broadcasted_iota(int32, (N, M), 0)
+    cols = lax.broadcasted_iota(int32, (N, M), 1)
+    return _to(lax.eq(lax.add(rows, _to(k, int32)), cols), dt)
+
+
+# --- elementwise ----------------------------------------------------------------------------
+
+def _binary(name, lax_fn, *, floats=False, doc=None):
+    def f(x1, x2):
+        xs = _float_args(x1, x2) if floats else _promote_broadcast(x1, x2)
+        return lax_fn(*xs)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc or f"NumPy's ``{name}``, elementwise with broadcasting."
+    return eager(f)
+
+
+def _unary(name, lax_fn, *, floats=False):
+    def f(x):
+        (x,) = _float_args(x) if floats else _promote(x)
+        return lax_fn(x)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"NumPy's ``{name}``, elementwise."
+    return eager(f)
+
+
+def _logical_or_bitwise(lax_fn, bool_fn):
+    def f(x, y):
+        return lax_fn(x, y) if x.dtype != bool_ else bool_fn(x, y)
+    return f
+
+
+add = _binary("add", lambda x, y: lax.bitwise_or(x, y) if x.dtype == bool_ else lax.add(x, y))
+subtract = _binary("subtract", lax.sub)
+multiply = _binary("multiply",
+                   lambda x, y: lax.bitwise_and(x, y) if x.dtype == bool_ else lax.mul(x, y))
+divide = true_divide = _binary("divide", lax.div, floats=True)
+maximum = _binary("maximum", lax.max)
+minimum = _binary("minimum", lax.min)
+arctan2 = _binary("arctan2", lax.atan2, floats=True)
+equal = _binary("equal", lax.eq)
+not_equal = _binary("not_equal", lax.ne)
+less = _binary("less", lax.lt)
+less_equal = _binary("less_equal", lax.le)
+greater = _binary("greater", lax.gt)
+greater_equal = _binary("greater_equal", lax.ge)
+bitwise_and = _binary("bitwise_and", lax.bitwise_and)
+bitwise_or = _binary("bitwise_or", lax.bitwise_or)
+bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
+
+
+@eager
+def logical_and(x1, x2):
+    return lax.bitwise_and(*_broadcast(astype(x1, bool_), astype(x2, bool_)))
+
+
+@eager
+def logical_or(x1, x2):
+    return lax.bitwise_or(*_broadcast(astype(x1, bool_), astype(x2, bool_)))
+
+
+@eager
+def logical_xor(x1, x2):
+    return lax.bitwise_xor(*_broadcast(astype(x1, bool_), astype(x2, bool_)))
+
+
+@eager
+def logical_not(x):
+    return lax.bitwise_not(astype(x, bool_))
+
+
+@eager
+def invert(x):
+    (x,) = _promote(x)
+    return lax.bitwise_not(x)
+
+
+bitwise_not = invert
+
+
+@eager
+def floor_divide(x1, x2):
+    """``x1 // x2``: division rounded toward minus infinity (NumPy semantics)."""
+    x, y = _promote_broadcast(x1, x2)
+    if x.dtype == bool_:
+        x, y = _to(x, int8), _to(y, int8)
+    if dtypes.is_unsigned(x.dtype):
+        return lax.div(x, y)
+    if dtypes.is_int(x.dtype):
+        q, r = lax.div(x, y), lax.rem(x, y)
+        fix = _int_fix(r, y)
+        return lax.select(fix, lax.sub(q, _to(1, x.dtype)), q)
+    return _float_divmod(x, y)[0]
+
+
+def _int_fix(r, y):
+    zero = _to(0, r.dtype)
+    return lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(y, zero)))
+
+
+def _float_divmod(x, y):
+    mod = lax.rem(x, y)
+    div = lax.div(lax.sub(x, mod), y)
+    zero = _to(0, x.dtype)
+    ind = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.lt(y, zero), lax.lt(mod, zero)))
+    mod = lax.select(ind, lax.add(mod, y), mod)
+    div = lax.select(ind, lax.sub(div, _to(1, x.dtype)), div)
+    return lax.round(div), mod
+
+
+@eager
+def remainder(x1, x2):
+    """``x1 % x2``: the result has the sign of the divisor (NumPy semantics)."""
+    x, y = _promote_broadcast(x1, x2)
+    if dtypes.is_unsigned(x.dtype) or x.dtype == bool_:
+        return lax.rem(x, y)
+    if dtypes.is_int(x.dtype):
+        r = lax.rem(x, y)
+        return lax.select(_int_fix(r, y), lax.add(r, y), r)
+    return _float_divmod(x, y)[1]
+
+
+mod = remainder
+
+
+@eager
+def fmod(x1, x2):
+    """C's fmod: the result has the sign of the dividend."""
+    return lax.rem(*_promote_broadcast(x1, x2))
+
+
+def power(x1, x2):
+    """``x1 ** x2``. Integer powers are exact (by repeated squaring), as in NumPy."""
+    if isinstance(x2, int) and not isinstance(x2, bool) and not isinstance(x1, int | float):
+        return _integer_pow(x1, x2)
+    return _power(x1, x2)
+
+
+@eager
+def _integer_pow(x, n):
+    (x,) = _promote(x)
+    if n < 0:
+        if not dtypes.is_float(x.dtype):
+            _error("integers to negative integer powers are not allowed")
+        return lax.div(_to(1, x.dtype), _integer_pow(x, -n))
+    acc, base = None, x
+    while n:
+        if n & 1:
+            acc = base if acc is None else lax.mul(acc, base)
+        n >>= 1
+        if n:
+            base = lax.mul(base, base)
+    return acc if acc is not None else ones_like(x)
+
+
+@eager
+def _power(x1, x2):
+    x, y = _promote_broadcast(x1, x2)
+    if dtypes.is_float(x.dtype):
+        return lax.pow(x, y)
+    if x.dtype == bool_:
+        x, y = _to(x, int8), _to(y, int8)
+    # Exact integer power by squaring over the exponent's bits; negative exponents give 0.
+    one = _to(1, x.dtype)
+    acc, base = lax.broadcast_in_dim(one, x.shape, ()), x
+    for bit in range(x.dtype.itemsize * 8 - (0 if dtypes.is_unsigned(x.dtype) else 1)):
+        set_ = lax.ne(lax.bitwise_and(y, _to(1 << bit, x.dtype)), _to(0, x.dtype))
+        acc = lax.select(set_, lax.mul(acc, base), acc)
+        base = lax.mul(base, base)
+    if not dtypes.is_unsigned(x.dtype):
+        acc = lax.select(lax.lt(y, _to(0, x.dtype)), lax.sub(one, one), acc)
+    return acc
+
+
+negative = _unary("negative", lax.neg)
+positive = eager(lambda x: _promote(x)[0])
+
+
+@eager
+def absolute(x):
+    (x,) = _promote(x)
+    return x if dtypes.is_unsigned(x.dtype) or x.dtype == bool_ else lax.abs(x)
+
+
+abs = absolute  # noqa: A001
+sign = _unary("sign", lax.sign)
+exp = _unary("exp", lax.exp, floats=True)
+expm1 = _unary("expm1", lax.expm1, floats=True)
+log = _unary("log", lax.log, floats=True)
+log1p = _unary("log1p", lax.log1p, floats=True)
+sqrt = _unary("sqrt", lax.sqrt, floats=True)
+sin = _unary("sin", lax.sin, floats=True)
+cos = _unary("cos", lax.cos, floats=True)
+tan = _unary("tan", lax.tan, floats=True)
+tanh = _unary("tanh", lax.tanh, floats=True)
+isfinite = _unary("isfinite", lax.is_finite, floats=True)
+
+
+def _rounding(name, fn):
+    def f(x):
+        (x,) = _promote(x)
+        return fn(x) if dtypes.is_float(x.dtype) else x
+    f.__name__ = name
+    return eager(f)
+
+
+floor = _rounding("floor", lax.floor)
+ceil = _rounding("ceil", lax.ceil)
+rint = _rounding("rint", lambda x: lax.round(x, "to_nearest_even"))
+
+
+@eager
+def round(a, decimals=0):  # noqa: A001
+    """Round half to even, to ``decimals`` decimals, as NumPy does."""
+    (x,) = _promote(a)
+    if not dtypes.is_float(x.dtype):
+        return x
+    if decimals == 0:
+        return lax.round(x, "to_nearest_even")
+    scale = _to(10.0 ** decimals, x.dtype)
+    return lax.div(lax.round(lax.mul(x, scale), "to_nearest_even"), scale)
+
+
+around = round
+
+
+@eager
+def square(x):
+    (x,) = _promote(x)
+    return lax.mul(x, x)
+
+
+@eager
+def reciprocal(x):
+    (x,) = _promote(x)
+    return lax.div(_to(1, x.dtype), x)
+
+
+@eager
+def where(condition, x=None, y=None):
+    """``x`` where ``condition`` else ``y``, with broadcasting (the 3-argument form)."""
+    if x is None or y is None:
+        _error("where(condition) without x and y needs a size= argument; it is not "
+               "supported yet: use where(condition, x, y)")
+    x, y = _promote(x, y)
+    c, x, y = _broadcast(astype(condition, bool_), x, y)
+    return lax.select(c, x, y)
+
+
+@eager
+def clip(a, a_min=None, a_max=None):
+    """Limit values to ``[a_min, a_max]``."""
+    x = a
+    if a_min is not None:
+        x = maximum(x, a_min)
+    if a_max is not None:
+        x = minimum(x, a_max)
+    return x
+
+
+# --- reductions -----------------------------------------------------------------------------
+
+def _reduction(x, axis, keepdims, lax_fn):
+    x = _lift(x)
+    axes = _axes(axis, x.ndim)
+    out = lax_fn(x, axes)
+    if keepdims:
+        out = lax.reshape(out, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    return out
+
+
+def _sum_dtype(x, dtype):
+    if dtype is not None:
+        return dtypes.canonicalize(dtype)
+    if x.dtype == bool_ or (dtypes.is_int(x.dtype) and x.dtype.itemsize < 4):
+        return dtypes.uint32 if dtypes.is_unsigned(x.dtype) else dtypes.default_int()
+    return x.dtype
+
+
+@eager
+def sum(a, axis=None, dtype=None, keepdims=False):  # noqa: A001
+    """Sum over ``axis`` (None: all axes)."""
+    x = _lift(a)
+    return _reduction(_to(x, _sum_dtype(x, dtype), x.weak_type), axis, keepdims,
+                      lax.reduce_sum)
+
+
+@eager
+def prod(a, axis=None, dtype=None, keepdims=False):
+    """Product over ``axis`` (None: all axes)."""
+    x = _lift(a)
+    return _reduction(_to(x, _sum_dtype(x, dtype), x.weak_type), axis, keepdims,
+                      lax.reduce_prod)
+
+
+def _minmax(name, lax_fn):
+    def f(a, axis=None, keepdims=False):
+        x = _lift(a)
+        for ax in _axes(axis, x.ndim):
+            if x.shape[ax] == 0:
+                _error(f"zero-size array to reduction operation {name} which has no identity")
+        return _reduction(x, axis, keepdims, lax_fn)
+    f.__name__ = name
+    f.__doc__ = f"NumPy's ``{name}`` over ``axis``; NaN propagates."
+    return eager(f)
+
+
+max = amax = _minmax("max", lax.reduce_max)  # noqa: A001
+min = amin = _minmax("min", lax.reduce_min)  # noqa: A001
+
+
+@eager
+def all(a, axis=None, keepdims=False):  # noqa: A001
+    return _reduction(astype(a, bool_), axis, keepdims, lax.reduce_and)
+
+
+@eager
+def any(a, axis=None, keepdims=False):  # noqa: A001
+    return _reduction(astype(a, bool_), axis, keepdims, lax.reduce_or)
+
+
+@eager
+def mean(a, axis=None, dtype=None, keepdims=False):
+    """Arithmetic mean over ``axis``; integers are averaged in floating point."""
+    x = _lift(a)
+    dt = dtypes.canonicalize(dtype) if dtype is not None else (
+        x.dtype if dtypes.is_float(x.dtype) else dtypes.default_float())
+    axes = _axes(axis, x.ndim)
+    count = int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
+    total = sum(_to(x, dt, x.weak_type), axis=axes, keepdims=keepdims)
+    return lax.div(total, _to(count, dt))
+
+
+def _argreduce(lax_fn):
+    def f(a, axis=None, keepdims=False):
+        x = _lift(a)
+        if axis is None:
+            x, ax = reshape(x, (-1,)), 0
+        else:
+            (ax,) = _axes(axis, x.ndim)
+        if x.shape[ax] == 0:
+            _error(f"attempt to get {lax_fn.__name__} of an empty sequence")
+        out = lax_fn(x, ax, dtypes.default_int())
+        if keepdims:
+            shape = [1] * len(a.shape) if axis is None else \
+                [1 if i == ax else d for i, d in enumerate(x.shape)]
+            out = lax.reshape(out, tuple(shape))
+        return out
+    f.__name__ = lax_fn.__name__
+    f.__doc__ = f"NumPy's ``{lax_fn.__name__}``: index of the first extreme value."
+    return eager(f)
+
+
+argmax = _argreduce(lax.argmax)
+argmin = _argreduce(lax.argmin)
+
+# --- linear algebra -------------------------------------------------------------------------
+
+
+@eager
+def matmul(x1, x2):
+    """Matrix product with NumPy's rules (1-D operands, broadcast batch dimensions)."""
+    a, b = _promote(x1, x2)
+    if a.ndim == 0 or b.ndim == 0:
+        _error("matmul: input operand does not have enough dimensions (scalars are not "
+               "allowed; use multiply)")
+    a1, b1 = a.ndim == 1, b.ndim == 1
+    if a1:
+        a = lax.reshape(a, (1,) + a.shape)
+    if b1:
+        b = lax.reshape(b, b.shape + (1,))
+    if a.shape[-1] != b.shape[-2]:
+        _error(f"matmul: contracting dimensions differ: {tuple(x1.shape)} @ "
+               f"{tuple(x2.shape)} ({a.shape[-1]} != {b.shape[-2]})")
+    if b.ndim == 2:       # weights shared by every batch row: one plain contraction
+        out = lax.dot_general(a, b, (((a.ndim - 1,), (0,)), ((), ())))
+    else:
+        try:
+            batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ValueError:
+            _error(f"matmul: batch dimensions of {tuple(x1.shape)} and {tuple(x2.shape)} do "
+                   "not broadcast")
+        a = broadcast_to(a, batch + a.shape[-2:])
+        b = broadcast_to(b, batch + b.shape[-2:])
+        nb = len(batch)
+        out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))))
+    if a1:
+        out = lax.reshape(out, out.shape[:-2] + out.shape[-1:])
+    if b1:
+        out = lax.reshape(out, out.shape[:-1])
+    return out
+
+
+@eager
+def dot(a, b):
+    """NumPy's ``dot``: sum over the last axis of ``a`` and the second-to-last of ``b``."""
+    x, y = _promote(a, b)
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    yc = 0 if y.ndim == 1 else y.ndim - 2
+    if x.shape[-1] != y.shape[yc]:
+        _error(f"dot: shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim "
+               f"{x.ndim - 1}) != {y.shape[yc]} (dim {yc})")
+    return lax.dot_general(x, y, (((x.ndim - 1,), (yc,)), ((), ())))
+
+
+@eager
+def vdot(a, b):
+    return dot(ravel(a), ravel(b))
+
+
+@eager
+def inner(a, b):
+    x, y = _promote(a, b)
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    return lax.dot_general(x, y, (((x.ndim - 1,), (y.ndim - 1,)), ((), ())))
+
+
+@eager
+def outer(a, b):
+    x, y = _promote(ravel(a), ravel(b))
+    return multiply(lax.reshape(x, (x.shape[0], 1)), lax.reshape(y, (1, y.shape[0])))
+
+
+def einsum(subscripts, *operands):
+    """Einstein summation (explicit ``->`` or implicit output; no ellipsis yet).
+
+    Example:
+        >>> enp.einsum("ij,jk->ik", a, b)   # matmul
+    """
+    return _einsum(subscripts, *operands)
+
+
+@eager
+def _einsum(subscripts, *operands):
+    subscripts = subscripts.replace(" ", "")
+    if "." in subscripts:
+        _error("einsum: ellipsis ('...') is not supported yet")
+    if "->" in subscripts:
+        ins, out = subscripts.split("->")
+    else:
+        ins = subscripts
+        letters = ins.replace(",", "")
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    specs = ins.split(",")
+    if len(specs) != len(operands):
+        _error(f"einsum: {len(specs)} operand subscripts in {subscripts!r} but "
+               f"{len(operands)} operands")
+    xs = _promote(*operands)
+    sizes = {}
+    for spec, x in zip(specs, xs):
+        if len(spec) != x.ndim or builtins.any(c not in string.ascii_letters for c in spec):
+            _error(f"einsum: subscripts {spec!r} do not match operand of shape {x.shape}")
+        if len(set(spec)) != len(spec):
+            _error(f"einsum: repeated subscript in {spec!r} (diagonals) is not supported yet")
+        for c, d in zip(spec, x.shape):
+            if sizes.setdefault(c, d) != d:
+                _error(f"einsum: subscript {c!r} has sizes {sizes[c]} and {d}")
+    for c in out:
+        if c not in sizes:
+            _error(f"einsum: output subscript {c!r} does not appear in the inputs")
+    # Sum away letters used by one operand only and not in the output.
+    terms = []
+    for k, (spec, x) in enumerate(zip(specs, xs)):
+        others = "".join(s for j, s in enumerate(specs) if j != k) + out
+        drop = [i for i, c in enumerate(spec) if c not in others]
+        if drop:
+            x = lax.reduce_sum(x, drop)
+            spec = "".join(c for i, c in enumerate(spec) if i not in drop)
+        terms.append((spec, x))
+    spec, x = terms[0]
+    for k, (s2, y) in enumerate(terms[1:], start=1):
+        later = "".join(s for s, _ in terms[k + 1:]) + out
+        batch = [c for c in spec if c in s2 and c in later]
+        contract = [c for c in spec if c in s2 and c not in later]
+        x = lax.dot_general(x, y, ((tuple(spec.index(c) for c in contract),
+                                    tuple(s2.index(c) for c in contract)),
+                                   (tuple(spec.index(c) for c in batch),
+                                    tuple(s2.index(c) for c in batch))))
+        spec = "".join(batch) + "".join(c for c in spec if c not in batch and c not in contract) \
+            + "".join(c for c in s2 if c not in batch and c not in contract)
+    drop = [i for i, c in enumerate(spec) if c not in out]
+    if drop:
+        x = lax.reduce_sum(x, drop)
+        spec = "".join(c for i, c in enumerate(spec) if i not in drop)
+    return lax.transpose(x, tuple(spec.index(c) for c in out))
+
+
+# --- shapes ---------------------------------------------------------------------------------
+
+@eager
+def reshape(a, newshape=None, order="C", *, shape=None):
+    """Reshape (row-major); one dimension may be -1."""
+    x = _lift(a)
+    newshape = shape if shape is not None else newshape
+    newshape = (newshape,) if isinstance(newshape, int | np.integer) else tuple(newshape)
+    if order != "C":
+        _error("reshape: only order='C' is supported")
+    if builtins.sum(1 for d in newshape if d == -1) > 1:
+        _error("reshape: can only specify one unknown dimension")
+    if -1 in newshape:
+        known = int(np.prod([d for d in newshape if d != -1], dtype=np.int64))
+        if known == 0 or x.size % known:
+            _error(f"cannot reshape array of size {x.size} into shape {newshape}")
+        newshape = tuple(x.size // known if d == -1 else d for d in newshape)
+    if int(np.prod(newshape, dtype=np.int64)) != x.size:
+        _error(f"cannot reshape array of size {x.size} into shape {newshape}")
+    return lax.reshape(x, newshape)
+
+
+@eager
+def ravel(a):
+    return reshape(a, (-1,))
+
+
+@eager
+def transpose(a, axes=None):
+    """Permute axes (reverse them by default)."""
+    x = _lift(a)
+    perm = tuple(reversed(range(x.ndim))) if axes is None else _axes(axes, x.ndim)
+    if len(perm) != x.ndim:
+        _error(f"transpose: axes {axes} don't match array of dimension {x.ndim}")
+    return lax.transpose(x, perm)
+
+
+@eager
+def swapaxes(a, axis1, axis2):
+    x = _lift(a)
+    perm = list(range(x.ndim))
+    i, j = _axes(axis1, x.ndim)[0], _axes(axis2, x.ndim)[0]
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax.transpose(x, perm)
+
+
+@eager
+def squeeze(a, axis=None):
+    """Remove axes of length one."""
+    x = _lift(a)
+    axes = tuple(i for i, d in enumerate(x.shape) if d == 1) if axis is None else \
+        _axes(axis, x.ndim)
+    for i in axes:
+        if x.shape[i] != 1:
+            _error(f"cannot select an axis to squeeze out which has size not equal to one "
+                   f"(axis {i} of shape {x.shape})")
+    return lax.reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
+
+
+@eager
+def expand_dims(a, axis):
+    """Insert axes of length one at ``axis`` (an int or a tuple)."""
+    x = _lift(a)
+    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    ndim = x.ndim + len(axes)
+    axes = _axes(axes, ndim)
+    shape = iter(x.shape)
+    return lax.reshape(x, tuple(1 if i in axes else next(shape) for i in range(ndim)))
+
+
+@eager
+def broadcast_to(array, shape):
+    """Broadcast to ``shape`` with NumPy's rules."""
+    x = _lift(array)
+    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    if x.shape == shape:
+        return x
+    nd = len(shape) - x.ndim
+    if nd < 0 or builtins.any(d != 1 and d != s for d, s in zip(x.shape, shape[nd:])):
+        _error(f"cannot broadcast an array of shape {x.shape} to shape {shape}")
+    return lax.broadcast_in_dim(x, shape, tuple(range(nd, len(shape))))
+
+
+@eager
+def broadcast_arrays(*args):
+    return _broadcast(*[_lift(a) for a in args])
+
+
+@eager
+def concatenate(arrays, axis=0):
+    """Join arrays along an existing axis."""
+    xs = _promote(*arrays)
+    if not xs:
+        _error("need at least one array to concatenate")
+    if axis is None:
+        xs, axis = [ravel(x) for x in xs], 0
+    if xs[0].ndim == 0:
+        _error("zero-dimensional arrays cannot be concatenated")
+    (ax,) = _axes(axis, xs[0].ndim)
+    for x in xs:
+        if x.ndim != xs[0].ndim or builtins.any(
+                x.shape[i] != xs[0].shape[i] for i in range(x.ndim) if i != ax):
+            _error(f"concatenate: all input dimensions except axis {ax} must match, got "
+                   f"shapes {[tuple(v.shape) for v in xs]}")
+    return lax.concatenate(xs, ax)
+
+
+@eager
+def stack(arrays, axis=0):
+    """Join arrays along a new axis."""
+    xs = [_lift(a) for a in arrays]
+    if not xs:
+        _error("need at least one array to stack")
+    if builtins.any(x.shape != xs[0].shape for x in xs):
+        _error(f"all input arrays must have the same shape, got {[x.shape for x in xs]}")
+    return concatenate([expand_dims(x, axis) for x in xs], axis=axis)
+
+
+@eager
+def astype(x, dtype):
+    """``x`` converted to ``dtype``."""
+    return lax.convert_element_type(_lift(x), dtypes.canonicalize(dtype))
+
+
+def shape(a):
+    return tuple(np.shape(a)) if not hasattr(a, "shape") else tuple(a.shape)
+
+
+def ndim(a):
+    return len(shape(a))
+
+
+def size(a):
+    return int(np.prod(shape(a), dtype=np.int64))
+
+
+def result_type(*args):
+    return dtypes.result_type(*args)[0]
+
+
+promote_types = dtypes.promote_types
+finfo, iinfo = dtypes.finfo, dtypes.iinfo
+
+
+def isscalar(x):
+    return np.isscalar(x)
+
+
+# --- indexing -------------------------------------------------------------------------------
+
+@eager
+def _getitem(x, idx):
+    """Basic indexing: ints, slices (any step), None and Ellipsis."""
+    x = _lift(x)
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    if builtins.sum(1 for i in idx if i is Ellipsis) > 1:
+        _error("an index can only have a single ellipsis ('...')")
+    n_real = builtins.sum(1 for i in idx if i is not None and i is not Ellipsis)
+    if n_real > x.ndim:
+        _error(f"too many indices for array: array is {x.ndim}-dimensional, but {n_real} "
+               "were indexed")
+    if Ellipsis in [i for i in idx if not isinstance(i, Tracer | np.ndarray)]:
+        k = [j for j, i in enumerate(idx) if i is Ellipsis][0]
+        idx = idx[:k] + (slice(None),) * (x.ndim - n_real) + idx[k + 1:]
+    else:
+        idx = idx + (slice(None),) * (x.ndim - n_real)
+    start, limit, strides, rev_dims, out_shape, dim = [], [], [], [], [], 0
+    for i in idx:
+        if i is None:
+            out_shape.append(1)
+            continue
+        d = x.shape[dim]
+        if isinstance(i, slice):
+            s, e, st = i.indices(d)
+            n = len(range(s, e, st))
+            if st > 0:
+                start.append(s), limit.append(s + (n - 1) * st + 1 if n else s)
+                strides.append(st)
+            else:
+                first = s + (n - 1) * st if n else 0
+                start.append(first), limit.append(s + 1 if n else 0), strides.append(-st)
+                rev_dims.append(dim)
+            out_shape.append(n)
+        elif isinstance(i, Tracer) or hasattr(i, "aval") or isinstance(i, np.ndarray | list):
+            _error("indexing with arrays (advanced indexing) is not supported yet; use basic "
+                   "indices (ints, slices, None, ...)")
+        else:
+            try:
+                k = operator.index(i)
+            except TypeError:
+                _error(f"invalid index {i!r} of type {type(i).__name__}")
+            if not -d <= k < d:
+                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {d}")
+            k %= d
+            start.append(k), limit.append(k + 1), strides.append(1)
+        dim += 1
+    y = lax.slice(x, start, limit, strides)
+    if rev_dims:
+        y = lax.rev(y, rev_dims)
+    return lax.reshape(y, tuple(out_shape))

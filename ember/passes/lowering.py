@@ -1,0 +1,592 @@
+"""Lowering rules: ember op name -> function emitting linalg/tensor/arith/math IR.
+
+A rule gets a :class:`LowerCall` (the op's new operands, its ember-level avals and decoded
+attributes) and returns the replacement values. Elementwise ops share one rule built from a
+scalar emitter each (as JAX's ``defvectorized`` shares batching), so a new elementwise op
+needs only its scalar body. Unsigned integers become signless here; ops pick their unsigned
+arith variants from the avals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ember import dtypes
+from ember._mlir import arith, element_type, func, ir, linalg, math_d, signless, tensor
+from ember.core import ShapedArray
+
+LOWERINGS: dict[str, Callable] = {}
+SCALAR: dict[str, Callable] = {}   # elementwise op name -> scalar emitter
+
+
+@dataclass
+class LowerCall:
+    op: ir.Operation
+    operands: list[ir.Value]
+    in_avals: list[ShapedArray]
+    out_avals: list[ShapedArray]
+    attrs: dict
+
+
+def lowering(*names):
+    def deco(fn):
+        for n in names:
+            LOWERINGS[f"ember.{n}"] = fn
+        return fn
+    return deco
+
+
+# --- small builders -----------------------------------------------------------------------
+
+def elem(dtype) -> ir.Type:
+    return signless(element_type(dtype))
+
+
+def ttype(aval: ShapedArray) -> ir.Type:
+    return ir.RankedTensorType.get(list(aval.shape), elem(aval.dtype))
+
+
+def scalar_const(value, dtype) -> ir.Value:
+    t = elem(dtype)
+    if dtypes.is_float(dtype):
+        return arith.ConstantOp(t, ir.FloatAttr.get(t, float(value))).result
+    if dtypes.is_bool(dtype):
+        return arith.ConstantOp(t, ir.IntegerAttr.get(t, int(bool(value)))).result
+    value = int(value)
+    bits = np.dtype(dtype).itemsize * 8
+    if value >= 2 ** (bits - 1):          # unsigned values above the signed range
+        value -= 2 ** bits
+    return arith.ConstantOp(t, ir.IntegerAttr.get(t, value)).result
+
+
+def empty(aval: ShapedArray) -> ir.Value:
+    return tensor.EmptyOp(list(aval.shape), elem(aval.dtype)).result
+
+
+def filled(aval: ShapedArray, value) -> ir.Value:
+    return linalg.fill(scalar_const(value, aval.dtype), outs=[empty(aval)])
+
+
+def identity_map(rank: int) -> ir.AffineMap:
+    return ir.AffineMap.get_identity(rank)
+
+
+def dims_map(num_dims: int, exprs) -> ir.AffineMap:
+    """An affine map from num_dims loop dims; exprs are dim indices or ("const", c)."""
+    out = []
+    for e in exprs:
+        if isinstance(e, tuple):
+            out.append(ir.AffineConstantExpr.get(e[1]))
+        else:
+            out.append(ir.AffineDimExpr.get(e))
+    return ir.AffineMap.get(num_dims, 0, out)
+
+
+_ITER = {}
+
+
+def _iterator(kind: str) -> ir.Attribute:
+    if kind not in _ITER or _ITER[kind].context is not ir.Context.current:
+        _ITER[kind] = ir.Attribute.parse(f"#linalg.iterator_type<{kind}>")
+    return _ITER[kind]
+
+
+def generic(inputs, input_maps, inits, output_maps, iterators, body) -> list[ir.Value]:
+    """Build a ``linalg.generic``; ``body(*scalars)`` returns the yielded scalar values."""
+    maps = [ir.AffineMapAttr.get(m) for m in list(input_maps) + list(output_maps)]
+    op = linalg.GenericOp([v.type for v in inits], list(inputs), list(inits),
+                          ir.ArrayAttr.get(maps),
+                          ir.ArrayAttr.get([_iterator(k) for k in iterators]))
+    arg_types = [ir.RankedTensorType(v.type).element_type for v in list(inputs) + list(inits)]
+    block = op.regions[0].blocks.append(*arg_types)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp(list(body(*block.arguments)))
+    return list(op.results)
+
+
+def index_of(dim: int, dtype) -> ir.Value:
+    """The current loop index along ``dim`` inside a generic body, as ``dtype``."""
+    idx = linalg.IndexOp(dim).result
+    return arith.IndexCastOp(elem(dtype), idx).result if not dtypes.is_float(dtype) else \
+        arith.SIToFPOp(elem(dtype), arith.IndexCastOp(ir.IntegerType.get_signless(64),
+                                                      idx).result).result
+
+
+# --- elementwise --------------------------------------------------------------------------
+
+def scalar(*names):
+    def deco(fn):
+        for n in names:
+            SCALAR[n] = fn
+            LOWERINGS[f"ember.{n}"] = lower_elementwise
+        return fn
+    return deco
+
+
+def lower_elementwise(c: LowerCall) -> list[ir.Value]:
+    name = c.op.name.split(".", 1)[1]
+    out = c.out_avals[0]
+    in_dtype = c.in_avals[0].dtype if c.in_avals else out.dtype
+    rank = len(out.shape)
+    emit = SCALAR[name]
+    return generic(c.operands, [identity_map(rank)] * len(c.operands), [empty(out)],
+                   [identity_map(rank)], ["parallel"] * rank,
+                   lambda *a: [emit(list(a[:len(c.operands)]), in_dtype, out.dtype, c.attrs)])
+
+
+def _fi(float_op, int_op, uint_op=None):
+    """A scalar emitter choosing the float, signed or unsigned arith op."""
+    def emit(args, dt, out_dt, attrs):
+        if dtypes.is_float(dt):
+            return float_op(*args).result
+        if dtypes.is_unsigned(dt) and uint_op is not None:
+            return uint_op(*args).result
+        return int_op(*args).result
+    return emit
+
+
+SCALAR["add"] = _fi(arith.AddFOp, arith.AddIOp)
+SCALAR["sub"] = _fi(arith.SubFOp, arith.SubIOp)
+SCALAR["mul"] = _fi(arith.MulFOp, arith.MulIOp)
+SCALAR["max"] = _fi(arith.MaximumFOp, arith.MaxSIOp, arith.MaxUIOp)
+SCALAR["min"] = _fi(arith.MinimumFOp, arith.MinSIOp, arith.MinUIOp)
+SCALAR["and"] = _fi(None, arith.AndIOp)
+SCALAR["or"] = _fi(None, arith.OrIOp)
+SCALAR["xor"] = _fi(None, arith.XOrIOp)
+for _n in ("add", "sub", "mul", "max", "min", "and", "or", "xor"):
+    LOWERINGS[f"ember.{_n}"] = lower_elementwise
+
+
+def _bool_minmax(op_bool):
+    inner = SCALAR[op_bool[0]]
+
+    def emit(args, dt, out_dt, attrs):
+        if dtypes.is_bool(dt):   # max of bools is or, min is and (i1 is signed: -1 < 0)
+            return (arith.OrIOp if op_bool[1] == "or" else arith.AndIOp)(*args).result
+        return inner(args, dt, out_dt, attrs)
+    return emit
+
+
+SCALAR["max"] = _bool_minmax(("max", "or"))
+SCALAR["min"] = _bool_minmax(("min", "and"))
+
+
+def _cmpi(pred: str, a, b):
+    return arith.CmpIOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                           _CMPI[pred]), a, b).result
+
+
+def _cmpf(pred: str, a, b):
+    return arith.CmpFOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                           _CMPF[pred]), a, b).result
+
+
+_CMPI = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5, "ult": 6, "ule": 7,
+         "ugt": 8, "uge": 9}
+_CMPF = {"false": 0, "oeq": 1, "ogt": 2, "oge": 3, "olt": 4, "ole": 5, "one": 6, "ord": 7,
+         "ueq": 8, "ugt": 9, "uge": 10, "ult": 11, "ule": 12, "une": 13, "uno": 14}
+
+
+def _make_compare(name):
+    def emit(args, dt, out_dt, attrs):
+        a, b = args
+        if dtypes.is_float(dt):
+            return _cmpf({"eq": "oeq", "ne": "une"}.get(name, "o" + name), a, b)
+        if name in ("eq", "ne"):
+            return _cmpi(name, a, b)
+        # i1 is signed in arith (true == -1): compare bools as unsigned.
+        prefix = "u" if dtypes.is_unsigned(dt) or dtypes.is_bool(dt) else "s"
+        return _cmpi(prefix + name, a, b)
+    return emit
+
+
+for _n in ("eq", "ne", "lt", "le", "gt", "ge"):
+    SCALAR[_n] = _make_compare(_n)
+    LOWERINGS[f"ember.{_n}"] = lower_elementwise
+
+
+def _int_div_rem(args, dt, is_div: bool):
+    """Integer division and remainder that never trap: XLA's semantics for x/0 and MIN/-1."""
+    a, b = args
+    zero, one = scalar_const(0, dt), scalar_const(1, dt)
+    b_zero = _cmpi("eq", b, zero)
+    if dtypes.is_unsigned(dt):
+        safe = arith.SelectOp(b_zero, one, b).result
+        q = (arith.DivUIOp if is_div else arith.RemUIOp)(a, safe).result
+        return arith.SelectOp(b_zero, _all_ones(dt) if is_div else a, q).result
+    minus_one = scalar_const(-1, dt)
+    b_m1 = _cmpi("eq", b, minus_one)
+    safe = arith.SelectOp(arith.OrIOp(b_zero, b_m1).result, one, b).result
+    if is_div:
+        q = arith.DivSIOp(a, safe).result
+        q = arith.SelectOp(b_m1, arith.SubIOp(zero, a).result, q).result
+        return arith.SelectOp(b_zero, minus_one, q).result
+    r = arith.RemSIOp(a, safe).result
+    r = arith.SelectOp(b_m1, zero, r).result
+    return arith.SelectOp(b_zero, a, r).result
+
+
+def _all_ones(dt):
+    return scalar_const(-1, np.dtype(f"int{np.dtype(dt).itemsize * 8}"))
+
+
+@scalar("div")
+def _div(args, dt, out_dt, attrs):
+    if dtypes.is_float(dt):
+        return arith.DivFOp(*args).result
+    return _int_div_rem(args, dt, True)
+
+
+@scalar("rem")
+def _rem(args, dt, out_dt, attrs):
+    if dtypes.is_float(dt):
+        return arith.RemFOp(*args).result
+    return _int_div_rem(args, dt, False)
+
+
+def _in_f32(fn):
+    """Compute a float function in f32 for f16/bf16 operands (math lowering wants f32)."""
+    def emit(args, dt, out_dt, attrs):
+        if np.dtype(dt).itemsize < 4:
+            f32 = ir.F32Type.get()
+            ext = [arith.ExtFOp(f32, a).result for a in args]
+            return arith.TruncFOp(elem(out_dt), fn(ext, np.dtype("float32"), attrs)).result
+        return fn(args, dt, attrs)
+    return emit
+
+
+def _math(op_cls):
+    return _in_f32(lambda args, dt, attrs: op_cls(*args).result)
+
+
+for _n, _cls in {"exp": math_d.ExpOp, "expm1": math_d.ExpM1Op, "log": math_d.LogOp,
+                 "log1p": math_d.Log1pOp, "sqrt": math_d.SqrtOp, "rsqrt": math_d.RsqrtOp,
+                 "sin": math_d.SinOp, "cos": math_d.CosOp, "tan": math_d.TanOp,
+                 "tanh": math_d.TanhOp, "erf": math_d.ErfOp, "floor": math_d.FloorOp,
+                 "ceil": math_d.CeilOp, "atan2": math_d.Atan2Op, "pow": math_d.PowFOp}.items():
+    SCALAR[_n] = _math(_cls)
+    LOWERINGS[f"ember.{_n}"] = lower_elementwise
+
+
+@scalar("logistic")
+@_in_f32
+def _logistic(args, dt, attrs):
+    (x,) = args
+    one = scalar_const(1.0, dt)
+    e = math_d.ExpOp(arith.NegFOp(x).result).result
+    return arith.DivFOp(one, arith.AddFOp(one, e).result).result
+
+
+@scalar("round")
+def _round(args, dt, out_dt, attrs):
+    op = math_d.RoundEvenOp if attrs["rounding_method"] == "to_nearest_even" else \
+        math_d.RoundOp
+    return op(args[0]).result
+
+
+@scalar("neg")
+def _neg(args, dt, out_dt, attrs):
+    if dtypes.is_float(dt):
+        return arith.NegFOp(args[0]).result
+    return arith.SubIOp(scalar_const(0, dt), args[0]).result
+
+
+@scalar("abs")
+def _abs(args, dt, out_dt, attrs):
+    if dtypes.is_float(dt):
+        return math_d.AbsFOp(args[0]).result
+    return math_d.AbsIOp(args[0]).result
+
+
+@scalar("sign")
+def _sign(args, dt, out_dt, attrs):
+    (x,) = args
+    zero, one = scalar_const(0, dt), scalar_const(1, dt)
+    if dtypes.is_float(dt):
+        pos, neg = _cmpf("ogt", x, zero), _cmpf("olt", x, zero)
+        # x itself where it is 0, -0 or NaN
+        return arith.SelectOp(pos, one, arith.SelectOp(neg, scalar_const(-1, dt),
+                                                       x).result).result
+    if dtypes.is_unsigned(dt):
+        return arith.SelectOp(_cmpi("ne", x, zero), one, zero).result
+    pos, neg = _cmpi("sgt", x, zero), _cmpi("slt", x, zero)
+    return arith.SelectOp(pos, one, arith.SelectOp(neg, scalar_const(-1, dt),
+                                                   zero).result).result
+
+
+@scalar("not")
+def _not(args, dt, out_dt, attrs):
+    return arith.XOrIOp(args[0], _all_ones(dt) if not dtypes.is_bool(dt)
+                        else scalar_const(True, dt)).result
+
+
+@scalar("is_finite")
+def _is_finite(args, dt, out_dt, attrs):
+    x = args[0]
+    return _cmpf("one", math_d.AbsFOp(x).result, scalar_const(np.inf, dt))
+
+
+@scalar("select")
+def _select(args, dt, out_dt, attrs):
+    return arith.SelectOp(*args).result
+
+
+@scalar("convert")
+def _convert(args, dt, out_dt, attrs):
+    return convert_scalar(args[0], dt, out_dt)
+
+
+def convert_scalar(x: ir.Value, src, dst) -> ir.Value:
+    """Convert a scalar between ember dtypes with NumPy's semantics."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst:
+        return x
+    t = elem(dst)
+    if dtypes.is_bool(dst):
+        zero = scalar_const(0, src)
+        return _cmpf("une", x, zero) if dtypes.is_float(src) else _cmpi("ne", x, zero)
+    if dtypes.is_float(src) and dtypes.is_float(dst):
+        if src.itemsize == dst.itemsize:  # f16 <-> bf16 through f32
+            return arith.TruncFOp(t, arith.ExtFOp(ir.F32Type.get(), x).result).result
+        return (arith.ExtFOp if dst.itemsize > src.itemsize else arith.TruncFOp)(t, x).result
+    if dtypes.is_float(src):
+        return (arith.FPToUIOp if dtypes.is_unsigned(dst) else arith.FPToSIOp)(t, x).result
+    unsigned_src = dtypes.is_unsigned(src) or dtypes.is_bool(src)
+    if dtypes.is_float(dst):
+        return (arith.UIToFPOp if unsigned_src else arith.SIToFPOp)(t, x).result
+    if dst.itemsize > src.itemsize or dtypes.is_bool(src):
+        return (arith.ExtUIOp if unsigned_src else arith.ExtSIOp)(t, x).result
+    if dst.itemsize < src.itemsize:
+        return arith.TruncIOp(t, x).result
+    return x  # same width, signedness only
+
+
+# --- creation -----------------------------------------------------------------------------
+
+@lowering("constant")
+def _lower_constant(c: LowerCall):
+    value = c.attrs["value"]
+    out = c.out_avals[0]
+    if value.dtype == dtypes.bfloat16:
+        value = value.astype(np.float32)
+    attr = ir.DenseElementsAttr.get(np.ascontiguousarray(value), type=ttype(out))
+    return [arith.ConstantOp(ttype(out), attr).result]
+
+
+@lowering("iota")
+def _lower_iota(c: LowerCall):
+    out = c.out_avals[0]
+    rank, dim = len(out.shape), c.attrs["dimension"]
+    return generic([], [], [empty(out)], [identity_map(rank)], ["parallel"] * rank,
+                   lambda _o: [index_of(dim, out.dtype)])
+
+
+# --- shape ops ----------------------------------------------------------------------------
+
+@lowering("broadcast_in_dim")
+def _lower_broadcast(c: LowerCall):
+    (x,), (xa,), out = c.operands, c.in_avals, c.out_avals[0]
+    dims = c.attrs["broadcast_dimensions"]
+    rank = len(out.shape)
+    exprs = [("const", 0) if xa.shape[i] == 1 and out.shape[d] != 1 else d
+             for i, d in enumerate(dims)]
+    return generic([x], [dims_map(rank, exprs)], [empty(out)], [identity_map(rank)],
+                   ["parallel"] * rank, lambda a, _o: [a])
+
+
+@lowering("reshape")
+def _lower_reshape(c: LowerCall):
+    (x,), (xa,), out = c.operands, c.in_avals, c.out_avals[0]
+    flat = ShapedArray((xa.size,), xa.dtype)
+    if xa.ndim != 1:
+        reassoc = [list(range(xa.ndim))] if xa.ndim else []
+        x = tensor.CollapseShapeOp(ttype(flat), x, _reassoc(reassoc)).result
+    if out.ndim != 1:
+        reassoc = [list(range(out.ndim))] if out.ndim else []
+        x = tensor.ExpandShapeOp(ttype(out), x, _reassoc(reassoc), [], list(out.shape)).result
+    return [x]
+
+
+def _reassoc(groups) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g])
+                             for g in groups])
+
+
+@lowering("transpose")
+def _lower_transpose(c: LowerCall):
+    out = c.out_avals[0]
+    return [linalg.transpose(c.operands[0], outs=[empty(out)],
+                             permutation=list(c.attrs["permutation"]))]
+
+
+@lowering("slice")
+def _lower_slice(c: LowerCall):
+    out = c.out_avals[0]
+    strides = c.attrs["strides"] or (1,) * len(out.shape)
+    return [tensor.ExtractSliceOp(ttype(out), c.operands[0], [], [], [],
+                                  list(c.attrs["start_indices"]), list(out.shape),
+                                  list(strides)).result]
+
+
+@lowering("concatenate")
+def _lower_concatenate(c: LowerCall):
+    out, dim = c.out_avals[0], c.attrs["dimension"]
+    acc, offset = empty(out), 0
+    for x, xa in zip(c.operands, c.in_avals):
+        offsets = [offset if i == dim else 0 for i in range(len(out.shape))]
+        acc = tensor.InsertSliceOp(x, acc, [], [], [], offsets, list(xa.shape),
+                                   [1] * len(out.shape)).result
+        offset += xa.shape[dim]
+    return [acc]
+
+
+@lowering("pad")
+def _lower_pad(c: LowerCall):
+    (x, value), (xa, _), out = c.operands, c.in_avals, c.out_avals[0]
+    low, interior = c.attrs["low"], c.attrs["interior"]
+    # Negative low/high crop the (interior-dilated) operand: crop whole elements first.
+    start, size, offset = [], [], []
+    for d, lo, n, it in zip(xa.shape, low, out.shape, interior):
+        step = it + 1
+        first = min(-(-max(-lo, 0) // step), d)       # first element that lands in the result
+        end = min(d, max(-(-(n - lo) // step), 0))    # one past the last one
+        start.append(first)
+        size.append(max(end - first, 0))
+        offset.append(min(lo + first * step, n))
+    if tuple(start) != (0,) * len(start) or tuple(size) != xa.shape:
+        cropped = ShapedArray(tuple(size), xa.dtype)
+        x = tensor.ExtractSliceOp(ttype(cropped), x, [], [], [], start, size,
+                                  [1] * len(size)).result
+    init = linalg.fill(value, outs=[empty(out)])
+    return [tensor.InsertSliceOp(x, init, [], [], [], offset, size,
+                                 [it + 1 for it in interior]).result]
+
+
+# --- reductions ---------------------------------------------------------------------------
+
+def _reduce_init(kind: str, dt):
+    if kind == "sum" or kind == "or":
+        return 0
+    if kind == "prod" or kind == "and":
+        return 1
+    if dtypes.is_bool(dt):
+        return kind == "min"
+    if dtypes.is_float(dt):
+        return -np.inf if kind == "max" else np.inf
+    info = np.iinfo(dt)
+    return info.min if kind == "max" else info.max
+
+
+_COMBINE = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "and": "and", "or": "or"}
+
+
+@lowering("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or")
+def _lower_reduce(c: LowerCall):
+    kind = c.op.name.split("_", 1)[1]
+    (x,), (xa,), out = c.operands, c.in_avals, c.out_avals[0]
+    axes = c.attrs["axes"]
+    rank = xa.ndim
+    out_map = dims_map(rank, [d for d in range(rank) if d not in axes])
+    combine = SCALAR[_COMBINE[kind]]
+    iters = ["reduction" if d in axes else "parallel" for d in range(rank)]
+    init = filled(out, _reduce_init(kind, xa.dtype))
+    return generic([x], [identity_map(rank)], [init], [out_map], iters,
+                   lambda a, acc: [combine([acc, a], xa.dtype, xa.dtype, {})])
+
+
+@lowering("argmax", "argmin")
+def _lower_argreduce(c: LowerCall):
+    is_max = c.op.name.endswith("argmax")
+    (x,), (xa,), out = c.operands, c.in_avals, c.out_avals[0]
+    axis, rank = c.attrs["axis"], xa.ndim
+    out_map = dims_map(rank, [d for d in range(rank) if d != axis])
+    iters = ["reduction" if d == axis else "parallel" for d in range(rank)]
+    vals = filled(ShapedArray(out.shape, xa.dtype), _reduce_init("max" if is_max else "min",
+                                                                  xa.dtype))
+    idxs = filled(out, 0)
+
+    def body(a, best, best_i):
+        i = index_of(axis, out.dtype)
+        better = SCALAR["gt" if is_max else "lt"]([a, best], xa.dtype, dtypes.bool_, {})
+        same = SCALAR["eq"]([a, best], xa.dtype, dtypes.bool_, {})
+        earlier = _cmpi("slt", i, best_i)
+        take = arith.OrIOp(better, arith.AndIOp(same, earlier).result).result
+        if dtypes.is_float(xa.dtype):   # NaN wins, the first NaN most of all
+            a_nan, b_nan = _cmpf("uno", a, a), _cmpf("uno", best, best)
+            nan_take = arith.AndIOp(a_nan, arith.OrIOp(
+                arith.XOrIOp(b_nan, scalar_const(True, dtypes.bool_)).result,
+                earlier).result).result
+            take = arith.SelectOp(b_nan, nan_take, arith.OrIOp(take, a_nan).result).result
+        return [arith.SelectOp(take, a, best).result, arith.SelectOp(take, i, best_i).result]
+
+    return generic([x], [identity_map(rank)], [vals, idxs], [out_map, out_map], iters,
+                   body)[1:]
+
+
+# --- contraction --------------------------------------------------------------------------
+
+@lowering("dot_general")
+def _lower_dot_general(c: LowerCall):
+    (lhs, rhs), (la, ra), out = c.operands, c.in_avals, c.out_avals[0]
+    lc, rc = c.attrs["lhs_contracting"], c.attrs["rhs_contracting"]
+    lb, rb = c.attrs["lhs_batch"], c.attrs["rhs_batch"]
+    dt = la.dtype
+    acc_dt = np.dtype("float32") if dtypes.is_float(dt) and dt.itemsize < 4 else dt
+    acc_aval = ShapedArray(out.shape, acc_dt)
+    init = filled(acc_aval, 0)
+    if acc_dt == dt and not lb and la.ndim == ra.ndim == 2 and lc == (1,) and rc == (0,):
+        return [linalg.matmul(lhs, rhs, outs=[init])]
+    if acc_dt == dt and la.ndim == ra.ndim == 3 and lb == rb == (0,) and lc == (2,) \
+            and rc == (1,):
+        return [linalg.batch_matmul(lhs, rhs, outs=[init])]
+    lfree = [d for d in range(la.ndim) if d not in lc and d not in lb]
+    rfree = [d for d in range(ra.ndim) if d not in rc and d not in rb]
+    nb, nl, nr = len(lb), len(lfree), len(rfree)
+    n = nb + nl + nr + len(lc)
+    lmap, rmap = [0] * la.ndim, [0] * ra.ndim
+    for i, (a, b) in enumerate(zip(lb, rb)):
+        lmap[a], rmap[b] = i, i
+    for i, a in enumerate(lfree):
+        lmap[a] = nb + i
+    for i, b in enumerate(rfree):
+        rmap[b] = nb + nl + i
+    for i, (a, b) in enumerate(zip(lc, rc)):
+        lmap[a], rmap[b] = nb + nl + nr + i, nb + nl + nr + i
+    iters = ["parallel"] * (nb + nl + nr) + ["reduction"] * len(lc)
+
+    def body(a, b, acc):
+        if acc_dt != dt:
+            a, b = (arith.ExtFOp(elem(acc_dt), v).result for v in (a, b))
+        return [SCALAR["add"]([acc, SCALAR["mul"]([a, b], acc_dt, acc_dt, {})], acc_dt,
+                              acc_dt, {})]
+
+    (res,) = generic([lhs, rhs], [dims_map(n, lmap), dims_map(n, rmap)], [init],
+                     [dims_map(n, range(nb + nl + nr))], iters, body)
+    if acc_dt != dt:
+        rank = len(out.shape)
+        (res,) = generic([res], [identity_map(rank)], [empty(out)], [identity_map(rank)],
+                         ["parallel"] * rank, lambda a, _o: [convert_scalar(a, acc_dt, dt)])
+    return [res]
+
+
+# --- calls --------------------------------------------------------------------------------
+
+@lowering("call")
+def _lower_call(c: LowerCall):
+    callee = c.attrs["callee"]
+    return list(func.CallOp([ttype(a) for a in c.out_avals], ir.FlatSymbolRefAttr.get(callee),
+                            c.operands).results)
+
+
+@lowering("rev")
+def _lower_rev(c: LowerCall):
+    (x,), (xa,), out = c.operands, c.in_avals, c.out_avals[0]
+    rank, dims = xa.ndim, c.attrs["dimensions"]
+    exprs = [ir.AffineConstantExpr.get(xa.shape[d] - 1) - ir.AffineDimExpr.get(d)
+             if d in dims else ir.AffineDimExpr.get(d) for d in range(rank)]
+    return generic([x], [ir.AffineMap.get(rank, 0, exprs)], [empty(out)], [identity_map(rank)],
+                   ["parallel"] * rank, lambda a, _o: [a])

@@ -1,0 +1,116 @@
+"""The registry of ember passes, and a driver that mixes them with upstream MLIR passes.
+
+A pass is a small named object: ``name`` (kebab-case), a one-line ``summary``, options as
+dataclass fields, and ``run(module)``. Instances are callable as ``(op, pass_)`` so
+``PassManager.add`` accepts them too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import ClassVar
+
+from ember._mlir import PassManager, ir
+from ember.errors import EmberError
+
+PASSES: dict[str, type[Pass]] = {}
+
+
+class PassError(EmberError):
+    """A pass found the IR invalid; ``diagnostics`` holds MLIR-style messages."""
+
+    def __init__(self, message: str, diagnostics: list[str] | None = None):
+        super().__init__(message)
+        self.diagnostics = diagnostics or [message]
+
+
+class Pass:
+    """Base class of ember passes."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+
+    def run(self, module: ir.Module) -> None:
+        raise NotImplementedError
+
+    def __call__(self, op, pass_=None):
+        module = ir.Module(op) if not isinstance(op, ir.Module) else op
+        try:
+            self.run(module)
+        except PassError:
+            if pass_ is None:
+                raise
+            pass_.signal_pass_failure()
+
+    @classmethod
+    def options(cls) -> list[dataclasses.Field]:
+        return list(dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else []
+
+
+def register(cls: type[Pass]) -> type[Pass]:
+    assert cls.name not in PASSES, f"pass {cls.name} registered twice"
+    PASSES[cls.name] = cls
+    return cls
+
+
+def location_of(op) -> str:
+    return str(op.location)
+
+
+def func_ops(module: ir.Module):
+    """The ``func.func`` ops of a module, in order."""
+    return [op for op in module.body.operations if op.operation.name == "func.func"]
+
+
+_STEP = re.compile(r"\s*([\w.\-]+)\s*(\{[^}]*\})?\s*")
+
+
+def make_pass(name: str, options: str = "") -> Pass:
+    """An ember pass instance from its name and ``{key=value ...}`` options text."""
+    cls = PASSES[name]
+    kwargs = {}
+    fields = {f.name.replace("_", "-"): f for f in cls.options()}
+    for item in options.strip("{} ").split():
+        key, _, value = item.partition("=")
+        if key not in fields:
+            raise PassError(f"pass {name} has no option {key!r}; options: {sorted(fields)}")
+        f = fields[key]
+        kwargs[f.name] = _parse_option(f, value, name)
+    return cls(**kwargs)
+
+
+def _parse_option(field, value: str, pass_name: str):
+    ty = field.type if isinstance(field.type, type) else eval(field.type)  # noqa: S307
+    try:
+        if ty is bool:
+            if value not in ("", "true", "false", "1", "0"):
+                raise ValueError(value)
+            return value in ("", "true", "1")
+        return ty(value)
+    except ValueError:
+        raise PassError(f"option {field.name} of {pass_name} needs a {ty.__name__}, "
+                        f"got {value!r}") from None
+
+
+def run_pipeline(module: ir.Module, steps) -> None:
+    """Run a list of steps in order: ember Pass objects or upstream pipeline text.
+
+    Consecutive upstream steps share one PassManager. An upstream step is text in MLIR's
+    syntax, e.g. ``"canonicalize"`` or ``"func.func(cse)"``.
+    """
+    pending: list[str] = []
+
+    def flush():
+        if pending:
+            pm = PassManager.parse(f"builtin.module({','.join(pending)})", module.context)
+            pm.run(module.operation)
+            pending.clear()
+
+    for step in steps:
+        if isinstance(step, Pass):
+            flush()
+            step.run(module)
+        else:
+            pending.append(step)
+    flush()

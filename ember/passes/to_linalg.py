@@ -1,0 +1,68 @@
+"""``ember-to-linalg``: replace every ember op by linalg/tensor/arith/math IR.
+
+A plain walk in program order: each op's rule (``lowering.LOWERINGS``) emits its replacement
+before it, uses are redirected and the op is erased. Function signatures lose their unsigned
+types (IREE wants signless integers).
+"""
+
+from __future__ import annotations
+
+from ember._mlir import ir, signless
+from ember.dialects import OPS, aval_of_type, decode_attrs
+from ember.passes.lowering import LOWERINGS, LowerCall
+from ember.passes.registry import Pass, PassError, func_ops, register
+
+
+@register
+class ToLinalg(Pass):
+    """Lower ember ops to upstream dialects IREE accepts."""
+
+    name = "ember-to-linalg"
+    summary = "Lower ember ops to linalg, tensor, arith, math and func"
+
+    def run(self, module: ir.Module) -> None:
+        # Ember types of values already replaced by signless ones (ui32 lowers to i32).
+        self._avals: dict[ir.Value, object] = {}
+        with module.context, ir.Location.unknown():
+            for f in func_ops(module):
+                for block in f.regions[0].blocks:
+                    self._lower_block(block)
+                _signless_signature(f)
+
+    def _lower_block(self, block: ir.Block) -> None:
+        for op in list(block.operations):
+            for region in op.regions:
+                for b in region.blocks:
+                    self._lower_block(b)
+            name = op.operation.name
+            if not name.startswith("ember."):
+                continue
+            rule = LOWERINGS.get(name)
+            if rule is None or name not in OPS:
+                raise PassError(f"{op.location}: error: no lowering for '{name}'")
+            opdef = OPS[name]
+            operation = op.operation
+            call = LowerCall(operation, list(operation.operands),
+                             [self._aval(v) for v in operation.operands],
+                             [aval_of_type(r.type) for r in operation.results],
+                             decode_attrs(opdef, operation))
+            with operation.location, ir.InsertionPoint(operation):
+                new = rule(call)
+            for old, value, aval in zip(operation.results, new, call.out_avals):
+                self._avals[value] = aval
+                old.replace_all_uses_with(value)
+            operation.erase()
+
+
+    def _aval(self, v: ir.Value):
+        aval = self._avals.get(v)
+        return aval if aval is not None else aval_of_type(v.type)
+
+
+def _signless_signature(f) -> None:
+    block = f.regions[0].blocks[0]
+    for arg in block.arguments:
+        arg.set_type(signless(arg.type))
+    ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+    f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [signless(t) for t in ftype.inputs], [signless(t) for t in ftype.results]))

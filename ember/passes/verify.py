@@ -1,0 +1,49 @@
+"""``ember-verify``: check every ember op against its declaration in the dialect."""
+
+from __future__ import annotations
+
+from ember._mlir import ir, walk
+from ember.dialects import OPS, OpTypeError, aval_of_type, decode_attrs
+from ember.dialects.ops import fmt
+from ember.passes.registry import Pass, PassError, register
+
+
+def verify_op(op: ir.Operation) -> str | None:
+    """The problem with one ember op, or None if it matches its declaration."""
+    name = op.name
+    opdef = OPS.get(name)
+    if opdef is None:
+        return f"'{name}' is not an ember op (known: {len(OPS)} ops, e.g. ember.add)"
+    try:
+        attrs = decode_attrs(opdef, op)
+        if opdef.verify_op is not None:
+            opdef.verify_op(op, attrs)
+        if opdef.infer is None:
+            return None
+        avals = [aval_of_type(v.type) for v in op.operands]
+        expected = opdef.result_avals(avals, attrs)
+        got = [aval_of_type(r.type) for r in op.results]
+        if [(a.shape, a.dtype) for a in expected] != [(a.shape, a.dtype) for a in got]:
+            return (f"'{name}' has result types {fmt(got)} but its operands "
+                    f"({fmt(avals) or 'none'}) and attributes give {fmt(expected)}")
+    except OpTypeError as e:
+        return f"'{name}' op {e}"
+    return None
+
+
+@register
+class Verify(Pass):
+    """Check each ember op's operands, attributes and result types; report all problems."""
+
+    name = "ember-verify"
+    summary = "Check every ember op against its declaration (types, attributes, callees)"
+
+    def run(self, module: ir.Module) -> None:
+        problems: list[str] = []
+        for op in walk(module.operation):
+            if op.name.startswith("ember."):
+                msg = verify_op(op)
+                if msg:
+                    problems.append(f"{op.location}: error: {msg}")
+        if problems:
+            raise PassError("ember-verify found invalid ops:\n" + "\n".join(problems), problems)
