@@ -65,7 +65,7 @@ def dtype_of_element(t: ir.Type) -> np.dtype:
 
 
 def signless(t: ir.Type) -> ir.Type:
-    """The signless twin of an element or tensor type (linalg and IREE want ``i32``, not ``ui32``)."""
+    """The signless twin of an element or tensor type (IREE wants ``i32``, not ``ui32``)."""
     if isinstance(t, ir.RankedTensorType):
         t = ir.RankedTensorType(t)
         return ir.RankedTensorType.get(t.shape, signless(t.element_type))

@@ -52,7 +52,7 @@ def _leaf_aval(leaf, path) -> ShapedArray:
 
 def _path_str(fun_name, argnames, path) -> str:
     """Name an argument leaf like ``'params'[0]`` from its pytree path."""
-    (top, kind_key), rest = path[:2], path[2:]
+    (_top, kind_key), rest = path[:2], path[2:]
     key = getattr(kind_key, "idx", None)
     if key is None:
         key = getattr(kind_key, "key", kind_key)
