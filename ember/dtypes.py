@@ -17,6 +17,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
+from ember._traceback import user_stacklevel
 from ember.config import config
 from ember.errors import UnsupportedDtypeError
 
@@ -76,7 +77,7 @@ def canonicalize(dtype, *, warn: bool = True) -> np.dtype:
             warnings.warn(
                 f"{dt} values are computed as {narrow} because 64-bit types are off; set "
                 "ember.config.update('enable_x64', True) or EMBER_ENABLE_X64=1 to keep them",
-                UserWarning, stacklevel=4)
+                UserWarning, stacklevel=user_stacklevel())
         return narrow
     return dt
 

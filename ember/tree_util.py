@@ -531,12 +531,12 @@ def _treedef_str(td: PyTreeDef) -> str:
         return "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(td._aux, parts, strict=True)) + "}"
     if tag == _NAMEDTUPLE:
         return f"CustomNode(namedtuple[{kind.type.__name__}], [{', '.join(parts)}])"
-    data = "" if td._aux is None else f"[{td._aux}]"
-    return f"CustomNode({kind.type.__name__}{data}, [{', '.join(parts)}])"
+    return f"CustomNode({kind.type.__name__}[{td._aux}], [{', '.join(parts)}])"
 
 
 _LEAF_DEF = PyTreeDef(_LEAF_KIND, None, (), 1, False)
 _NONE_DEF = PyTreeDef(_NONE_KIND, None, (), 0, True)
+_EMPTY_DICT_DEF = PyTreeDef(_DICT_KIND, (), (), 0, True)
 _SEQ_DEF_CACHE_SIZE = 65
 # Treedefs of tuples/lists of n leaves, shared for n < _SEQ_DEF_CACHE_SIZE.
 _TUPLE_DEFS = [
@@ -570,6 +570,8 @@ def _flatten(node: Any, leaves: list) -> PyTreeDef:
         children = node
         aux = None
     elif kind is _DICT_KIND:
+        if not node:  # e.g. the kwargs of most calls
+            return _EMPTY_DICT_DEF
         try:
             aux = tuple(sorted(node))
         except TypeError:  # unorderable keys: insertion order

@@ -49,7 +49,8 @@ class Device:
         return f"Device({self.platform}, {self.driver})"
 
     def upload(self, host: np.ndarray) -> rt.HalBufferView:
-        host = np.ascontiguousarray(host)
+        if not host.flags.c_contiguous:
+            host = np.ascontiguousarray(host)
         return self.allocator.allocate_buffer_copy(
             memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
             device=self.hal, buffer=host.view(_RAW[host.dtype.itemsize]),

@@ -344,7 +344,7 @@ def _emit_call(callee: str, operands, out_avals):
 
     trace = tracing.current_trace()
     args = [trace.lift(x) for x in operands]
-    _, loc = tracing.user_location(trace.module.context)
+    loc = tracing.user_location(trace.module.context)
     with trace.module.context, loc, ir.InsertionPoint(trace.block):
         op = ir.Operation.create(
             "ember.call", results=[tensor_type(a.shape, a.dtype) for a in out_avals],

@@ -7,38 +7,26 @@ reported at the user's source line, before any IR exists.
 
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 
 from ember import dtypes
 from ember._mlir import default_session, ir, tensor_type
+from ember._traceback import user_frame, user_where
 from ember.core import ShapedArray
 from ember.dialects import OPS, OpTypeError
 from ember.dialects.base import encode_attrs
 from ember.dialects.ops import fmt
 from ember.errors import ConcretizationError, TracingError
 
-_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _TRACES: list[Trace] = []
 
 
-def user_frame():
-    """The innermost stack frame outside the ember package: where the user's code is."""
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_EMBER_DIR):
-        f = f.f_back
-    return f
-
-
-def user_location(context=None) -> tuple[str, ir.Location]:
-    """("file:line", MLIR location) of the user's code calling into ember."""
+def user_location(context) -> ir.Location:
+    """The MLIR location of the user's code calling into ember."""
     f = user_frame()
     if f is None:
-        return "<unknown>", ir.Location.unknown(context)
-    where = f"{f.f_code.co_filename}:{f.f_lineno}"
-    return where, ir.Location.file(f.f_code.co_filename, f.f_lineno, 0, context)
+        return ir.Location.unknown(context)
+    return ir.Location.file(f.f_code.co_filename, f.f_lineno, 0, context)
 
 
 def current_trace() -> Trace | None:
@@ -130,10 +118,9 @@ def bind(name: str, *operands, _weak: bool = False, **attrs) -> list[Tracer]:
         attrs = opdef.check_attrs(attrs)
         outs = opdef.result_avals(avals, attrs)
     except OpTypeError as e:
-        where, _ = user_location()
-        raise TracingError(f"{name}: {e} (operands: {fmt(avals) or 'none'})\n  at {where}") \
-            from None
-    _, loc = user_location(trace.module.context)
+        raise TracingError(f"{name}: {e} (operands: {fmt(avals) or 'none'})\n  at "
+                           f"{user_where()}") from None
+    loc = user_location(trace.module.context)
     with trace.module.context, loc, ir.InsertionPoint(trace.block):
         op = ir.Operation.create(
             name, results=[tensor_type(o.shape, o.dtype) for o in outs],
@@ -218,7 +205,7 @@ def concretization_message(t: Tracer, what: str) -> str:
     else:
         came = f"It was computed inside {fun}."
         hint = ""
-    where, _ = user_location()
+    where = user_where()
     return (f"Abstract tracer value {t.aval.str_short()} used where a concrete value is "
             f"needed ({what}) at {where}. {came}{hint} For control flow on traced values use "
             "ember.numpy.where / ember.lax.select.")

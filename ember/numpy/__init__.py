@@ -36,7 +36,7 @@ from ember.dtypes import (  # noqa
 )
 from ember.errors import TracingError
 from ember.frontend.eager import eager
-from ember.frontend.tracing import Tracer, current_trace, user_location
+from ember.frontend.tracing import Tracer, current_trace, user_where
 
 pi, e, inf, nan, newaxis = np.pi, np.e, np.inf, np.nan, None
 ndarray = None  # set in ember/__init__.py to ember.Array
@@ -51,8 +51,7 @@ def _lift(x) -> Tracer:
 
 
 def _error(msg: str):
-    where, _ = user_location()
-    raise TracingError(f"{msg}\n  at {where}")
+    raise TracingError(f"{msg}\n  at {user_where()}")
 
 
 # --- conversion, promotion and broadcasting ---------------------------------------------------
