@@ -170,6 +170,12 @@ def test_flatten_returns_fresh_leaf_list():
     assert tree == [1, 2, 3]
     out = tu.tree_unflatten(tu.tree_structure(tree), [7, 8, 9])
     assert out == [7, 8, 9] and out is not tree
+    # Unflattening shared (cached) treedefs still builds fresh containers.
+    empty = tu.tree_structure(({}, []))
+    first = tu.tree_unflatten(empty, [])
+    first[0]["k"] = 1
+    first[1].append(2)
+    assert tu.tree_unflatten(empty, []) == ({}, [])
 
 
 def test_dict_with_unsortable_keys_uses_insertion_order():
@@ -241,7 +247,7 @@ def test_treedef_repr():
         "PyTreeDef(CustomNode(namedtuple[Point], [*, *]))"
     )
     assert repr(tu.tree_structure(Box(1, "t"))) == "PyTreeDef(CustomNode(Box[t], [*]))"
-    assert repr(tu.tree_structure(Pair(1, 2))) == "PyTreeDef(CustomNode(Pair, [*, *]))"
+    assert repr(tu.tree_structure(Pair(1, 2))) == "PyTreeDef(CustomNode(Pair[None], [*, *]))"
     assert repr(tu.tree_structure(OrderedDict(b=1, a=2))) == (
         "PyTreeDef(CustomNode(OrderedDict[('b', 'a')], [*, *]))"
     )

@@ -12,7 +12,10 @@ SMALL_PROGRAM_BYTES = 256 * 1024
 def compiler_flags(cpu: str = "host") -> tuple[str, ...]:
     return ("--iree-hal-target-device=local",
             "--iree-hal-local-target-device-backends=llvm-cpu",
-            f"--iree-llvmcpu-target-cpu={cpu}")
+            f"--iree-llvmcpu-target-cpu={cpu}",
+            # IREE demotes 64-bit types by default; ember's dtypes are already canonical.
+            "--iree-input-demote-f64-to-f32=false",
+            "--iree-input-demote-i64-to-i32=false")
 
 
 def driver_for(largest_tensor_bytes: int) -> str:

@@ -111,6 +111,7 @@ def encode_attr(kind: str, value) -> ir.Attribute:
         return ir.TypeAttr.get(element_type(value))
     if kind == "dense":
         arr = np.asarray(value)
+        arr = arr if arr.flags.c_contiguous else arr.copy(order="C")
         return ir.DenseElementsAttr.get(arr, type=tensor_type(arr.shape, arr.dtype))
     if kind == "symbol":
         return ir.FlatSymbolRefAttr.get(value)
@@ -146,18 +147,17 @@ def decode_attr(kind: str, attr: ir.Attribute):
 def _dense_to_numpy(dense: ir.DenseElementsAttr, shape, dtype) -> np.ndarray:
     if dense.is_splat:
         return np.full(shape, _scalar_of(dense.get_splat_value()), dtype=dtype)
-    values = [_scalar_of(dense[i]) for i in range(len(dense))]
-    return np.array(values, dtype=dtype).reshape(shape)
+    if dtype == np.dtype("bfloat16"):  # the buffer protocol has no bfloat16
+        values = [ir.FloatAttr(dense[i]).value for i in range(len(dense))]
+        return np.array(values, dtype=np.float32).astype(dtype).reshape(shape)
+    return np.array(dense).astype(dtype, copy=False).reshape(shape)
 
 
 def _scalar_of(attr: ir.Attribute):
     if isinstance(attr, ir.BoolAttr):
-        return ir.BoolAttr(attr).value
+        return attr.value
     if isinstance(attr, ir.IntegerAttr):
-        a = ir.IntegerAttr(attr)
-        if ir.IntegerType(a.type).width == 1:
-            return bool(a.value)
-        return a.value
+        return bool(attr.value) if attr.type.width == 1 else attr.value
     return ir.FloatAttr(attr).value
 
 

@@ -28,6 +28,7 @@ def clear_caches() -> None:
     """Forget every compiled executable (in memory; the on-disk compile cache stays)."""
     for j in list(_ALL_JITS):
         j._cache.clear()
+    _CANONICAL.clear()
     from ember.frontend import eager
     eager.clear_cache()
 
@@ -83,7 +84,7 @@ class Lowered:
             from ember.passes import pipelines
             prev = self._stage(STAGES[STAGES.index(stage) - 1])
             with prev.context:
-                module = ir.Module.parse(str(prev))
+                module = ir.Module.parse(prev.operation.get_asm(enable_debug_info=True))
             getattr(pipelines, stage)(module)
             self._modules[stage] = module
             self._text[stage] = str(module)
@@ -210,7 +211,8 @@ class JitFunction:
         static_argnames = _as_tuple(static_argnames)
         nums = set(static_argnums)
         for n in static_argnames:
-            if self._sig is not None and n not in self._sig.parameters:
+            if self._sig is not None and n not in self._sig.parameters and not any(
+                    p.kind == p.VAR_KEYWORD for p in params):
                 raise ValueError(f"static_argnames {n!r} is not a parameter of {self.fun_name}")
             if n in self._argnames:
                 nums.add(self._argnames.index(n))
@@ -221,7 +223,7 @@ class JitFunction:
         self.donate_argnums = _as_tuple(donate_argnums)
         self._cache: dict = {}
         _ALL_JITS.add(self)
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())
 
     def __repr__(self):
         return f"<ember.jit of {self.fun_name}>"
@@ -370,10 +372,28 @@ def _fast_key(x):
     if t is Array:
         return x.aval
     if t is np.ndarray:
-        return (x.shape, x.dtype)
-    if t is float or t is int or t is bool:
-        return t
+        dtype = _CANONICAL.get(x.dtype)
+        if dtype is not None:
+            return ShapedArray(x.shape, dtype, False)
     return _leaf_aval(x, "?")
+
+
+class _Canonical(dict):
+    """dtype -> canonical dtype, filled lazily (cleared with the caches when x64 changes)."""
+
+    def get(self, dtype):
+        try:
+            return self[dtype]
+        except KeyError:
+            from ember.dtypes import canonicalize
+            try:
+                out = self[dtype] = canonicalize(dtype, warn=False)
+            except UnsupportedDtypeError:
+                return None
+            return out
+
+
+_CANONICAL = _Canonical()
 
 
 def _as_tuple(x):

@@ -372,7 +372,8 @@ def _lower_constant(c: LowerCall):
     out = c.out_avals[0]
     if value.dtype == dtypes.bfloat16:
         value = value.astype(np.float32)
-    attr = ir.DenseElementsAttr.get(np.ascontiguousarray(value), type=ttype(out))
+    value = value if value.flags.c_contiguous else value.copy(order="C")
+    attr = ir.DenseElementsAttr.get(value, type=ttype(out))
     return [arith.ConstantOp(ttype(out), attr).result]
 
 

@@ -1,0 +1,275 @@
+"""ember.jit: caching, pytrees, static arguments, AOT stages, concretization and bad input."""
+
+from __future__ import annotations
+
+import collections
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+from ember import errors, tree_util
+
+X = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+
+class Counter:
+    """Counts how often a function is traced (its Python body runs only when tracing)."""
+
+    def __init__(self, fun):
+        self.fun, self.calls = fun, 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self.fun(*args, **kwargs)
+
+
+def test_issue_example_matches_numpy():
+    @ember.jit
+    def predict(params, x):
+        w, b = params
+        return enp.tanh(x @ w + b).sum(axis=-1)
+
+    rng = np.random.default_rng(1)
+    params = (rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=3).astype(np.float32))
+    x = rng.normal(size=(8, 4)).astype(np.float32)
+    y = predict(params, x)
+    assert isinstance(y, ember.Array) and y.shape == (8,) and y.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(y), np.tanh(x @ params[0] + params[1]).sum(-1),
+                               rtol=1e-5, atol=1e-5)
+    lowered = predict.lower(params, x)
+    assert '"ember.dot_general"' in lowered.as_text("ember")
+    linalg = lowered.as_text("linalg")
+    assert "linalg.matmul" in linalg and "ember." not in linalg
+
+
+def test_cache_hit_does_not_retrace_and_new_shape_does():
+    counter = Counter(lambda x: x * 2.0)
+    f = ember.jit(counter)
+    f(X)
+    f(X)
+    f(ember.device_put(X))
+    assert counter.calls == 1
+    f(X[:2])
+    assert counter.calls == 2
+    f(X.astype(np.int32))
+    assert counter.calls == 3
+    ember.clear_caches()
+    f(X)
+    assert counter.calls == 4
+
+
+def test_weak_type_is_part_of_the_key():
+    counter = Counter(lambda x: x + 1)
+    f = ember.jit(counter)
+    assert f(1.0).weak_type
+    assert not f(np.float32(1.0)).weak_type
+    assert counter.calls == 2
+
+
+def test_static_argnums_and_argnames():
+    counter = Counter(lambda x, n, scale=1.0: x ** n * scale)
+    f = ember.jit(counter, static_argnums=1, static_argnames="scale")
+    np.testing.assert_allclose(np.asarray(f(X, 2)), X ** 2)
+    np.testing.assert_allclose(np.asarray(f(X, 2, scale=3.0)), X ** 2 * 3.0)
+    f(X, 2)
+    assert counter.calls == 2
+    np.testing.assert_allclose(np.asarray(f(X, 3)), X ** 3, rtol=1e-6)
+    assert counter.calls == 3
+    g = ember.jit(lambda x, n: x * n, static_argnames="n")
+    np.testing.assert_allclose(np.asarray(g(X, n=4)), X * 4)
+    np.testing.assert_allclose(np.asarray(g(X, 4)), X * 4)
+
+
+def test_unhashable_static_argument():
+    f = ember.jit(lambda x, shape: x.reshape(shape), static_argnums=1)
+    with pytest.raises(errors.ArgumentError, match="static argument 'shape'.*unhashable.*list"):
+        f(X, [4, 3])
+    assert f(X, (4, 3)).shape == (4, 3)
+
+
+def test_decorator_with_options():
+    @ember.jit(static_argnames=("axis",))
+    def total(x, axis):
+        return x.sum(axis=axis)
+
+    np.testing.assert_allclose(np.asarray(total(X, axis=0)), X.sum(0))
+    np.testing.assert_allclose(np.asarray(total(X, axis=1)), X.sum(1))
+
+
+Point = collections.namedtuple("Point", ["x", "y"])
+
+
+@tree_util.register_pytree_node_class
+class Box:
+    def __init__(self, value, label):
+        self.value, self.label = value, label
+
+    def tree_flatten(self):
+        return (self.value,), self.label
+
+    @classmethod
+    def tree_unflatten(cls, label, children):
+        return cls(children[0], label)
+
+
+def test_pytrees_in_and_out():
+    @ember.jit
+    def f(tree):
+        return {"sum": tree["a"] + tree["p"].y, "pair": [tree["p"].x * 2, None],
+                "box": Box(tree["box"].value - 1, tree["box"].label)}
+
+    tree = {"a": X, "p": Point(X[0], X[1]), "box": Box(X, "lbl")}
+    out = f(tree)
+    np.testing.assert_allclose(np.asarray(out["sum"]), X + X[1])
+    np.testing.assert_allclose(np.asarray(out["pair"][0]), X[0] * 2)
+    assert out["pair"][1] is None
+    assert isinstance(out["box"], Box) and out["box"].label == "lbl"
+    np.testing.assert_allclose(np.asarray(out["box"].value), X - 1)
+
+
+def test_array_passed_back_is_not_copied_to_host():
+    f = ember.jit(lambda x: x + 1.0)
+    a = f(X)
+    b = f(a)   # a is an ember.Array: handed to IREE as its buffer
+    assert a._host is None
+    np.testing.assert_allclose(np.asarray(b), X + 2)
+
+
+def test_captured_constants_and_scalars():
+    table = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    f = ember.jit(lambda x: x * table + 0.5)
+    np.testing.assert_allclose(np.asarray(f(X)), X * table + 0.5)
+
+
+def test_nested_jit_emits_call_and_closure_capture():
+    inner = ember.jit(lambda a, b: a * b)
+
+    @ember.jit
+    def outer(x):
+        y = x + 1
+        g = ember.jit(lambda z: z - y)      # closes over a tracer of the outer trace
+        return inner(x, y) + g(x)
+
+    np.testing.assert_allclose(np.asarray(outer(X)), X * (X + 1) + (X - (X + 1)))
+    text = outer.lower(X).as_text("ember")
+    assert text.count('"ember.call"') == 2
+
+
+def test_stages_as_text():
+    lowered = ember.jit(lambda x: enp.exp(x) + 0 * x).lower(ember.ShapeDtypeStruct((4,),
+                                                                                   np.float32))
+    ember_text = lowered.as_text("ember")
+    assert '"ember.exp"' in ember_text
+    assert "linalg.generic" in lowered.as_text("linalg")
+    assert "math.exp" in lowered.as_text("linalg")
+    with pytest.raises(ValueError, match="unknown stage"):
+        lowered.as_text("llvm")
+    compiled = lowered.compile()
+    np.testing.assert_allclose(np.asarray(compiled(np.ones(4, np.float32))), np.e, rtol=1e-6)
+
+
+def test_compiled_rejects_other_signature():
+    compiled = ember.jit(lambda x: x + 1).lower(X).compile()
+    with pytest.raises(errors.ArgumentError, match="f32\\[3,4\\].*f32\\[4\\]"):
+        compiled(np.ones(4, np.float32))
+
+
+@pytest.mark.parametrize("use", [
+    lambda x: bool(x > 0),
+    lambda x: int(x.sum()),
+    lambda x: float(x[0, 0]),
+    lambda x: enp.zeros(x.sum().astype(np.int32)),
+    lambda x: x if x[0, 0] > 1 else -x,
+], ids=["bool", "int", "float", "shape_from_value", "if"])
+def test_concretization_error_names_argument(use):
+    def fun(x, scale):
+        return use(x * scale)
+
+    with pytest.raises(errors.ConcretizationError) as info:
+        ember.jit(fun)(X, 2.0)
+    msg = str(info.value)
+    assert "argument 'x'" in msg and "argument 'scale'" in msg
+    assert "static_argnames" in msg and "test_jit.py" in msg
+
+
+def test_static_argument_fixes_concretization():
+    f = ember.jit(lambda x, n: x * n if n > 1 else x, static_argnames="n")
+    np.testing.assert_allclose(np.asarray(f(X, 3)), X * 3)
+
+
+def test_non_array_argument():
+    with pytest.raises(errors.ArgumentError, match="argument 'x'.*str.*static"):
+        ember.jit(lambda x: x)("hello")
+    with pytest.raises(errors.ArgumentError, match=re.escape("argument 'p'[1]")):
+        ember.jit(lambda p: p[0])((X, object()))
+
+
+def test_wrong_number_of_arguments():
+    with pytest.raises(TypeError):
+        ember.jit(lambda x, y: x + y)(X)
+    with pytest.raises(errors.ArgumentError, match="takes 1 positional"):
+        ember.jit(lambda x: x)(X, X)
+
+
+def test_unsupported_dtype():
+    with pytest.raises(errors.ArgumentError, match="complex"):
+        ember.jit(lambda x: x)(np.ones(3, np.complex64))
+
+
+def test_bad_shapes_give_tracing_error_with_source_line():
+    with pytest.raises(errors.TracingError) as info:
+        ember.jit(lambda a, b: a + b)(np.ones((2, 3), np.float32), np.ones((4,), np.float32))
+    assert "test_jit.py" in str(info.value) and "(2, 3)" in str(info.value)
+    with pytest.raises(errors.TracingError, match=r"ember.dot_general.*f32\[2,3\], f32\[4,5\]"):
+        ember.jit(lambda a, b: ember.lax.dot_general(a, b, (((1,), (0,)), ((), ()))))(
+            np.ones((2, 3), np.float32), np.ones((4, 5), np.float32))
+
+
+def test_x64_is_off_by_default_and_warns_once():
+    with pytest.warns(UserWarning, match="float64 values are computed as float32"):
+        ember.dtypes._warned_x64.discard(np.dtype("float64"))
+        y = ember.jit(lambda x: x * 2)(np.ones(3))
+    assert y.dtype == np.float32
+
+
+def test_enable_x64():
+    ember.config.update("enable_x64", True)
+    try:
+        y = ember.jit(lambda x: x * 2)(np.arange(3, dtype=np.float64) / 3)
+        assert y.dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(y), np.arange(3) / 3 * 2)
+        assert ember.jit(lambda x: x + 1)(np.int64(2 ** 40)).dtype == np.int64
+    finally:
+        ember.config.update("enable_x64", False)
+
+
+def test_compile_error_is_ember_error(monkeypatch, tmp_path):
+    from ember.backends import compiler
+    bad = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> { return %b : tensor<4xf32> }"
+    with pytest.raises(errors.CompileError) as info:
+        compiler.compile_mlir(bad, ("--iree-hal-target-device=local",), use_cache=False)
+    assert "saved in" in str(info.value)
+
+
+def test_no_leak_messages_at_exit():
+    code = ("import numpy as np, ember; f = ember.jit(lambda x: x + 1); "
+            "print(np.asarray(f(np.ones(2, np.float32))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "[2. 2.]" in proc.stdout
+    assert "leak" not in proc.stderr.lower(), proc.stderr
+
+
+def test_array_basics():
+    a = ember.device_put(X)
+    assert (a.shape, a.dtype, a.ndim, a.size) == ((3, 4), np.float32, 2, 12)
+    assert a.block_until_ready() is a
+    assert "Array(" in repr(a) and "11." in repr(a)
+    np.testing.assert_array_equal(np.asarray(a + 1), X + 1)
+    assert len(a) == 3 and float(a[1, 2]) == X[1, 2]
