@@ -93,17 +93,23 @@ class Executable:
             raise RuntimeFailure(f"compiled module has no function {function!r}")
         self.reflection = self.function.reflection
 
-    def invoke(self, buffer_views, num_results: int) -> list[rt.HalBufferView]:
-        args = rt.VmVariantList(len(buffer_views))
-        for bv in buffer_views:
-            args.push_ref(bv)
-        results = rt.VmVariantList(num_results)
+    def run(self, leaves, in_avals, out_avals, wrap):
+        """Call the function on argument leaves; ``wrap(buffer_view, device, aval)`` makes
+        each result. This is the per-call hot path: keep it flat."""
+        args = rt.VmVariantList(len(in_avals))
+        push = args.push_ref
+        device = self.device
+        for leaf, aval in zip(leaves, in_avals):
+            bv = getattr(leaf, "_bv", None)
+            push(bv if bv is not None else device.upload(host_array(leaf, aval)))
+        results = rt.VmVariantList(len(out_avals))
         try:
             self.vm_context.invoke(self.function, args, results)
         except Exception as e:
             raise RuntimeFailure(f"IREE runtime error while running the program: {e}") from None
         get = results.get_as_object
-        return [get(i, rt.HalBufferView) for i in range(num_results)]
+        view = rt.HalBufferView
+        return [wrap(get(i, view), device, aval) for i, aval in enumerate(out_avals)]
 
 
 def canonical_aval(x) -> ShapedArray:

@@ -131,23 +131,14 @@ class Compiled:
         self.lowered = lowered
         self.in_tree, self.in_avals = lowered.in_tree, lowered.in_avals
         self.out_tree, self.out_avals = lowered.out_tree, lowered.out_avals
-        self._device = executable.device
-        self._nres = len(self.out_avals)
+        self.single_output = tree_util.treedef_is_strict_leaf(self.out_tree)
 
     def as_text(self, stage: str = "linalg") -> str:
         return self.lowered.as_text(stage)
 
     def run_flat(self, leaves) -> list[Array]:
         """Run on flat argument leaves (already matching ``in_avals``); returns flat Arrays."""
-        device = self._device
-        bvs = []
-        for leaf, aval in zip(leaves, self.in_avals):
-            if type(leaf) is Array:
-                bvs.append(leaf._bv)
-            else:
-                bvs.append(device.upload(host_array(leaf, aval)))
-        outs = self.executable.invoke(bvs, self._nres)
-        return [Array(bv, device, aval) for bv, aval in zip(outs, self.out_avals)]
+        return self.executable.run(leaves, self.in_avals, self.out_avals, Array)
 
     def __call__(self, *args, **kwargs):
         leaves, tree = tree_util.tree_flatten((args, kwargs))
@@ -252,13 +243,8 @@ class JitFunction:
     def _signature(self, args, kwargs):
         static, dyn_args, dyn_kwargs = self._split(args, kwargs)
         leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        try:
-            key = (tree, tuple(_fast_key(x) for x in leaves), static)
-            hash(key)
-        except TypeError:
-            self._check_static(static)
-            key = (tree, tuple(self._aval(x, tree, i) for i, x in enumerate(leaves)), static)
-        return key, leaves, tree, static
+        self._check_static(static)
+        return (tree, tuple(_fast_key(x) for x in leaves), static), leaves, tree, static
 
     def _check_static(self, static):
         for k, v in static:
@@ -284,11 +270,28 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if tracing._TRACES:
             return self._call_traced(args, kwargs)
+        if not kwargs and not self.static_argnums:
+            # The hot path: positional array arguments, keyed without the kwargs dict.
+            leaves, tree = tree_util.tree_flatten(args)
+            key = (tree, *[x.aval if type(x) is Array else _fast_key(x) for x in leaves])
+            compiled = self._cache.get(key)
+            if compiled is None:
+                compiled = self._cache[key] = self._compile(args, kwargs)
+        else:
+            key, leaves, tree, static = self._signature(args, kwargs)
+            compiled = self._cache.get(key)
+            if compiled is None:
+                compiled = self._cache[key] = self._lower(leaves, tree, static, args).compile()
+        outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals, Array)
+        return outs[0] if compiled.single_output else \
+            tree_util.tree_unflatten(compiled.out_tree, outs)
+
+    def _compile(self, args, kwargs) -> Compiled:
         key, leaves, tree, static = self._signature(args, kwargs)
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._cache[key] = self._lower(leaves, tree, static, args).compile()
-        return tree_util.tree_unflatten(compiled.out_tree, compiled.run_flat(leaves))
+        return compiled
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace for these arguments (arrays or ShapeDtypeStructs) without compiling."""
