@@ -13,7 +13,7 @@ from ember._mlir import ir, walk
 from ember.backends import cpu
 from ember.backends.array import Array
 from ember.backends.compiler import compile_mlir
-from ember.backends.runtime import Executable, get_device, host_array
+from ember.backends.runtime import Executable, get_device
 from ember.core import ShapedArray, ShapeDtypeStruct
 from ember.dtypes import dtype_and_weak
 from ember.errors import ArgumentError, EmberError, UnsupportedDtypeError
@@ -244,7 +244,8 @@ class JitFunction:
         static, dyn_args, dyn_kwargs = self._split(args, kwargs)
         leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         self._check_static(static)
-        return (tree, tuple(_fast_key(x) for x in leaves), static), leaves, tree, static
+        avals = tuple(self._aval(x, tree, i) for i, x in enumerate(leaves))
+        return (tree, avals, static), leaves, tree, static
 
     def _check_static(self, static):
         for k, v in static:
@@ -378,7 +379,10 @@ def _fast_key(x):
         dtype = _CANONICAL.get(x.dtype)
         if dtype is not None:
             return ShapedArray(x.shape, dtype, False)
-    return _leaf_aval(x, "?")
+    try:
+        return _leaf_aval(x, "?")
+    except ArgumentError:
+        return None  # a cache miss: the slow path reports it with the argument's name
 
 
 class _Canonical(dict):
