@@ -6,8 +6,10 @@ The lowered module is handed to a fresh IREE Session as text, so the compile doe
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import sys
 import tempfile
 
 from ember._mlir import Output, ir, new_session
@@ -60,15 +62,8 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
 def _compile_uncached(mlir_text: str, flags: tuple[str, ...]) -> bytes:
     session = new_session()
     ctx = session.context
-    diagnostics: list[str] = []
-
-    def handler(d):
-        diagnostics.append(f"{d.location}: {d.severity.name.lower()}: {d.message}")
-        for note in d.notes:
-            diagnostics.append(f"  {note.location}: note: {note.message}")
-        return True
-
-    ctx.attach_diagnostic_handler(handler)
+    # IREE crashes (SIGSEGV) on ops of unknown dialects: make them a parse error instead.
+    ctx.allow_unregistered_dialects = False
     try:
         session.set_flags(*flags)
     except Exception as e:  # bad flag text from the user
@@ -77,16 +72,41 @@ def _compile_uncached(mlir_text: str, flags: tuple[str, ...]) -> bytes:
         with ctx:
             module = ir.Module.parse(mlir_text)
     except Exception as e:
-        raise CompileError(_failure("lowered IR does not parse", str(e), mlir_text)) from None
+        raise _failure("the lowered IR does not parse", str(e), mlir_text) from None
     inv = session.invocation()
     inv.import_module(module.operation)
-    if not inv.execute():
-        raise CompileError(_failure("IREE failed to compile the program",
-                                    "\n".join(diagnostics[:40]), mlir_text),
-                           ir_path=_save_ir(mlir_text))
+    # A Python diagnostic handler must not run inside execute(): IREE calls it without the
+    # GIL and the interpreter aborts. IREE prints to fd 2 instead, which we capture.
+    inv.enable_console_diagnostics()
+    with _captured_stderr() as captured:
+        ok = inv.execute()
+    if not ok:
+        raise _failure("IREE failed to compile the program", captured.text[-8000:],
+                       mlir_text)
     out = Output.open_membuffer()
     inv.output_vm_bytecode(out)
     return bytes(out.map_memory())
+
+
+class _Captured:
+    text = ""
+
+
+@contextlib.contextmanager
+def _captured_stderr():
+    """Send what C code writes to fd 2 into ``captured.text`` for the duration."""
+    sys.stderr.flush()
+    captured = _Captured()
+    with tempfile.TemporaryFile() as tmp:
+        saved = os.dup(2)
+        try:
+            os.dup2(tmp.fileno(), 2)
+            yield captured
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            captured.text = tmp.read().decode(errors="replace").strip()
 
 
 def _save_ir(mlir_text: str) -> str:
@@ -96,9 +116,10 @@ def _save_ir(mlir_text: str) -> str:
     return path
 
 
-def _failure(what: str, detail: str, mlir_text: str) -> str:
+def _failure(what: str, detail: str, mlir_text: str) -> CompileError:
     path = _save_ir(mlir_text)
-    return f"{what}.\n{detail}\nThe IR given to IREE is saved in {path}"
+    return CompileError(f"{what}.\n{detail}\nThe IR given to IREE is saved in {path}",
+                        ir_path=path)
 
 
 def _atomic_write(path: str, data: bytes) -> None:
