@@ -103,24 +103,30 @@ class Lowered:
 
     def compile(self) -> Compiled:
         """Compile with IREE for the backend and load it; returns a callable Compiled."""
-        text = self.as_text("linalg")
-        largest = max([a.nbytes for a in self.in_avals + self.out_avals] + [0])
-        vmfb = compile_mlir(text, cpu.compiler_flags())
-        device = get_device(cpu.driver_for(max(largest, _largest_tensor(self._stage("linalg")))))
+        vmfb = compile_mlir(self.as_text("linalg"), cpu.compiler_flags())
+        device = get_device(cpu.driver_for(_largest_tensor(self._stage("linalg"))))
         return Compiled(Executable(vmfb, device), self)
 
 
 def _largest_tensor(module: ir.Module) -> int:
-    """Bytes of the largest tensor any op of the module produces (to pick the driver)."""
+    """Bytes of the largest tensor of the program (to pick the driver)."""
     largest = 0
     for op in walk(module.operation):
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.arguments:
+                    t = arg.type
+                    if isinstance(t, ir.RankedTensorType):
+                        largest = max(largest, _nbytes(t))
         for r in op.results:
-            t = r.type
-            if isinstance(t, ir.RankedTensorType):
-                bits = getattr(t.element_type, "width", 32)
-                n = int(np.prod(t.shape, dtype=np.int64)) * max(bits // 8, 1)
-                largest = max(largest, n)
+            if isinstance(r.type, ir.RankedTensorType):
+                largest = max(largest, _nbytes(r.type))
     return largest
+
+
+def _nbytes(t: ir.RankedTensorType) -> int:
+    bits = getattr(t.element_type, "width", 32)
+    return int(np.prod(t.shape, dtype=np.int64)) * max(bits // 8, 1)
 
 
 class Compiled:
@@ -345,8 +351,8 @@ class JitFunction:
 
 
 def _emit_call(callee: str, operands, out_avals):
+    """``ember.call @callee``: its result types come from the traced callee, not a rule."""
     from ember._mlir import tensor_type
-    from ember.frontend.tracing import bind  # noqa: F401 (same typing path as other ops)
 
     trace = tracing.current_trace()
     args = [trace.lift(x) for x in operands]

@@ -27,12 +27,9 @@ def _is_array_leaf(x) -> bool:
 
 
 def _hashable(x):
+    """A cache-key stand-in for static leaves that Python 3.11 cannot hash (slices)."""
     if isinstance(x, slice):
         return ("slice", x.start, x.stop, x.step)
-    if isinstance(x, list):
-        return ("list", tuple(_hashable(v) for v in x))
-    if isinstance(x, np.dtype) or isinstance(x, type):
-        return x
     return x
 
 
