@@ -35,7 +35,8 @@ class Pass:
         raise NotImplementedError
 
     def __call__(self, op, pass_=None):
-        module = ir.Module(op) if not isinstance(op, ir.Module) else op
+        # PassManager hands an Operation; its ModuleOp view has .body and .context too.
+        module = op if isinstance(op, ir.Module) else op.operation.opview
         try:
             self.run(module)
         except PassError:
@@ -68,7 +69,9 @@ _STEP = re.compile(r"\s*([\w.\-]+)\s*(\{[^}]*\})?\s*")
 
 def make_pass(name: str, options: str = "") -> Pass:
     """An ember pass instance from its name and ``{key=value ...}`` options text."""
-    cls = PASSES[name]
+    cls = PASSES.get(name)
+    if cls is None:
+        raise PassError(f"unknown ember pass {name!r}; known: {sorted(PASSES)}")
     kwargs = {}
     fields = {f.name.replace("_", "-"): f for f in cls.options()}
     for item in options.strip("{} ").split():

@@ -36,7 +36,8 @@ class Simplify(Pass):
 
     name = "ember-simplify"
     summary = "Remove dead ember ops, CSE pure ones, fold ops on small constants"
-    fold_limit: int = 1024   # fold only when the result has at most this many elements
+    fold_limit: int = dataclasses.field(default=1024, metadata={
+        "help": "fold only ops whose result has at most this many elements"})
 
     def run(self, module: ir.Module) -> None:
         with module.context, ir.Location.unknown():

@@ -25,9 +25,14 @@ class ToLinalg(Pass):
         self._avals: dict[ir.Value, object] = {}
         with module.context, ir.Location.unknown():
             for f in func_ops(module):
+                # Remember the ember types of the arguments, then make them signless first:
+                # generic bodies take their element types from their operands.
+                for block in f.regions[0].blocks:
+                    for arg in block.arguments:
+                        self._avals[arg] = aval_of_type(arg.type)
+                _signless_signature(f)
                 for block in f.regions[0].blocks:
                     self._lower_block(block)
-                _signless_signature(f)
 
     def _lower_block(self, block: ir.Block) -> None:
         for op in list(block.operations):
@@ -60,9 +65,9 @@ class ToLinalg(Pass):
 
 
 def _signless_signature(f) -> None:
-    block = f.regions[0].blocks[0]
-    for arg in block.arguments:
-        arg.set_type(signless(arg.type))
+    for block in f.regions[0].blocks:
+        for arg in block.arguments:
+            arg.set_type(signless(arg.type))
     ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
     f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
         [signless(t) for t in ftype.inputs], [signless(t) for t in ftype.results]))

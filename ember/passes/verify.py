@@ -15,6 +15,8 @@ def verify_op(op: ir.Operation) -> str | None:
     if opdef is None:
         return f"'{name}' is not an ember op (known: {len(OPS)} ops, e.g. ember.add)"
     try:
+        _check_types(op)
+        _check_attr_names(opdef, op)
         attrs = decode_attrs(opdef, op)
         if opdef.verify_op is not None:
             opdef.verify_op(op, attrs)
@@ -29,6 +31,26 @@ def verify_op(op: ir.Operation) -> str | None:
     except OpTypeError as e:
         return f"'{name}' op {e}"
     return None
+
+
+def _check_types(op: ir.Operation) -> None:
+    """Operands and results must be statically shaped tensors of ember dtypes."""
+    for kind, values in (("operand", op.operands), ("result", op.results)):
+        for i, v in enumerate(values):
+            aval = aval_of_type(v.type)     # raises for non-tensors and unknown dtypes
+            if any(d < 0 for d in aval.shape):
+                raise OpTypeError(f"{kind} #{i} has dynamic shape {v.type}; ember needs "
+                                  f"static shapes")
+
+
+def _check_attr_names(opdef, op: ir.Operation) -> None:
+    """Undeclared attributes are errors, except dialect-prefixed (discardable) ones."""
+    declared = {a.name for a in opdef.attrs}
+    for item in op.attributes:
+        name = getattr(item, "name", item)   # names, or NamedAttributes in other versions
+        if name not in declared and "." not in name:
+            raise OpTypeError(f"unknown attribute {name!r}; expected "
+                              f"{sorted(declared) or 'none'}")
 
 
 @register

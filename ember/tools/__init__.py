@@ -1,0 +1,1 @@
+"""ember's command-line drivers (``ember-opt``)."""

@@ -1,0 +1,130 @@
+// ember-simplify: dead-op removal, CSE and constant folding of ember ops.
+// RUN: ember-opt %s --split-input-file --ember-simplify | filecheck %s
+// RUN: ember-opt %s --split-input-file --pass-pipeline='builtin.module(ember-simplify{fold-limit=4})' \
+// RUN:   | filecheck %s --check-prefix=LIMIT
+
+// Unused pure ops go, whole chains of them; used ones stay.
+// CHECK-LABEL: func.func @dce
+// CHECK-SAME: (%[[A:.*]]: tensor<4xf32>, %[[B:.*]]: tensor<4xf32>)
+// CHECK-NEXT: %[[M:.*]] = "ember.mul"(%[[A]], %[[B]])
+// CHECK-NEXT: return %[[M]]
+// CHECK-NOT: ember.
+func.func @dce(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "ember.add"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = "ember.exp"(%0) : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = "ember.neg"(%1) : (tensor<4xf32>) -> tensor<4xf32>
+  %3 = "ember.mul"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %3 : tensor<4xf32>
+}
+
+// -----
+
+// Duplicates (same op, operands, attributes and types) are merged; near-duplicates are not.
+// CHECK-LABEL: func.func @cse
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK: %[[T:.*]] = "ember.transpose"(%[[X]]) {permutation = array<i64: 1, 0>}
+// CHECK-NOT: "ember.transpose"(%[[X]]) {permutation = array<i64: 1, 0>}
+// CHECK: %[[S:.*]] = "ember.reduce_sum"(%[[X]]) {axes = array<i64: 0>}
+// CHECK: %[[S1:.*]] = "ember.reduce_sum"(%[[X]]) {axes = array<i64: 1>}
+// CHECK: %[[E:.*]] = "ember.exp"(%[[T]])
+// CHECK-NOT: "ember.exp"
+// CHECK: "ember.add"(%[[E]], %[[E]])
+// CHECK: return
+func.func @cse(%x: tensor<2x3xf32>) -> (tensor<3x2xf32>, tensor<3xf32>, tensor<2xf32>) {
+  %t0 = "ember.transpose"(%x) {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %t1 = "ember.transpose"(%x) {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %s0 = "ember.reduce_sum"(%x) {axes = array<i64: 0>} : (tensor<2x3xf32>) -> tensor<3xf32>
+  %s1 = "ember.reduce_sum"(%x) {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  %e0 = "ember.exp"(%t0) : (tensor<3x2xf32>) -> tensor<3x2xf32>
+  %e1 = "ember.exp"(%t1) : (tensor<3x2xf32>) -> tensor<3x2xf32>
+  %r = "ember.add"(%e0, %e1) : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  return %r, %s0, %s1 : tensor<3x2xf32>, tensor<3xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Add of two constants folds to one constant: [1,2,3,4] + [10,20,30,40].
+// CHECK-LABEL: func.func @fold_add
+// CHECK-NEXT: %[[C:.*]] = "ember.constant"() {value = dense<[11, 22, 33, 44]> : tensor<4xi32>}
+// CHECK-NEXT: return %[[C]]
+// LIMIT-LABEL: func.func @fold_add
+// LIMIT-NEXT: %[[C:.*]] = "ember.constant"() {value = dense<[11, 22, 33, 44]> : tensor<4xi32>}
+// LIMIT-NEXT: return %[[C]]
+func.func @fold_add() -> tensor<4xi32> {
+  %a = "ember.constant"() {value = dense<[1, 2, 3, 4]> : tensor<4xi32>} : () -> tensor<4xi32>
+  %b = "ember.constant"() {value = dense<[10, 20, 30, 40]> : tensor<4xi32>} : () -> tensor<4xi32>
+  %0 = "ember.add"(%a, %b) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// Folding follows chains, and i8 arithmetic wraps as it does when compiled:
+// 127 + 1 = -128, -128 * 2 = 0; 100 + 100 = -56, -56 * 2 = -112.
+// CHECK-LABEL: func.func @fold_chain_wraps
+// CHECK-NEXT: %[[C:.*]] = "ember.constant"() {value = dense<[0, -112]> : tensor<2xi8>}
+// CHECK-NEXT: return %[[C]]
+func.func @fold_chain_wraps() -> tensor<2xi8> {
+  %a = "ember.constant"() {value = dense<[127, 100]> : tensor<2xi8>} : () -> tensor<2xi8>
+  %b = "ember.constant"() {value = dense<[1, 100]> : tensor<2xi8>} : () -> tensor<2xi8>
+  %two = "ember.constant"() {value = dense<2> : tensor<2xi8>} : () -> tensor<2xi8>
+  %0 = "ember.add"(%a, %b) : (tensor<2xi8>, tensor<2xi8>) -> tensor<2xi8>
+  %1 = "ember.mul"(%0, %two) : (tensor<2xi8>, tensor<2xi8>) -> tensor<2xi8>
+  return %1 : tensor<2xi8>
+}
+
+// -----
+
+// A broadcast of a scalar constant becomes a (splat) constant of the result shape, and the
+// comparison using it folds too.
+// CHECK-LABEL: func.func @fold_broadcast
+// CHECK-NEXT: %[[C:.*]] = "ember.constant"() {value = dense<2.500000e+00> : tensor<2x2xf32>}
+// CHECK-NEXT: %[[P:.*]] = "ember.constant"() {value = dense<{{\[}}[true, false], [false, true]]> : tensor<2x2xi1>}
+// CHECK-NEXT: return %[[C]], %[[P]]
+// LIMIT-LABEL: func.func @fold_broadcast
+// LIMIT-NOT: ember.broadcast_in_dim
+// LIMIT: return
+func.func @fold_broadcast() -> (tensor<2x2xf32>, tensor<2x2xi1>) {
+  %s = "ember.constant"() {value = dense<2.5> : tensor<f32>} : () -> tensor<f32>
+  %0 = "ember.broadcast_in_dim"(%s) {broadcast_dimensions = array<i64>, shape = array<i64: 2, 2>} : (tensor<f32>) -> tensor<2x2xf32>
+  %m = "ember.constant"() {value = dense<[[2.5, 1.0], [3.0, 2.5]]> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  %1 = "ember.eq"(%0, %m) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xi1>
+  return %0, %1 : tensor<2x2xf32>, tensor<2x2xi1>
+}
+
+// -----
+
+// Above the fold limit nothing folds: 8 elements > fold-limit=4 (the default limit is 1024).
+// CHECK-LABEL: func.func @fold_limit
+// CHECK-NEXT: %[[C:.*]] = "ember.constant"() {value = dense<3> : tensor<8xi32>}
+// CHECK-NEXT: return %[[C]]
+// LIMIT-LABEL: func.func @fold_limit
+// LIMIT: %[[A:.*]] = "ember.constant"() {value = dense<1> : tensor<8xi32>}
+// LIMIT: %[[B:.*]] = "ember.constant"() {value = dense<2> : tensor<8xi32>}
+// LIMIT: %[[S:.*]] = "ember.add"(%[[A]], %[[B]]) : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+// LIMIT: return %[[S]]
+func.func @fold_limit() -> tensor<8xi32> {
+  %a = "ember.constant"() {value = dense<1> : tensor<8xi32>} : () -> tensor<8xi32>
+  %b = "ember.constant"() {value = dense<2> : tensor<8xi32>} : () -> tensor<8xi32>
+  %0 = "ember.add"(%a, %b) : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  return %0 : tensor<8xi32>
+}
+
+// -----
+
+// Not folded: ops whose NumPy result may differ from the compiled one (integer division,
+// transcendental functions), and ops with a non-constant operand.
+// CHECK-LABEL: func.func @no_fold
+// CHECK: "ember.div"
+// CHECK: "ember.exp"
+// CHECK: "ember.add"(%arg0,
+// CHECK: return
+func.func @no_fold(%x: tensor<2xf32>) -> (tensor<2xi32>, tensor<2xf32>, tensor<2xf32>) {
+  %a = "ember.constant"() {value = dense<[7, -7]> : tensor<2xi32>} : () -> tensor<2xi32>
+  %b = "ember.constant"() {value = dense<[2, 0]> : tensor<2xi32>} : () -> tensor<2xi32>
+  %f = "ember.constant"() {value = dense<[0.5, 1.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %0 = "ember.div"(%a, %b) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+  %1 = "ember.exp"(%f) : (tensor<2xf32>) -> tensor<2xf32>
+  %2 = "ember.add"(%x, %f) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0, %1, %2 : tensor<2xi32>, tensor<2xf32>, tensor<2xf32>
+}

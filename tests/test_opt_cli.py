@@ -1,0 +1,308 @@
+"""The ``ember-opt`` command line, run as ``python -m ember.tools.opt`` in a subprocess."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ember.passes import PASSES
+from ember.tools import opt
+
+REPO = Path(__file__).resolve().parent.parent
+
+ADD = """\
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "ember.add"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = "ember.add"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %2 = "ember.mul"(%0, %1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+"""
+
+
+def ember_opt(*args, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ember.tools.opt", *map(str, args)],
+                          input=stdin, capture_output=True, text=True, cwd=REPO, timeout=120)
+
+
+def opt_main(*args, stdin: str = "") -> subprocess.CompletedProcess:
+    """``ember-opt`` in this process (cheaper; for the cases beyond the basic ones)."""
+    out, err = io.StringIO(), io.StringIO()
+    old_stdin = sys.stdin
+    sys.stdin = io.StringIO(stdin)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = opt.main([str(a) for a in args])
+    finally:
+        sys.stdin = old_stdin
+    return subprocess.CompletedProcess(args, rc, out.getvalue(), err.getvalue())
+
+
+def no_traceback(proc):
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stdout, proc.stdout
+
+
+@pytest.fixture
+def add_file(tmp_path):
+    path = tmp_path / "add.mlir"
+    path.write_text(ADD)
+    return path
+
+
+def test_file_in_stdout_out_and_flags_in_order(add_file):
+    proc = ember_opt(add_file, "--ember-simplify")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count('"ember.add"') == 1          # the duplicate add is gone
+    assert '"ember.mul"' in proc.stdout
+    proc = opt_main(add_file, "--ember-simplify", "--ember-to-linalg", "--cse")
+    assert proc.returncode == 0, proc.stderr
+    assert "ember." not in proc.stdout
+    assert proc.stdout.count("arith.addf") == 1 and proc.stdout.count("arith.mulf") == 1
+
+
+def test_output_file(add_file, tmp_path):
+    out = tmp_path / "out.mlir"
+    proc = ember_opt(add_file, "--ember-to-linalg", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    text = out.read_text()
+    assert "linalg.generic" in text and "ember." not in text
+    # The written module reads back.
+    again = opt_main(out, "--cse")
+    assert again.returncode == 0 and "linalg.generic" in again.stdout
+
+
+def test_stdin_input():
+    for run in (ember_opt, opt_main):     # with "-", and with no path at all
+        args = ["-"] if run is ember_opt else []
+        proc = run(*args, "--ember-simplify", stdin=ADD)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.count('"ember.add"') == 1
+    bad = ('func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
+           '  %0 = "ember.exp"(%a) : (tensor<4xf32>) -> tensor<4xf16>\n'
+           '  return %a : tensor<4xf32>\n}\n')
+    proc = ember_opt("--ember-verify", stdin=bad)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("<stdin>:2:8: error: 'ember.exp' has result types f16[4]")
+    no_traceback(proc)
+
+
+def test_split_input_file(tmp_path):
+    chunks = [ADD, ADD.replace("@f", "@g"), ADD.replace("@f", "@h")]
+    path = tmp_path / "split.mlir"
+    path.write_text("// -----\n".join(chunks))
+    proc = ember_opt(path, "--split-input-file", "--ember-simplify")
+    assert proc.returncode == 0, proc.stderr
+    parts = proc.stdout.split("// -----\n")
+    assert len(parts) == 3
+    for name, part in zip("fgh", parts):
+        assert f"func.func @{name}(" in part and part.count("func.func") == 1
+        assert part.count('"ember.add"') == 1
+    # Without the flag the file is one module (the markers are comments).
+    whole = opt_main(path, "--ember-simplify")
+    assert whole.returncode == 0 and "// -----" not in whole.stdout
+    assert whole.stdout.count("func.func") == 3
+    # Line numbers stay those of the file: an error in the third chunk (line 2 of it).
+    bad = ADD.replace("@f", "@h").replace('"ember.mul"', '"ember.nope"')
+    path.write_text("// -----\n".join(chunks[:2] + [bad]))
+    proc = ember_opt(path, "--split-input-file", "--ember-verify")
+    assert proc.returncode == 1
+    line = 2 * (ADD.count("\n") + 1) + 4
+    assert proc.stderr.strip() == (f"{path}:{line}:8: error: 'ember.nope' is not an ember op "
+                                   f"(known: {len(__import__('ember').dialects.OPS)} ops, "
+                                   f"e.g. ember.add)")
+    # The two good chunks are still printed.
+    assert proc.stdout.count("func.func") == 2
+
+
+def test_list_passes():
+    proc = ember_opt("--list-passes")
+    assert proc.returncode == 0, proc.stderr
+    assert len(PASSES) >= 3
+    for name, cls in PASSES.items():
+        assert f"  {name}\n" in proc.stdout
+        assert cls.summary in proc.stdout
+        for field in cls.options():
+            assert f"{field.name.replace('_', '-')}=<" in proc.stdout
+    assert "fold-limit=<int> (default: 1024)" in proc.stdout
+
+
+def test_unknown_pass_is_an_error(add_file):
+    proc = ember_opt(add_file, "--ember-simplfy")
+    assert proc.returncode == 1
+    assert "unknown option or pass '--ember-simplfy'" in proc.stderr
+    assert proc.stdout == ""
+    no_traceback(proc)
+    pipeline = "builtin.module(ember-verify,no-such-pass)"
+    proc = ember_opt(add_file, f"--pass-pipeline={pipeline}")
+    assert proc.returncode == 1
+    col = pipeline.index("no-such-pass") + 1
+    assert proc.stderr.startswith(f"<pass-pipeline>:1:{col}: error: unknown pass 'no-such-pass'")
+    no_traceback(proc)
+
+
+def test_bad_pass_options_and_nesting(add_file):
+    proc = opt_main(add_file, "--pass-pipeline=builtin.module(ember-simplify{fold-limit=x})")
+    assert proc.returncode == 1 and "fold_limit" in proc.stderr and "got 'x'" in proc.stderr
+    proc = opt_main(add_file, "--pass-pipeline=builtin.module(ember-simplify{limit=3})")
+    assert proc.returncode == 1 and "has no option 'limit'" in proc.stderr
+    proc = opt_main(add_file, "--pass-pipeline=builtin.module(func.func(ember-simplify))")
+    assert proc.returncode == 1 and "runs on the whole module" in proc.stderr
+    proc = opt_main(add_file, "--canonicalize=no-such-option=1")
+    assert proc.returncode == 1 and "no such option" in proc.stderr
+
+
+def test_pass_options_as_flag_and_in_pipeline(tmp_path):
+    path = tmp_path / "fold.mlir"
+    path.write_text("""\
+func.func @f() -> tensor<8xi32> {
+  %a = "ember.constant"() {value = dense<1> : tensor<8xi32>} : () -> tensor<8xi32>
+  %0 = "ember.add"(%a, %a) : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  return %0 : tensor<8xi32>
+}
+""")
+    folded = opt_main(path, "--ember-simplify")
+    assert folded.returncode == 0 and '"ember.add"' not in folded.stdout
+    assert "dense<2> : tensor<8xi32>" in folded.stdout
+    for args in (["--ember-simplify=fold-limit=4"], ["--ember-simplify={fold-limit=4}"],
+                 ["--pass-pipeline=builtin.module(ember-simplify{fold-limit=4})"]):
+        proc = opt_main(path, *args)
+        assert proc.returncode == 0, proc.stderr
+        assert '"ember.add"' in proc.stdout, args
+
+
+def test_parse_error_has_file_line_col(tmp_path):
+    path = tmp_path / "bad.mlir"
+    path.write_text('func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
+                    '  %0 = "ember.neg"(%a) : (tensor<4xf32>) -> tensor<4xf32\n'
+                    '  return %0 : tensor<4xf32>\n}\n')
+    proc = ember_opt(path, "--ember-verify")
+    assert proc.returncode == 1
+    col = len('  %0 = "ember.neg"(%a) : (tensor<4xf32>) -> tensor<4xf32') + 1   # line's end
+    assert proc.stderr.splitlines()[0] == f"{path}:2:{col}: error: expected '>' in tensor type"
+    assert proc.stdout == ""
+    no_traceback(proc)
+    # An undefined value: the error points at its use.
+    path.write_text('func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
+                    '  %0 = "ember.neg"(%b) : (tensor<4xf32>) -> tensor<4xf32>\n'
+                    '  return %0 : tensor<4xf32>\n}\n')
+    proc = opt_main(path)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"{path}:2:20: error: use of undeclared SSA value name")
+
+
+def test_missing_input_file(tmp_path):
+    proc = opt_main(tmp_path / "nope.mlir")
+    assert proc.returncode == 1 and "cannot read input file" in proc.stderr
+
+
+VERIFY = """\
+func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{EXPECTED}}
+  %0 = "ember.add"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def test_verify_diagnostics(tmp_path):
+    path = tmp_path / "v.mlir"
+    path.write_text(VERIFY.replace("EXPECTED", "expects 2 operands, got 1"))
+    proc = ember_opt(path, "--ember-verify", "--verify-diagnostics")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    # A wrong message: the expectation is unmet and the real error unexpected.
+    path.write_text(VERIFY.replace("EXPECTED", "expects 3 operands"))
+    proc = ember_opt(path, "--ember-verify", "--verify-diagnostics")
+    assert proc.returncode == 1
+    assert f"{path}:3:8: error: unexpected error: 'ember.add' op expects 2 operands" \
+        in proc.stderr
+    assert f"{path}:2:6: error: expected error \"expects 3 operands\" was not produced" \
+        in proc.stderr
+    no_traceback(proc)
+    # Right message, wrong line.
+    path.write_text(VERIFY.replace("EXPECTED", "expects 2 operands").replace("@+1", "@+2"))
+    proc = opt_main(path, "--ember-verify", "--verify-diagnostics")
+    assert proc.returncode == 1
+    # An expected error that nothing produces.
+    ok = ADD.replace("return", "// expected-error @+1 {{never}}\n  return")
+    path.write_text(ok)
+    proc = opt_main(path, "--ember-verify", "--verify-diagnostics")
+    assert proc.returncode == 1 and 'expected error "never" was not produced' in proc.stderr
+
+
+def test_print_flags(add_file):
+    proc = opt_main(add_file, "--mlir-print-op-generic")
+    assert proc.returncode == 0
+    assert '"func.func"()' in proc.stdout and '"func.return"' in proc.stdout
+    proc = opt_main(add_file, "--mlir-print-debuginfo")
+    assert proc.returncode == 0
+    assert f'loc("{add_file}":2:8)' in proc.stdout     # the first ember.add
+
+
+def test_usage_errors(add_file):
+    proc = opt_main(add_file, add_file)
+    assert proc.returncode == 1 and "expected one input file" in proc.stderr
+    proc = opt_main(add_file, "--pass-pipeline=builtin.module(cse)", "--cse")
+    assert proc.returncode == 1 and "not both" in proc.stderr
+    proc = opt_main(add_file, "-o")
+    assert proc.returncode == 1 and "needs a value" in proc.stderr
+    proc = opt_main("--help")
+    assert proc.returncode == 0 and "--pass-pipeline" in proc.stdout
+
+
+@pytest.mark.skipif(shutil.which("ember-opt") is None, reason="console script not installed")
+def test_console_script(add_file):
+    proc = subprocess.run(["ember-opt", str(add_file), "--ember-simplify"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count('"ember.add"') == 1
+
+
+# --- in-process pieces --------------------------------------------------------------------
+
+def test_parse_args_order_and_forms():
+    o = opt.parse_args(["-cse", "x.mlir", "--ember-simplify=fold-limit=4", "-o", "y",
+                        "--canonicalize", "--split-input-file"])
+    assert o.input == "x.mlir" and o.output == "y" and o.split_input_file
+    assert o.pass_flags == ["-cse", "--ember-simplify=fold-limit=4", "--canonicalize"]
+    assert opt.parse_args([]).input == "-"
+    assert opt.parse_args(["--", "-weird.mlir"]).input == "-weird.mlir"
+
+
+def test_split_chunks_keep_line_numbers():
+    text = "a\n// -----\nb\nc\n  // ----- trailing\nd"
+    chunks = opt.split_chunks(text, True)
+    assert [c.split("\n") for c in chunks] == [["a"], ["", "", "b", "c"],
+                                               ["", "", "", "", "", "d"]]
+    assert opt.split_chunks(text, False) == [text]
+
+
+def test_wrap_in_module_keeps_positions():
+    text = "#m = affine_map<(d0) -> (d0)>\n// c\nfunc.func @a()\nfunc.func @b()"
+    wrapped, shifted = opt._wrap_in_module(text)
+    assert wrapped.split("\n") == ["#m = affine_map<(d0) -> (d0)>", "module {",
+                                    "func.func @a()", "func.func @b()", "}"]
+    assert shifted is None
+    wrapped, shifted = opt._wrap_in_module("func.func @a()\nfunc.func @b()")
+    assert wrapped == "module {func.func @a()\nfunc.func @b()\n}" and shifted == 1
+
+
+def test_columns_right_without_module_on_first_line():
+    # Two top-level functions, the first on line 1: wrapped in a module by ember-opt.
+    text = ('func.func @a(%x: tensor<2xf32>) -> tensor<2xf32> { %0 = "ember.nope"(%x) : '
+            '(tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32> }\n'
+            'func.func @b() { return }\n')
+    proc = opt_main("--ember-verify", stdin=text)
+    assert proc.returncode == 1
+    col = text.index('"ember.nope"') + 1    # an op's location is its name's
+    assert proc.stderr.startswith(f"<stdin>:1:{col}: error: 'ember.nope' is not an ember op")
+    ok = opt_main("--ember-verify", stdin=text.replace("ember.nope", "ember.neg"))
+    assert ok.returncode == 0 and "func.func @b()" in ok.stdout
