@@ -85,6 +85,12 @@ def test_static_argnums_and_argnames():
     np.testing.assert_allclose(np.asarray(g(X, 4)), X * 4)
 
 
+def test_static_argument_default():
+    f = ember.jit(lambda x, n=2: x * n, static_argnames="n")
+    np.testing.assert_allclose(np.asarray(f(X)), X * 2)
+    np.testing.assert_allclose(np.asarray(f(X, 3)), X * 3)
+
+
 def test_unhashable_static_argument():
     f = ember.jit(lambda x, shape: x.reshape(shape), static_argnums=1)
     with pytest.raises(errors.ArgumentError, match="static argument 'shape'.*unhashable.*list"):

@@ -15,7 +15,7 @@ from ember import dtypes
 from ember.core import ShapedArray
 from ember.errors import RuntimeFailure
 
-_HAL_TYPE = {
+_HAL_TYPE_BY_NAME = {
     "bool": rt.HalElementType.BOOL_8, "int8": rt.HalElementType.SINT_8,
     "int16": rt.HalElementType.SINT_16, "int32": rt.HalElementType.SINT_32,
     "int64": rt.HalElementType.SINT_64, "uint8": rt.HalElementType.UINT_8,
@@ -24,6 +24,9 @@ _HAL_TYPE = {
     "bfloat16": rt.HalElementType.BFLOAT_16, "float32": rt.HalElementType.FLOAT_32,
     "float64": rt.HalElementType.FLOAT_64,
 }
+# Keyed by dtype object: NumPy 2 computes ``dtype.name`` in Python, microseconds a call.
+_HAL_TYPE = {dtypes.bfloat16 if k == "bfloat16" else np.dtype(k): v
+             for k, v in _HAL_TYPE_BY_NAME.items()}
 # The buffer protocol knows no bfloat16 and IREE's mapping wants plain NumPy dtypes: move
 # bytes as unsigned integers of the same width.
 _RAW = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
@@ -54,7 +57,7 @@ class Device:
         return self.allocator.allocate_buffer_copy(
             memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
             device=self.hal, buffer=host.view(_RAW[host.dtype.itemsize]),
-            element_type=_HAL_TYPE[host.dtype.name])
+            element_type=_HAL_TYPE[host.dtype])
 
 
 @functools.cache
@@ -79,6 +82,10 @@ def host_array(x, aval: ShapedArray) -> np.ndarray:
     return arr
 
 
+_VariantList = rt.VmVariantList
+_BufferView = rt.HalBufferView
+
+
 class Executable:
     """A compiled module loaded on a device, called with flat lists of buffer views."""
 
@@ -88,28 +95,32 @@ class Executable:
         self.vm_module = rt.VmModule.copy_buffer(device.config.vm_instance, vmfb)
         self.context = rt.SystemContext(vm_modules=[self.vm_module], config=device.config)
         self.vm_context = self.context.vm_context
+        self._invoke = self.vm_context.invoke
         self.function = self.vm_module.lookup_function(function)
         if self.function is None:
             raise RuntimeFailure(f"compiled module has no function {function!r}")
         self.reflection = self.function.reflection
 
-    def run(self, leaves, in_avals, out_avals, wrap):
+    def run(self, leaves, in_avals, out_avals, wrap, array_type):
         """Call the function on argument leaves; ``wrap(buffer_view, device, aval)`` makes
         each result. This is the per-call hot path: keep it flat."""
-        args = rt.VmVariantList(len(in_avals))
+        args = _VariantList(len(in_avals))
         push = args.push_ref
         device = self.device
         for leaf, aval in zip(leaves, in_avals):
-            bv = getattr(leaf, "_bv", None)
-            push(bv if bv is not None else device.upload(host_array(leaf, aval)))
-        results = rt.VmVariantList(len(out_avals))
+            if type(leaf) is array_type:
+                push(leaf._bv)
+            else:
+                push(device.upload(host_array(leaf, aval)))
+        results = _VariantList(len(out_avals))
         try:
-            self.vm_context.invoke(self.function, args, results)
+            self._invoke(self.function, args, results)
         except Exception as e:
             raise RuntimeFailure(f"IREE runtime error while running the program: {e}") from None
+        if len(out_avals) == 1:
+            return [wrap(results.get_as_object(0, _BufferView), device, out_avals[0])]
         get = results.get_as_object
-        view = rt.HalBufferView
-        return [wrap(get(i, view), device, aval) for i, aval in enumerate(out_avals)]
+        return [wrap(get(i, _BufferView), device, aval) for i, aval in enumerate(out_avals)]
 
 
 def canonical_aval(x) -> ShapedArray:

@@ -34,6 +34,8 @@ def clear_caches() -> None:
 
 
 def _leaf_aval(leaf, path) -> ShapedArray:
+    """The abstract value of an argument leaf; ``path`` (a str, or a function making one)
+    names the argument in errors."""
     if isinstance(leaf, Array | Tracer):
         return leaf.aval
     if isinstance(leaf, ShapeDtypeStruct):
@@ -43,12 +45,16 @@ def _leaf_aval(leaf, path) -> ShapedArray:
         try:
             dtype, weak = dtype_and_weak(leaf)
         except UnsupportedDtypeError as e:
-            raise ArgumentError(f"argument {path}: {e}") from None
+            raise ArgumentError(f"argument {_name(path)}: {e}") from None
         return ShapedArray(np.shape(leaf), dtype, weak)
     raise ArgumentError(
-        f"argument {path} is a {type(leaf).__name__}, which is not an array. Pass arrays, "
+        f"argument {_name(path)} is a {type(leaf).__name__}, which is not an array. Pass arrays, "
         "Python scalars or pytrees of them, or mark the argument static with static_argnums/"
         "static_argnames.")
+
+
+def _name(path) -> str:
+    return path() if callable(path) else path
 
 
 def _path_str(fun_name, argnames, path) -> str:
@@ -144,7 +150,7 @@ class Compiled:
 
     def run_flat(self, leaves) -> list[Array]:
         """Run on flat argument leaves (already matching ``in_avals``); returns flat Arrays."""
-        return self.executable.run(leaves, self.in_avals, self.out_avals, Array)
+        return self.executable.run(leaves, self.in_avals, self.out_avals, Array, Array)
 
     def __call__(self, *args, **kwargs):
         leaves, tree = tree_util.tree_flatten((args, kwargs))
@@ -217,6 +223,10 @@ class JitFunction:
                                         if i < len(self._argnames)}
         self.static_argnums = frozenset(nums)
         self.static_argnames = frozenset(names)
+        # Static parameters left out of a call take their defaults (passed by name).
+        self._static_defaults = {
+            i: (self._argnames[i], params[i].default) for i in nums
+            if i < len(self._argnames) and params[i].default is not params[i].empty}
         self.donate_argnums = _as_tuple(donate_argnums)
         self._cache: dict = {}
         _ALL_JITS.add(self)
@@ -232,11 +242,16 @@ class JitFunction:
 
     def _split(self, args, kwargs):
         if self.static_argnums:
-            for i in self.static_argnums:
-                if i >= len(args) and (i >= len(self._argnames)
-                                       or self._argnames[i] not in kwargs):
+            static = ()
+            for i in sorted(self.static_argnums):
+                if i < len(args):
+                    static += ((i, args[i]),)
+                elif i < len(self._argnames) and self._argnames[i] in kwargs:
+                    continue
+                elif i in self._static_defaults:
+                    static += (self._static_defaults[i],)
+                else:
                     raise ArgumentError(f"{self.fun_name}: static argument {i} was not given")
-            static = tuple((i, args[i]) for i in sorted(self.static_argnums) if i < len(args))
             dyn_args = tuple(None if i in self.static_argnums else a for i, a in enumerate(args))
         else:
             static, dyn_args = (), args
@@ -265,7 +280,7 @@ class JitFunction:
                     "instead of a list, or make the argument non-static)") from None
 
     def _aval(self, leaf, tree, i):
-        return _leaf_aval(leaf, self._leaf_name(tree, i))
+        return _leaf_aval(leaf, lambda: self._leaf_name(tree, i))
 
     def _leaf_name(self, tree, i):
         paths, _ = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(
@@ -289,7 +304,8 @@ class JitFunction:
             compiled = self._cache.get(key)
             if compiled is None:
                 compiled = self._cache[key] = self._lower(leaves, tree, static, args).compile()
-        outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals, Array)
+        outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals, Array,
+                                       Array)
         return outs[0] if compiled.single_output else \
             tree_util.tree_unflatten(compiled.out_tree, outs)
 

@@ -1,0 +1,68 @@
+"""The benchmarked programs, each written once against a NumPy-like module ``m``.
+
+``m`` is ``numpy``, ``ember.numpy`` or ``jax.numpy``; the same function body runs on all
+three, so the comparison is of the same math.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def add_one(m, x):
+    """The per-call overhead program: ``x + 1`` on a tiny array."""
+    return x + 1
+
+
+def chain20(m, x, y):
+    """A 20-op elementwise chain (add/sub/mul/div/tanh/exp/max/min/abs/sqrt/neg)."""
+    a = x * 1.5 + y                      # 2 ops
+    a = m.tanh(a) * 0.75                 # 4
+    a = m.exp(a) - x                     # 6
+    a = m.maximum(a, y) * a              # 8
+    a = m.minimum(a, 4.0) + 0.5          # 10
+    a = m.sqrt(m.abs(a)) / 3.0           # 13
+    a = m.tanh(a - y) * x                # 16
+    return m.maximum(a, 0.0) - m.exp(-a)  # 20
+
+
+def mlp3(m, x, w1, b1, w2, b2, w3, b3):
+    """A 3-layer perceptron with relu between layers."""
+    h = m.maximum(x @ w1 + b1, 0.0)
+    h = m.maximum(h @ w2 + b2, 0.0)
+    return h @ w3 + b3
+
+
+def softmax(m, x):
+    """Softmax over the last axis, max-subtracted."""
+    e = m.exp(x - m.max(x, axis=-1, keepdims=True))
+    return e / m.sum(e, axis=-1, keepdims=True)
+
+
+def layernorm(m, x, scale, shift, eps=1e-5):
+    """Layer normalization over the last axis: (x - mean) / sqrt(var + eps) * scale + shift."""
+    mean = m.mean(x, axis=-1, keepdims=True)
+    d = x - mean
+    var = m.mean(d * d, axis=-1, keepdims=True)
+    return d / m.sqrt(var + eps) * scale + shift
+
+
+def _f32(rng, shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def cases(seed: int = 0):
+    """(name, program, NumPy inputs, rtol, atol) for the steady-state benchmarks."""
+    rng = np.random.default_rng(seed)
+    n = 4 << 20
+    w = 1.0 / np.sqrt(1024.0)
+    mlp_args = [_f32(rng, (256, 1024))]
+    for _ in range(3):
+        mlp_args += [_f32(rng, (1024, 1024), w), _f32(rng, (1024,), 0.1)]
+    return [
+        ("chain20 4M f32", chain20, [_f32(rng, (n,)), _f32(rng, (n,))], 1e-4, 1e-4),
+        ("mlp3 256x1024 relu", mlp3, mlp_args, 1e-3, 1e-3),
+        ("softmax 2048x2048", softmax, [_f32(rng, (2048, 2048))], 1e-4, 1e-7),
+        ("layernorm 4096x1024", layernorm,
+         [_f32(rng, (4096, 1024)), _f32(rng, (1024,)), _f32(rng, (1024,))], 1e-4, 1e-4),
+    ]

@@ -1,0 +1,143 @@
+"""Timing helpers (``time.perf_counter_ns``, GC off while timing) and the plain-text table."""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable
+
+
+def _noop():
+    pass
+
+
+def per_call_ns(fns: dict[str, Callable[[], object]], inner: int, batches: int,
+                warmup: int = 200, pause_s: float = 0.02) -> dict[str, float]:
+    """Median time of one call of each function, in ns (see :func:`per_call_samples`)."""
+    samples = per_call_samples(fns, inner, batches, warmup, pause_s)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def per_call_samples(fns: dict[str, Callable[[], object]], inner: int, batches: int,
+                     warmup: int = 200, pause_s: float = 0.02) -> dict[str, list[float]]:
+    """The time in ns of each of ``inner * batches`` calls of each function.
+
+    Every call is timed on its own with ``perf_counter_ns``, and the cost of timing a call of
+    a no-op function (the median, ~0.1 µs) is subtracted: the median of single calls shrugs
+    off the calls that the scheduler interrupted, so figures stay stable on a loaded machine
+    (a batch mean does not). The contenders run in interleaved batches of ``inner`` calls (a
+    batch of each in turn, ``batches`` times, the order rotated each round), so a burst of
+    load hits all of them alike. A pause of ``pause_s`` before each batch lets the worker
+    threads of the previous contender (XLA's, OpenBLAS's, IREE's local-task) stop spinning, so
+    one contender does not pay for the one timed before it.
+    """
+    fns = {**fns, "\0noop": _noop}
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    samples: dict[str, list[float]] = {k: [] for k in fns}
+    items = list(fns.items())
+    clock = time.perf_counter_ns
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for b in range(batches):
+            k = b % len(items)
+            for name, fn in items[k:] + items[:k]:
+                if pause_s:
+                    time.sleep(pause_s)
+                append = samples[name].append
+                for _ in range(inner):
+                    t0 = clock()
+                    fn()
+                    append(clock() - t0)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    timer = statistics.median(samples.pop("\0noop"))
+    return {k: [t - timer for t in v] for k, v in samples.items()}
+
+
+def steady_ns(fn: Callable[[], object], repeats: int, warmup: int = 2,
+              pause_s: float = 0.02) -> float:
+    """Median time of single calls of ``fn`` after ``warmup`` calls, in ns.
+
+    Starts after a pause of ``pause_s`` (see :func:`per_call_samples`).
+    """
+    time.sleep(pause_s)
+    for _ in range(warmup):
+        fn()
+    times = []
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            t0 = time.perf_counter_ns()
+            fn()
+            times.append(time.perf_counter_ns() - t0)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return statistics.median(times)
+
+
+def once_ns(fn: Callable[[], object]) -> tuple[float, object]:
+    """(time of one call in ns, its result)."""
+    t0 = time.perf_counter_ns()
+    out = fn()
+    return time.perf_counter_ns() - t0, out
+
+
+def fmt_time(ns: float | None) -> str:
+    """A duration with a unit that keeps 3 significant digits: 4.52 µs, 12.3 ms, 0.552 s."""
+    if ns is None:
+        return "n/a"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if abs(ns) >= scale or unit == "µs":
+            v = ns / scale
+            digits = 2 if abs(v) < 10 else 1 if abs(v) < 100 else 0
+            return f"{v:.{digits}f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def fmt_diff(ns: float | None) -> str:
+    if ns is None:
+        return "n/a"
+    return ("+" if ns >= 0 else "-") + fmt_time(abs(ns))
+
+
+def fmt_ratio(r: float | None) -> str:
+    if r is None:
+        return "n/a"
+    return f"{r:.2f}x" if r < 100 else f"{r:.0f}x"
+
+
+class Table:
+    """Rows of strings grouped in sections, printed with aligned columns."""
+
+    def __init__(self, headers: list[str], align: str):
+        self.headers = headers
+        self.align = align  # one of "<" or ">" per column
+        self.rows: list[list[str] | None] = []  # None marks a section rule
+
+    def section(self):
+        if self.rows:
+            self.rows.append(None)
+
+    def add(self, *cells: str):
+        assert len(cells) == len(self.headers)
+        self.rows.append(list(cells))
+
+    def render(self) -> str:
+        real = [r for r in self.rows if r is not None]
+        widths = [max(len(str(c)) for c in col) for col in zip(self.headers, *real)]
+
+        def line(cells):
+            return "  ".join(f"{c:{a}{w}}" for c, a, w in zip(cells, self.align, widths)).rstrip()
+
+        rule = "-" * len(line(["-" * w for w in widths]))
+        out = [line(self.headers), rule]
+        for r in self.rows:
+            out.append(rule if r is None else line(r))
+        return "\n".join(out)
