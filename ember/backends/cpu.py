@@ -13,6 +13,10 @@ def compiler_flags(cpu: str = "host") -> tuple[str, ...]:
     return ("--iree-hal-target-device=local",
             "--iree-hal-local-target-device-backends=llvm-cpu",
             f"--iree-llvmcpu-target-cpu={cpu}",
+            # Measured here (benchmarks/): O3 with data tiling ran the MLP benchmark 3x and
+            # softmax 1.3x faster than IREE's defaults, at a similar compile time.
+            "--iree-opt-level=O3",
+            "--iree-opt-data-tiling=true",
             # IREE demotes 64-bit types by default; ember's dtypes are already canonical.
             "--iree-input-demote-f64-to-f32=false",
             "--iree-input-demote-i64-to-i32=false")
