@@ -63,27 +63,33 @@ def _to(x, dtype, weak=False) -> Tracer:
     return lax.convert_element_type(_lift(x), dtype, weak)
 
 
+def _const(v, like) -> Tracer:
+    """The scalar ``v`` as an array of ``like``'s shape and dtype (lax ops need equal shapes)."""
+    c = _to(v, like.dtype)
+    return lax.broadcast_in_dim(c, like.shape, ()) if like.shape else c
+
+
 def _promote(*args):
     dtype, weak = dtypes.result_type(*args)
     return [_to(a, dtype, weak) for a in args]
 
 
-def _broadcast(*xs):
-    shape = np.broadcast_shapes(*(x.shape for x in xs)) if xs else ()
+def _broadcast(*xs, name=None):
+    try:
+        shape = np.broadcast_shapes(*(x.shape for x in xs)) if xs else ()
+    except ValueError:
+        _error(f"{name + ': ' if name else ''}shapes "
+               f"{' and '.join(str(tuple(x.shape)) for x in xs)} cannot be broadcast together")
     return [broadcast_to(x, shape) for x in xs]
 
 
-def _promote_broadcast(*args):
-    try:
-        return _broadcast(*_promote(*args))
-    except ValueError:
-        _error(f"shapes {' and '.join(str(np.shape(a)) for a in args)} cannot be broadcast "
-               "together")
+def _promote_broadcast(*args, name=None):
+    return _broadcast(*_promote(*args), name=name)
 
 
-def _float_args(*args):
+def _float_args(*args, name=None):
     """Promote, and make integers and bools floating point (for exp, sqrt, /, ...)."""
-    xs = _promote_broadcast(*args)
+    xs = _promote_broadcast(*args, name=name)
     if not dtypes.is_float(xs[0].dtype):
         xs = [_to(x, dtypes.default_float(), x.weak_type) for x in xs]
     return xs
@@ -106,14 +112,47 @@ def _axes(axis, ndim, name="axis"):
 
 # --- creation -------------------------------------------------------------------------------
 
+def _python_host(a):
+    """A nested list / Python scalar as NumPy data of ember's default int/float dtypes.
+
+    Python numbers are weakly typed: they become int32/float32 (int64/float64 with x64)
+    without the 64-bit narrowing warning NumPy arrays get.
+    """
+    host = np.asarray(a)
+    if host.dtype.kind == "i":
+        return host.astype(dtypes.default_int())
+    if host.dtype.kind == "f":
+        return host.astype(dtypes.default_float())
+    return host
+
+
+def _has_array(a) -> bool:
+    if isinstance(a, list | tuple):
+        return builtins.any(_has_array(v) for v in a)
+    return isinstance(a, Tracer) or hasattr(a, "aval")
+
+
+def _is_python_data(a) -> bool:
+    return isinstance(a, list | tuple | int | float) and not hasattr(a, "dtype")
+
+
 def asarray(a, dtype=None):
     """An ember array from a NumPy array, a nested list, a scalar or an ember array."""
+    if isinstance(a, list | tuple) and builtins.any(
+            isinstance(v, Tracer | list | tuple) or hasattr(v, "aval") for v in a) and \
+            builtins.any(_has_array(v) for v in a):
+        x = stack([asarray(v) for v in a])      # a list of arrays: stack them
+        return x if dtype is None else astype(x, dtype)
     if _is_traced() or isinstance(a, Tracer):
+        if _is_python_data(a) and not isinstance(a, int | float):
+            a = _python_host(a)
         x = _lift(a if dtype is None or hasattr(a, "dtype") else np.asarray(a, dtype))
         return x if dtype is None else astype(x, dtype)
     from ember.backends.array import device_put
     if hasattr(a, "aval") and dtype is None:
         return a
+    if _is_python_data(a) and dtype is None:
+        return device_put(_python_host(a))
     host = np.asarray(a if not hasattr(a, "aval") else np.asarray(a))
     dt, _ = dtypes.dtype_and_weak(host) if dtype is None else (dtypes.canonicalize(dtype), 0)
     return device_put(host.astype(dt, copy=False))
@@ -124,13 +163,20 @@ array = asarray
 
 def full(shape, fill_value, dtype=None):
     """An array of ``shape`` filled with ``fill_value``."""
-    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    shape = _shape_tuple(shape)
     if not _is_traced():
         dt = dtypes.canonicalize(dtype) if dtype is not None else \
             dtypes.dtype_and_weak(fill_value)[0]
         return asarray(np.full(shape, np.asarray(fill_value), dtype=dt))
     dt = dtype if dtype is not None else dtypes.dtype_and_weak(fill_value)[0]
     return lax.broadcast_in_dim(_to(fill_value, dtypes.canonicalize(dt)), shape, ())
+
+
+def _shape_tuple(shape) -> tuple[int, ...]:
+    """A shape as a tuple of ints; a traced value here raises ConcretizationError."""
+    if isinstance(shape, int | np.integer | Tracer):
+        return (operator.index(shape),)
+    return tuple(operator.index(d) for d in shape)
 
 
 def zeros(shape, dtype=None):
@@ -177,7 +223,7 @@ def arange(start, stop=None, step=None, dtype=None):
     idx = lax.iota(dt, n)
     if start == 0 and step == 1:
         return idx
-    return lax.add(lax.mul(idx, _to(step, dt)), _to(start, dt))
+    return lax.add(lax.mul(idx, _const(step, idx)), _const(start, idx))
 
 
 def eye(N, M=None, k=0, dtype=None):
@@ -188,14 +234,14 @@ def eye(N, M=None, k=0, dtype=None):
         return asarray(np.eye(N, M, k, dtype=dt))
     rows = lax.broadcasted_iota(int32, (N, M), 0)
     cols = lax.broadcasted_iota(int32, (N, M), 1)
-    return _to(lax.eq(lax.add(rows, _to(k, int32)), cols), dt)
+    return _to(lax.eq(lax.add(rows, _const(k, rows)), cols), dt)
 
 
 # --- elementwise ----------------------------------------------------------------------------
 
 def _binary(name, lax_fn, *, floats=False, doc=None):
     def f(x1, x2):
-        xs = _float_args(x1, x2) if floats else _promote_broadcast(x1, x2)
+        xs = _float_args(x1, x2, name=name) if floats else _promote_broadcast(x1, x2, name=name)
         return lax_fn(*xs)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc or f"NumPy's ``{name}``, elementwise with broadcasting."
@@ -238,17 +284,17 @@ bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
 
 @eager
 def logical_and(x1, x2):
-    return lax.bitwise_and(*_broadcast(astype(x1, bool_), astype(x2, bool_)))
+    return lax.bitwise_and(*_broadcast(astype(x1, bool_), astype(x2, bool_), name="logical_and"))
 
 
 @eager
 def logical_or(x1, x2):
-    return lax.bitwise_or(*_broadcast(astype(x1, bool_), astype(x2, bool_)))
+    return lax.bitwise_or(*_broadcast(astype(x1, bool_), astype(x2, bool_), name="logical_or"))
 
 
 @eager
 def logical_xor(x1, x2):
-    return lax.bitwise_xor(*_broadcast(astype(x1, bool_), astype(x2, bool_)))
+    return lax.bitwise_xor(*_broadcast(astype(x1, bool_), astype(x2, bool_), name="logical_xor"))
 
 
 @eager
@@ -268,7 +314,7 @@ bitwise_not = invert
 @eager
 def floor_divide(x1, x2):
     """``x1 // x2``: division rounded toward minus infinity (NumPy semantics)."""
-    x, y = _promote_broadcast(x1, x2)
+    x, y = _promote_broadcast(x1, x2, name="floor_divide")
     if x.dtype == bool_:
         x, y = _to(x, int8), _to(y, int8)
     if dtypes.is_unsigned(x.dtype):
@@ -276,29 +322,41 @@ def floor_divide(x1, x2):
     if dtypes.is_int(x.dtype):
         q, r = lax.div(x, y), lax.rem(x, y)
         fix = _int_fix(r, y)
-        return lax.select(fix, lax.sub(q, _to(1, x.dtype)), q)
+        return lax.select(fix, lax.sub(q, _const(1, q)), q)
     return _float_divmod(x, y)[0]
 
 
 def _int_fix(r, y):
-    zero = _to(0, r.dtype)
+    zero = _const(0, r)
     return lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(y, zero)))
 
 
 def _float_divmod(x, y):
+    """NumPy's ``npy_divmod``: (floor quotient, remainder with the divisor's sign)."""
+    zero, one = _const(0, x), _const(1, x)
+    neg_zero = _const(-0.0, x)
     mod = lax.rem(x, y)
+    quot = lax.div(x, y)
     div = lax.div(lax.sub(x, mod), y)
-    zero = _to(0, x.dtype)
-    ind = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.lt(y, zero), lax.lt(mod, zero)))
-    mod = lax.select(ind, lax.add(mod, y), mod)
-    div = lax.select(ind, lax.sub(div, _to(1, x.dtype)), div)
-    return lax.round(div), mod
+    fix = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.lt(y, zero), lax.lt(mod, zero)))
+    mod = lax.select(fix, lax.add(mod, y), mod)
+    div = lax.select(fix, lax.sub(div, one), div)
+    # A zero remainder takes the divisor's sign.
+    mod = lax.select(lax.eq(mod, zero), lax.select(lax.lt(y, zero), neg_zero, zero), mod)
+    floordiv = lax.floor(div)
+    floordiv = lax.select(lax.gt(lax.sub(div, floordiv), _const(0.5, x)),
+                          lax.add(floordiv, one), floordiv)
+    floordiv = lax.select(lax.eq(div, zero), lax.select(lax.lt(quot, zero), neg_zero, zero),
+                          floordiv)
+    # Division by zero: x / 0 (inf or nan), as NumPy.
+    floordiv = lax.select(lax.eq(y, zero), quot, floordiv)
+    return floordiv, mod
 
 
 @eager
 def remainder(x1, x2):
     """``x1 % x2``: the result has the sign of the divisor (NumPy semantics)."""
-    x, y = _promote_broadcast(x1, x2)
+    x, y = _promote_broadcast(x1, x2, name="remainder")
     if dtypes.is_unsigned(x.dtype) or x.dtype == bool_:
         return lax.rem(x, y)
     if dtypes.is_int(x.dtype):
@@ -313,7 +371,7 @@ mod = remainder
 @eager
 def fmod(x1, x2):
     """C's fmod: the result has the sign of the dividend."""
-    return lax.rem(*_promote_broadcast(x1, x2))
+    return lax.rem(*_promote_broadcast(x1, x2, name="fmod"))
 
 
 def power(x1, x2):
@@ -329,7 +387,7 @@ def _integer_pow(x, n):
     if n < 0:
         if not dtypes.is_float(x.dtype):
             _error("integers to negative integer powers are not allowed")
-        return lax.div(_to(1, x.dtype), _integer_pow(x, -n))
+        return lax.div(_const(1, x), _integer_pow(x, -n))
     acc, base = None, x
     while n:
         if n & 1:
@@ -342,20 +400,20 @@ def _integer_pow(x, n):
 
 @eager
 def _power(x1, x2):
-    x, y = _promote_broadcast(x1, x2)
+    x, y = _promote_broadcast(x1, x2, name="power")
     if dtypes.is_float(x.dtype):
         return lax.pow(x, y)
     if x.dtype == bool_:
         x, y = _to(x, int8), _to(y, int8)
     # Exact integer power by squaring over the exponent's bits; negative exponents give 0.
-    one = _to(1, x.dtype)
-    acc, base = lax.broadcast_in_dim(one, x.shape, ()), x
+    one = _const(1, x)
+    acc, base = one, x
     for bit in range(x.dtype.itemsize * 8 - (0 if dtypes.is_unsigned(x.dtype) else 1)):
-        set_ = lax.ne(lax.bitwise_and(y, _to(1 << bit, x.dtype)), _to(0, x.dtype))
+        set_ = lax.ne(lax.bitwise_and(y, _const(1 << bit, y)), _const(0, y))
         acc = lax.select(set_, lax.mul(acc, base), acc)
         base = lax.mul(base, base)
     if not dtypes.is_unsigned(x.dtype):
-        acc = lax.select(lax.lt(y, _to(0, x.dtype)), lax.sub(one, one), acc)
+        acc = lax.select(lax.lt(y, _const(0, y)), lax.sub(one, one), acc)
     return acc
 
 
@@ -404,7 +462,7 @@ def round(a, decimals=0):  # noqa: A001
         return x
     if decimals == 0:
         return lax.round(x, "to_nearest_even")
-    scale = _to(10.0 ** decimals, x.dtype)
+    scale = _const(10.0 ** decimals, x)
     return lax.div(lax.round(lax.mul(x, scale), "to_nearest_even"), scale)
 
 
@@ -420,7 +478,7 @@ def square(x):
 @eager
 def reciprocal(x):
     (x,) = _promote(x)
-    return lax.div(_to(1, x.dtype), x)
+    return lax.div(_const(1, x), x)
 
 
 @eager
@@ -430,7 +488,7 @@ def where(condition, x=None, y=None):
         _error("where(condition) without x and y needs a size= argument; it is not "
                "supported yet: use where(condition, x, y)")
     x, y = _promote(x, y)
-    c, x, y = _broadcast(astype(condition, bool_), x, y)
+    c, x, y = _broadcast(astype(condition, bool_), x, y, name="where")
     return lax.select(c, x, y)
 
 
@@ -515,7 +573,7 @@ def mean(a, axis=None, dtype=None, keepdims=False):
     axes = _axes(axis, x.ndim)
     count = int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
     total = sum(_to(x, dt, x.weak_type), axis=axes, keepdims=keepdims)
-    return lax.div(total, _to(count, dt))
+    return lax.div(total, _const(count, total))
 
 
 def _argreduce(lax_fn):
@@ -853,8 +911,11 @@ def _getitem(x, idx):
                 start.append(s), limit.append(s + (n - 1) * st + 1 if n else s)
                 strides.append(st)
             else:
-                first = s + (n - 1) * st if n else 0
-                start.append(first), limit.append(s + 1 if n else 0), strides.append(-st)
+                # Reverse the dimension first, then take a positive-step slice of it: element
+                # s - k*|st| of x is element (d-1-s) + k*|st| of the reversed dimension.
+                first = d - 1 - s if n else 0
+                start.append(first), limit.append(first + (n - 1) * -st + 1 if n else 0)
+                strides.append(-st)
                 rev_dims.append(dim)
             out_shape.append(n)
         elif isinstance(i, Tracer) or hasattr(i, "aval") or isinstance(i, np.ndarray | list):
@@ -870,7 +931,7 @@ def _getitem(x, idx):
             k %= d
             start.append(k), limit.append(k + 1), strides.append(1)
         dim += 1
-    y = lax.slice(x, start, limit, strides)
     if rev_dims:
-        y = lax.rev(y, rev_dims)
+        x = lax.rev(x, rev_dims)
+    y = lax.slice(x, start, limit, strides)
     return lax.reshape(y, tuple(out_shape))

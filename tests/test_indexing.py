@@ -1,0 +1,98 @@
+"""Basic indexing (ints, slices, None, Ellipsis) on tracers and Arrays against NumPy."""
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+from ember.errors import EmberError
+
+X = np.arange(3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
+
+INDICES = [
+    0, -1, 2, (1, 2), (-1, -2, -3), (0, 1, 4), slice(None), slice(1, None), slice(None, 2),
+    slice(None, None, 2), slice(None, None, -1), slice(-1, 0, -1), slice(2, None, -2),
+    slice(5, -10, -1), slice(1, 1), slice(10, 20), (slice(None), 1), (slice(None), slice(1, 3)),
+    (Ellipsis, 0), (Ellipsis, slice(None, None, -2)), (0, Ellipsis), (1, Ellipsis, 2),
+    (None,), (None, 0), (0, None, slice(None), None), (Ellipsis, None),
+    (slice(None, None, -1), None, Ellipsis, 3), (slice(0, 3, 2), -1, slice(4, 0, -3)),
+    Ellipsis, (), (slice(-2, None), slice(None, None, 3), -5),
+]
+
+
+def _check(got, want):
+    assert isinstance(got, ember.Array)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_indexing_under_jit():
+    outs = ember.jit(lambda x: [x[i] for i in INDICES])(X)
+    for idx, got in zip(INDICES, outs, strict=True):
+        try:
+            _check(got, X[idx])
+        except AssertionError as e:
+            raise AssertionError(f"index {idx!r}: {e}") from None
+
+
+@pytest.mark.parametrize("idx", INDICES[:12], ids=repr)
+def test_indexing_arrays(idx):
+    _check(enp.asarray(X)[idx], X[idx])
+
+
+def test_indexing_int_and_bool_dtypes_and_scalars():
+    xi = np.arange(6, dtype=np.int8).reshape(2, 3)
+    xb = xi % 2 == 0
+    v = np.arange(4, dtype=np.int32)
+
+    def f(xi, xb, v):
+        return xi[1, ::-1], xb[:, 1], v[-1], v[::-3], v[None, 1:3], v[...]
+
+    wants = (xi[1, ::-1], xb[:, 1], v[-1], v[::-3], v[None, 1:3], v[...])
+    for outs in (ember.jit(f)(xi, xb, v), f(enp.asarray(xi), enp.asarray(xb), enp.asarray(v))):
+        for got, want in zip(outs, wants, strict=True):
+            _check(got, np.asarray(want))
+
+
+def test_zero_size_dims():
+    e = np.zeros((0, 3), np.float32)
+    outs = ember.jit(lambda x: (x[:, 1], x[::-1], x[..., :0], x[None, :, 2:]))(e)
+    for got, want in zip(outs, (e[:, 1], e[::-1], e[..., :0], e[None, :, 2:]), strict=True):
+        _check(got, want)
+
+
+def test_iteration_and_len():
+    a = enp.asarray(X)
+    assert len(a) == 3
+    rows = list(a)
+    for got, want in zip(rows, X, strict=True):
+        _check(got, want)
+    outs = ember.jit(lambda x: [r.sum() for r in x])(X[0])
+    for got, want in zip(outs, X[0], strict=True):
+        np.testing.assert_allclose(np.asarray(got), want.sum())
+
+
+def test_out_of_bounds_int_raises_index_error():
+    with pytest.raises(IndexError, match="out of bounds"):
+        ember.jit(lambda x: x[3])(X)
+    with pytest.raises(IndexError, match="out of bounds"):
+        ember.jit(lambda x: x[0, -5])(X)
+    with pytest.raises(IndexError, match="out of bounds"):
+        enp.asarray(X)[:, 4]
+
+
+def test_too_many_indices_raises():
+    with pytest.raises(EmberError, match="too many indices"):
+        ember.jit(lambda x: x[0, 0, 0, 0])(X)
+    with pytest.raises(EmberError, match="too many indices"):
+        enp.asarray(X)[0, 0, 0, None, 0]
+    with pytest.raises(EmberError, match="single ellipsis"):
+        ember.jit(lambda x: x[..., 0, ...])(X)
+
+
+def test_invalid_index_type_raises():
+    with pytest.raises(EmberError, match="invalid index"):
+        ember.jit(lambda x: x["a"])(X)
+    with pytest.raises(EmberError, match="invalid index"):
+        ember.jit(lambda x: x[1.5])(X)
