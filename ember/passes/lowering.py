@@ -266,9 +266,66 @@ for _n, _cls in {"exp": math_d.ExpOp, "expm1": math_d.ExpM1Op, "log": math_d.Log
                  "log1p": math_d.Log1pOp, "sqrt": math_d.SqrtOp, "rsqrt": math_d.RsqrtOp,
                  "sin": math_d.SinOp, "cos": math_d.CosOp, "tan": math_d.TanOp,
                  "tanh": math_d.TanhOp, "erf": math_d.ErfOp, "floor": math_d.FloorOp,
-                 "ceil": math_d.CeilOp, "atan2": math_d.Atan2Op, "pow": math_d.PowFOp}.items():
+                 "ceil": math_d.CeilOp}.items():
     SCALAR[_n] = _math(_cls)
     LOWERINGS[f"ember.{_n}"] = lower_elementwise
+
+
+@scalar("atan2")
+@_in_f32
+def _atan2(args, dt, attrs):
+    # The result has the sign of y, -0.0 included (atan2(-0.0, -1.0) == -pi); IREE's
+    # expansion of math.atan2 loses the sign of a zero y.
+    # It also gives NaN where y and x are both zeros or both infinities; C's atan2 does not.
+    y, x = args
+    zero, inf = scalar_const(0.0, dt), scalar_const(np.inf, dt)
+    x_neg = _signbit(x, dt)
+    r = math_d.Atan2Op(y, x).result
+    both_zero = arith.AndIOp(_cmpf("oeq", y, zero), _cmpf("oeq", x, zero)).result
+    r = arith.SelectOp(both_zero, arith.SelectOp(x_neg, scalar_const(np.pi, dt),
+                                                 zero).result, r).result
+    both_inf = arith.AndIOp(_cmpf("oeq", math_d.AbsFOp(y).result, inf),
+                            _cmpf("oeq", math_d.AbsFOp(x).result, inf)).result
+    r = arith.SelectOp(both_inf, arith.SelectOp(x_neg, scalar_const(3 * np.pi / 4, dt),
+                                                scalar_const(np.pi / 4, dt)).result, r).result
+    return math_d.CopySignOp(r, y).result
+
+
+def _signbit(x, dt) -> ir.Value:
+    bits = ir.IntegerType.get_signless(np.dtype(dt).itemsize * 8)
+    ix = arith.BitcastOp(bits, x).result
+    return arith.CmpIOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _CMPI["slt"]), ix,
+                        arith.ConstantOp(bits, ir.IntegerAttr.get(bits, 0)).result).result
+
+
+@scalar("pow")
+@_in_f32
+def _pow(args, dt, attrs):
+    """C's ``pow``: IREE expands ``math.powf`` as exp(y * log(x)), which is NaN for every
+    negative base and for pow(x, 0), pow(1, y) with a NaN; mend the magnitude's sign and the
+    exact cases around it."""
+    x, y = args
+    zero, one, half = (scalar_const(v, dt) for v in (0.0, 1.0, 0.5))
+    inf, nan = scalar_const(np.inf, dt), scalar_const(np.nan, dt)
+    ax, ay = math_d.AbsFOp(x).result, math_d.AbsFOp(y).result
+    mag = math_d.PowFOp(ax, y).result
+    y_finite = _cmpf("one", ay, inf)
+    y_int = arith.AndIOp(_cmpf("oeq", math_d.FloorOp(y).result, y), y_finite).result
+    yh = arith.MulFOp(y, half).result
+    y_odd = arith.AndIOp(y_int, _cmpf("une", math_d.FloorOp(yh).result, yh)).result
+    r = arith.SelectOp(arith.AndIOp(_signbit(x, dt), y_odd).result, arith.NegFOp(mag).result,
+                       mag).result
+    # a finite negative base to a finite non-integral power
+    x_neg_finite = arith.AndIOp(_cmpf("olt", x, zero),
+                                _cmpf("ogt", x, scalar_const(-np.inf, dt))).result
+    not_int = arith.XOrIOp(y_int, scalar_const(True, dtypes.bool_)).result
+    r = arith.SelectOp(arith.AndIOp(x_neg_finite, arith.AndIOp(not_int, y_finite).result).result,
+                       nan, r).result
+    # pow(+-1, +-inf) == 1, pow(1, y) == 1, pow(x, +-0) == 1, NaNs included
+    unit_inf = arith.AndIOp(_cmpf("oeq", ax, one), _cmpf("oeq", ay, inf)).result
+    exact_one = arith.OrIOp(arith.OrIOp(unit_inf, _cmpf("oeq", x, one)).result,
+                            _cmpf("oeq", y, zero)).result
+    return arith.SelectOp(exact_one, one, r).result
 
 
 @scalar("logistic")
@@ -356,6 +413,13 @@ def convert_scalar(x: ir.Value, src, dst) -> ir.Value:
         return (arith.FPToUIOp if dtypes.is_unsigned(dst) else arith.FPToSIOp)(t, x).result
     unsigned_src = dtypes.is_unsigned(src) or dtypes.is_bool(src)
     if dtypes.is_float(dst):
+        if dst == dtypes.bfloat16:
+            # Through float32 (as ml_dtypes does), rounding by hand: LLVM turns sitofp/uitofp to
+            # bf16 (and MLIR folds truncf(sitofp)) into calls of __truncsfbf2, which IREE's
+            # linker does not have.
+            f32 = ir.F32Type.get()
+            wide = (arith.UIToFPOp if unsigned_src else arith.SIToFPOp)(f32, x).result
+            return _f32_to_bf16_rne(wide)
         return (arith.UIToFPOp if unsigned_src else arith.SIToFPOp)(t, x).result
     if dst.itemsize > src.itemsize or dtypes.is_bool(src):
         return (arith.ExtUIOp if unsigned_src else arith.ExtSIOp)(t, x).result
@@ -364,14 +428,27 @@ def convert_scalar(x: ir.Value, src, dst) -> ir.Value:
     return x  # same width, signedness only
 
 
+def _f32_to_bf16_rne(x: ir.Value) -> ir.Value:
+    """float32 -> bfloat16, round to nearest even, with integer ops (x is not NaN here)."""
+    i32, i16 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(16)
+
+    def c(v):
+        return arith.ConstantOp(i32, ir.IntegerAttr.get(i32, v)).result
+    bits = arith.BitcastOp(i32, x).result
+    lsb = arith.AndIOp(arith.ShRUIOp(bits, c(16)).result, c(1)).result
+    rounded = arith.AddIOp(bits, arith.AddIOp(c(0x7FFF), lsb).result).result
+    high = arith.TruncIOp(i16, arith.ShRUIOp(rounded, c(16)).result).result
+    return arith.BitcastOp(ir.BF16Type.get(), high).result
+
+
 # --- creation -----------------------------------------------------------------------------
 
 @lowering("constant")
 def _lower_constant(c: LowerCall):
     value = c.attrs["value"]
     out = c.out_avals[0]
-    if value.dtype == dtypes.bfloat16:
-        value = value.astype(np.float32)
+    if value.dtype == dtypes.bfloat16:   # the buffer protocol has no bf16: pass the bits
+        value = value.view(np.uint16)
     value = value if value.flags.c_contiguous else value.copy(order="C")
     attr = ir.DenseElementsAttr.get(value, type=ttype(out))
     return [arith.ConstantOp(ttype(out), attr).result]
@@ -401,13 +478,16 @@ def _lower_broadcast(c: LowerCall):
 @lowering("reshape")
 def _lower_reshape(c: LowerCall):
     (x,), (xa,), out = c.operands, c.in_avals, c.out_avals[0]
+    if xa.ndim == 0:     # a rank-0 tensor expands to all-ones shapes, with no groups
+        return [tensor.ExpandShapeOp(ttype(out), x, _reassoc([]), [], list(out.shape)).result]
+    if out.ndim == 0:
+        return [tensor.CollapseShapeOp(ttype(out), x, _reassoc([])).result]
     flat = ShapedArray((xa.size,), xa.dtype)
     if xa.ndim != 1:
-        reassoc = [list(range(xa.ndim))] if xa.ndim else []
-        x = tensor.CollapseShapeOp(ttype(flat), x, _reassoc(reassoc)).result
+        x = tensor.CollapseShapeOp(ttype(flat), x, _reassoc([list(range(xa.ndim))])).result
     if out.ndim != 1:
-        reassoc = [list(range(out.ndim))] if out.ndim else []
-        x = tensor.ExpandShapeOp(ttype(out), x, _reassoc(reassoc), [], list(out.shape)).result
+        x = tensor.ExpandShapeOp(ttype(out), x, _reassoc([list(range(out.ndim))]), [],
+                                 list(out.shape)).result
     return [x]
 
 
@@ -420,14 +500,26 @@ def _reassoc(groups) -> ir.ArrayAttr:
 @lowering("transpose")
 def _lower_transpose(c: LowerCall):
     out = c.out_avals[0]
-    return [linalg.transpose(c.operands[0], outs=[empty(out)],
-                             permutation=list(c.attrs["permutation"]))]
+    res = linalg.transpose(c.operands[0], outs=[empty(out)],
+                           permutation=list(c.attrs["permutation"]))
+    return [_value(res)]
+
+
+def _value(res) -> ir.Value:
+    """The result of a linalg builder, which returns the op or its value depending on arity."""
+    if isinstance(res, ir.Value):
+        return res
+    if isinstance(res, ir.OpResultList):
+        return res[0]
+    return res.results[0]
 
 
 @lowering("slice")
 def _lower_slice(c: LowerCall):
     out = c.out_avals[0]
     strides = c.attrs["strides"] or (1,) * len(out.shape)
+    if out.size == 0:   # extract_slice rejects offset 0 into an empty dimension
+        return [empty(out)]
     return [tensor.ExtractSliceOp(ttype(out), c.operands[0], [], [], [],
                                   list(c.attrs["start_indices"]), list(out.shape),
                                   list(strides)).result]
@@ -458,11 +550,13 @@ def _lower_pad(c: LowerCall):
         start.append(first)
         size.append(max(end - first, 0))
         offset.append(min(lo + first * step, n))
+    init = linalg.fill(tensor.ExtractOp(value, []).result, outs=[empty(out)])
+    if 0 in size:       # nothing of the operand is left: all padding
+        return [init]
     if tuple(start) != (0,) * len(start) or tuple(size) != xa.shape:
         cropped = ShapedArray(tuple(size), xa.dtype)
         x = tensor.ExtractSliceOp(ttype(cropped), x, [], [], [], start, size,
                                   [1] * len(size)).result
-    init = linalg.fill(value, outs=[empty(out)])
     return [tensor.InsertSliceOp(x, init, [], [], [], offset, size,
                                  [it + 1 for it in interior]).result]
 
@@ -472,8 +566,10 @@ def _lower_pad(c: LowerCall):
 def _reduce_init(kind: str, dt):
     if kind == "sum" or kind == "or":
         return 0
-    if kind == "prod" or kind == "and":
+    if kind == "prod":
         return 1
+    if kind == "and":
+        return True if dtypes.is_bool(dt) else -1   # all bits set
     if dtypes.is_bool(dt):
         return kind == "min"
     if dtypes.is_float(dt):
@@ -537,6 +633,8 @@ def _lower_dot_general(c: LowerCall):
     lb, rb = c.attrs["lhs_batch"], c.attrs["rhs_batch"]
     dt = la.dtype
     acc_dt = np.dtype("float32") if dtypes.is_float(dt) and dt.itemsize < 4 else dt
+    if any(la.shape[d] == 0 for d in lc):   # an empty sum: zeros (IREE's matmul traps on K=0)
+        return [filled(out, 0)]
     acc_aval = ShapedArray(out.shape, acc_dt)
     init = filled(acc_aval, 0)
     if acc_dt == dt and not lb and la.ndim == ra.ndim == 2 and lc == (1,) and rc == (0,):
@@ -587,7 +685,20 @@ def _lower_call(c: LowerCall):
 def _lower_rev(c: LowerCall):
     (x,), (xa,), out = c.operands, c.in_avals, c.out_avals[0]
     rank, dims = xa.ndim, c.attrs["dimensions"]
-    exprs = [ir.AffineConstantExpr.get(xa.shape[d] - 1) - ir.AffineDimExpr.get(d)
-             if d in dims else ir.AffineDimExpr.get(d) for d in range(rank)]
-    return generic([x], [ir.AffineMap.get(rank, 0, exprs)], [empty(out)], [identity_map(rank)],
-                   ["parallel"] * rank, lambda a, _o: [a])
+    if out.size == 0:
+        return [empty(out)]
+    # A gather from reversed indices: an indexing map like (d0) -> (3 - d0) is rejected by
+    # IREE's dispatch verifier.
+    index = ir.IndexType.get()
+
+    def body(_o):
+        idx = []
+        for d in range(rank):
+            i = linalg.IndexOp(d).result
+            if d in dims:
+                last = arith.ConstantOp(index, ir.IntegerAttr.get(index, xa.shape[d] - 1))
+                i = arith.SubIOp(last.result, i).result
+            idx.append(i)
+        return [tensor.ExtractOp(x, idx).result]
+
+    return generic([], [], [empty(out)], [identity_map(rank)], ["parallel"] * rank, body)

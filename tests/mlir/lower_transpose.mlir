@@ -1,5 +1,4 @@
 // ember.transpose lowers to linalg.transpose.
-// XFAIL: lowering.py _lower_transpose returns the TransposeOp, not its result value
 // RUN: ember-opt %s --ember-to-linalg | filecheck %s
 
 // CHECK-LABEL: func.func @transpose

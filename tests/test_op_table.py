@@ -1,0 +1,210 @@
+"""The op table: every ember op is declared, documented, lowerable and type-checked."""
+
+import numpy as np
+import pytest
+
+from ember import dtypes
+from ember._mlir import default_session, ir
+from ember.core import ShapedArray
+from ember.dialects import OPS, OpTypeError, decode_attrs
+from ember.dialects.ops import BINARY, COMPARE, REDUCE, UNARY
+from ember.passes.lowering import LOWERINGS, SCALAR
+
+
+def A(shape, dtype="float32"):
+    return ShapedArray(tuple(shape), np.dtype(dtype))
+
+
+F32, I32, BOOL = "float32", "int32", "bool"
+
+# One (operands, attributes) per op that its result-type rule must reject with OpTypeError.
+_BAD: dict[str, list[tuple[list[ShapedArray], dict]]] = {
+    "ember.constant": [],   # filled below: a constant has no operands to get wrong
+    "ember.iota": [([], {"shape": (3,), "dimension": 1, "dtype": np.dtype(I32)}),
+                   ([], {"shape": (3,), "dimension": 0, "dtype": np.dtype(BOOL)})],
+    "ember.select": [([A((3,), BOOL), A((3,)), A((3,), I32)], {}),
+                     ([A((3,), I32), A((3,)), A((3,))], {}),
+                     ([A((2,), BOOL), A((3,)), A((3,))], {})],
+    "ember.convert": [([A((3,)), A((3,))], {"new_dtype": np.dtype(I32)})],
+    "ember.broadcast_in_dim": [
+        ([A((3,))], {"shape": (2, 4), "broadcast_dimensions": (1,)}),
+        ([A((3,))], {"shape": (3, 2), "broadcast_dimensions": ()}),
+        ([A((2, 3))], {"shape": (3, 2), "broadcast_dimensions": (1, 0)})],
+    "ember.reshape": [([A((2, 3))], {"new_sizes": (4,)}),
+                      ([A((2, 3))], {"new_sizes": (-1, 6)})],
+    "ember.transpose": [([A((2, 3))], {"permutation": (0, 0)}),
+                        ([A((2, 3))], {"permutation": (0,)})],
+    "ember.rev": [([A((2, 3))], {"dimensions": (2,)}),
+                  ([A((2, 3))], {"dimensions": (0, 0)})],
+    "ember.slice": [
+        ([A((4,))], {"start_indices": (0,), "limit_indices": (5,), "strides": ()}),
+        ([A((4,))], {"start_indices": (3,), "limit_indices": (2,), "strides": ()}),
+        ([A((4,))], {"start_indices": (0,), "limit_indices": (4,), "strides": (0,)}),
+        ([A((4, 2))], {"start_indices": (0,), "limit_indices": (4,), "strides": ()})],
+    "ember.concatenate": [([A((2, 3)), A((2, 4))], {"dimension": 0}),
+                          ([A((2, 3)), A((2, 3), I32)], {"dimension": 0}),
+                          ([A((2, 3))], {"dimension": 2}),
+                          ([], {"dimension": 0})],
+    "ember.pad": [
+        ([A((3,)), A((), I32)], {"low": (0,), "high": (0,), "interior": (0,)}),
+        ([A((3,)), A((1,))], {"low": (0,), "high": (0,), "interior": (0,)}),
+        ([A((3,)), A(())], {"low": (0,), "high": (0,), "interior": (-1,)}),
+        ([A((3,)), A(())], {"low": (-2,), "high": (-2,), "interior": (0,)}),
+        ([A((3,)), A(())], {"low": (0, 0), "high": (0,), "interior": (0,)})],
+    "ember.argmax": [([A((3, 0))], {"axis": 1, "index_dtype": np.dtype(I32)}),
+                     ([A((3,))], {"axis": 1, "index_dtype": np.dtype(I32)}),
+                     ([A((3,))], {"axis": 0, "index_dtype": np.dtype(F32)})],
+    "ember.dot_general": [
+        ([A((2, 3)), A((4, 5))], {"lhs_contracting": (1,), "rhs_contracting": (0,),
+                                  "lhs_batch": (), "rhs_batch": ()}),
+        ([A((2, 3)), A((3, 5), I32)], {"lhs_contracting": (1,), "rhs_contracting": (0,),
+                                       "lhs_batch": (), "rhs_batch": ()}),
+        ([A((2, 3), BOOL), A((3, 5), BOOL)], {"lhs_contracting": (1,),
+                                              "rhs_contracting": (0,),
+                                              "lhs_batch": (), "rhs_batch": ()}),
+        ([A((2, 3)), A((3, 5))], {"lhs_contracting": (1,), "rhs_contracting": (),
+                                  "lhs_batch": (), "rhs_batch": ()}),
+        ([A((2, 3)), A((3, 5))], {"lhs_contracting": (2,), "rhs_contracting": (0,),
+                                  "lhs_batch": (), "rhs_batch": ()})],
+}
+_BAD["ember.argmin"] = _BAD["ember.argmax"]
+
+for _name, _cls in UNARY.items():
+    _bad = [([A((3,), BOOL)], {})] if _name != "not" else [([A((3,))], {})]
+    if _cls[0] == "float":
+        _bad.append(([A((3,), I32)], {}))
+    if _name == "round":
+        _bad = [(a, {"rounding_method": "away_from_zero"}) for a, _ in _bad]
+    _BAD[f"ember.{_name}"] = _bad
+for _name, _cls in list(BINARY.items()) + [(c, "any") for c in COMPARE]:
+    _bad = [([A((3,)), A((4,))], {}), ([A((3,)), A((3,), I32)], {})]
+    if _cls in ("numeric", "float"):
+        _bad.append(([A((3,), BOOL), A((3,), BOOL)], {}))
+    if _cls in ("float",):
+        _bad.append(([A((3,), I32), A((3,), I32)], {}))
+    if _cls == "integral":
+        _bad.append(([A((3,)), A((3,))], {}))
+    _BAD[f"ember.{_name}"] = _bad
+for _name, _cls in REDUCE.items():
+    _bad = [([A((2, 3))], {"axes": (2,)}), ([A((2, 3))], {"axes": (0, 0)})]
+    _bad.append(([A((2, 3), BOOL if _cls == "numeric" else F32)], {"axes": (0,)})
+                if _cls in ("numeric", "integral") else ([A((2, 3))], {"axes": (-1,)}))
+    _BAD[f"ember.{_name}"] = _bad
+
+ALL = sorted(OPS)
+TYPED = sorted(n for n in OPS if OPS[n].infer is not None)
+
+
+def test_every_op_has_bad_inputs_listed():
+    assert set(_BAD) | {"ember.call"} >= set(OPS), "add bad inputs for new ops to _BAD"
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_op_has_lowering(name):
+    assert name in LOWERINGS, f"{name} has no lowering rule"
+    assert callable(LOWERINGS[name])
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_op_is_documented(name):
+    op = OPS[name]
+    assert op.doc and len(op.doc.strip()) > 10, f"{name} has no docstring"
+    assert op.name == name and name.startswith("ember.")
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if OPS[n].family == "elementwise"])
+def test_elementwise_op_has_scalar_emitter(name):
+    assert OPS[name].short_name in SCALAR, f"{name} has no scalar emitter"
+
+
+def test_no_stray_rules():
+    """Lowering rules and scalar emitters belong to declared ops."""
+    assert set(LOWERINGS) <= set(OPS)
+    assert {f"ember.{n}" for n in SCALAR} <= set(OPS)
+
+
+@pytest.mark.parametrize("name", [n for n in TYPED if n != "ember.constant"])
+def test_result_rule_rejects_bad_inputs(name):
+    op = OPS[name]
+    cases = _BAD[name]
+    assert cases, f"no bad inputs listed for {name}"
+    for avals, attrs in cases:
+        with pytest.raises(OpTypeError):
+            op.result_avals(avals, op.check_attrs(attrs))
+
+
+@pytest.mark.parametrize("name", [n for n in TYPED if OPS[n].num_operands is not None
+                                  and OPS[n].num_operands > 0])
+def test_result_rule_rejects_wrong_operand_count(name):
+    op = OPS[name]
+    good_avals, attrs = _BAD[name][0]
+    with pytest.raises(OpTypeError):
+        op.result_avals(list(good_avals) + [A((3,))], op.check_attrs(attrs))
+
+
+def test_constant_rule():
+    op = OPS["ember.constant"]
+    (out,) = op.result_avals([], {"value": np.zeros((2, 3), dtypes.bfloat16)})
+    assert out.shape == (2, 3) and out.dtype == dtypes.bfloat16
+    with pytest.raises(OpTypeError):
+        op.result_avals([A(())], {"value": np.zeros(3, np.float32)})
+    with pytest.raises(OpTypeError):
+        op.check_attrs({})
+
+
+def test_attrs_rejected():
+    with pytest.raises(OpTypeError):
+        OPS["ember.round"].check_attrs({"rounding_method": "up"})
+    with pytest.raises(OpTypeError):
+        OPS["ember.add"].check_attrs({"axes": (0,)})
+    with pytest.raises(OpTypeError):
+        OPS["ember.reduce_sum"].check_attrs({})
+
+
+def test_good_inputs_accepted():
+    """The rules are not simply rejecting everything."""
+    f32 = np.dtype(F32)
+    assert OPS["ember.add"].result_avals([A((3,)), A((3,))], {}) == [A((3,))]
+    assert OPS["ember.lt"].result_avals([A((3,)), A((3,))], {}) == [A((3,), BOOL)]
+    assert OPS["ember.pad"].result_avals(
+        [A((3,)), A(())], {"low": (-1,), "high": (2,), "interior": (1,)}) == [A((6,))]
+    assert OPS["ember.slice"].result_avals(
+        [A((7,))], {"start_indices": (1,), "limit_indices": (7,), "strides": (2,)}) == [A((3,))]
+    assert OPS["ember.dot_general"].result_avals(
+        [A((5, 2, 3)), A((5, 3, 4))],
+        {"lhs_contracting": (2,), "rhs_contracting": (1,), "lhs_batch": (0,),
+         "rhs_batch": (0,)}) == [A((5, 2, 4))]
+    assert OPS["ember.broadcast_in_dim"].result_avals(
+        [A((1, 3))], {"shape": (2, 4, 3), "broadcast_dimensions": (1, 2)}) == [A((2, 4, 3))]
+    assert OPS["ember.convert"].result_avals([A((3,))], {"new_dtype": np.dtype(I32)}) == \
+        [A((3,), I32)]
+    assert OPS["ember.iota"].result_avals(
+        [], {"shape": (2, 3), "dimension": 1, "dtype": f32}) == [A((2, 3))]
+
+
+_CALL_MODULE = """
+module {
+  func.func @g(%a: tensor<3xf32>) -> tensor<3xf32> { return %a : tensor<3xf32> }
+  func.func @main(%x: tensor<3xf32>, %y: tensor<3xi32>) -> tensor<3xf32> {
+    %0 = "ember.call"(%x) {callee = @g} : (tensor<3xf32>) -> tensor<3xf32>
+    %1 = "ember.call"(%y) {callee = @g} : (tensor<3xi32>) -> tensor<3xf32>
+    %2 = "ember.call"(%x) {callee = @nope} : (tensor<3xf32>) -> tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }
+}
+"""
+
+
+def test_call_verifier_rejects_bad_calls():
+    op = OPS["ember.call"]
+    with default_session().context:
+        module = ir.Module.parse(_CALL_MODULE)
+        main = list(module.body.operations)[1]
+        calls = [o for o in main.regions[0].blocks[0].operations
+                 if o.operation.name == "ember.call"]
+        assert len(calls) == 3
+        good, wrong_types, undefined = (c.operation for c in calls)
+        op.verify_op(good, decode_attrs(op, good))
+        for bad in (wrong_types, undefined):
+            with pytest.raises(OpTypeError):
+                op.verify_op(bad, decode_attrs(op, bad))
