@@ -1152,8 +1152,6 @@ def test_constants():
         check(got, want, exact=True, signed_zeros=True, label=_id(want.dtype))
 
 
-@pytest.mark.xfail(strict=True, reason="ember/dialects/base.py _dense_to_numpy indexes a "
-                   "DenseElementsAttr that is not subscriptable for bf16 (ember-verify fails)")
 def test_bfloat16_constant_not_splat():
     check(BF16_CONST_JIT(), _BF16_CONST, exact=True)
 

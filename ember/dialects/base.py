@@ -8,10 +8,12 @@ differentiation) live in tables of their own, keyed by the op name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ember._mlir import dtype_of_element, element_type, ir, tensor_type
@@ -147,10 +149,25 @@ def decode_attr(kind: str, attr: ir.Attribute):
 def _dense_to_numpy(dense: ir.DenseElementsAttr, shape, dtype) -> np.ndarray:
     if dense.is_splat:
         return np.full(shape, _scalar_of(dense.get_splat_value()), dtype=dtype)
-    if dtype == np.dtype("bfloat16"):  # the buffer protocol has no bfloat16
-        values = [ir.FloatAttr(dense[i]).value for i in range(len(dense))]
-        return np.array(values, dtype=np.float32).astype(dtype).reshape(shape)
+    if dtype == np.dtype("bfloat16"):
+        return _bf16_from_text(str(dense), shape)
     return np.array(dense).astype(dtype, copy=False).reshape(shape)
+
+
+_BF16_TOKEN = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _bf16_from_text(text: str, shape) -> np.ndarray:
+    """Values of a bf16 dense attribute, read from its text: the bindings have no buffer
+    protocol for bf16. Elements print as decimals (exact for bf16) or as 0x bit patterns."""
+    body = text[text.index("<") + 1:text.rindex(">", 0, text.rindex(":"))]
+    if body.startswith('"0x'):      # the whole payload as hex bytes, little-endian
+        raw = np.frombuffer(bytes.fromhex(body[3:-1]), dtype=np.uint16)
+    else:
+        raw = np.array([int(t, 16) if t.startswith("0x") else
+                        np.array(float(t), dtype=np.float32).astype(ml_dtypes.bfloat16).view(
+                            np.uint16) for t in _BF16_TOKEN.findall(body)], dtype=np.uint16)
+    return raw.view(ml_dtypes.bfloat16).reshape(shape)
 
 
 def _scalar_of(attr: ir.Attribute):
