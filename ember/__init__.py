@@ -33,4 +33,5 @@ numpy.ndarray = Array
 
 __version__ = "0.1.0"
 __all__ = ["Array", "Compiled", "Lowered", "ShapeDtypeStruct", "ShapedArray", "clear_caches",
-           "config", "device_put", "dtypes", "errors", "jit", "lax", "nn", "numpy", "tree_util"]
+           "config", "device_put", "dtypes", "errors", "jit", "lax", "nn", "numpy", "random",
+           "scipy", "tree_util"]

@@ -91,6 +91,14 @@ for _name, _cls in REDUCE.items():
                 if _cls in ("numeric", "integral") else ([A((2, 3))], {"axes": (-1,)}))
     _BAD[f"ember.{_name}"] = _bad
 
+# Bad inputs of the ops of ember/dialects/{math,indexing,control_flow,bits,sort_scan}.py:
+# each family adds its entries in its own block below.
+# --- math ---
+# --- indexing ---
+# --- control_flow ---
+# --- bits ---
+# --- sort_scan ---
+
 ALL = sorted(OPS)
 TYPED = sorted(n for n in OPS if OPS[n].infer is not None)
 

@@ -231,3 +231,7 @@ def rev(x, dimensions):
     if not dimensions:
         return x
     return bind("ember.rev", x, dimensions=tuple(dimensions), _weak=x.weak_type)[0]
+
+
+from ember.lax.control_flow import *  # noqa: E402, F403
+from ember.lax.more import *  # noqa: E402, F403

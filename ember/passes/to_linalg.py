@@ -9,6 +9,13 @@ from __future__ import annotations
 
 from ember._mlir import ir, signless
 from ember.dialects import OPS, aval_of_type, decode_attrs
+from ember.passes import (  # noqa: F401  (each registers its rules into LOWERINGS)
+    lower_bits,
+    lower_control_flow,
+    lower_indexing,
+    lower_math,
+    lower_sort_scan,
+)
 from ember.passes.lowering import LOWERINGS, LowerCall
 from ember.passes.registry import Pass, PassError, func_ops, register
 

@@ -1,0 +1,5 @@
+"""ember.numpy.linalg."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""ember.scipy."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
