@@ -1,0 +1,64 @@
+"""Eager calls: ember functions on NumPy arrays and Arrays outside jit, cached per signature
+in memory and on disk."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+import ember
+import ember.numpy as enp
+from ember.frontend import eager
+
+X = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+
+
+def test_eager_functions_match_numpy_and_return_arrays():
+    y = enp.sin(X) * 2 + enp.exp(ember.device_put(X)).sum(axis=0)
+    assert isinstance(y, ember.Array)
+    np.testing.assert_allclose(np.asarray(y), np.sin(X) * 2 + np.exp(X).sum(0), rtol=1e-5)
+
+
+def test_eager_calls_are_cached_in_memory():
+    x = np.ones((5, 7), np.float32)     # a signature no other test uses
+    before = len(eager._CACHE)
+    enp.cos(x)
+    assert len(eager._CACHE) == before + 1
+    enp.cos(x * 2)                      # same signature, other values: no new entry
+    enp.cos(ember.device_put(x))        # an Array of the same signature
+    assert len(eager._CACHE) == before + 1
+    enp.cos(x[:2])                      # a new shape is a new signature
+    assert len(eager._CACHE) == before + 2
+
+
+_CHILD = textwrap.dedent("""
+    import sys, numpy as np, ember, ember.numpy as enp
+    from ember.backends import compiler
+    if sys.argv[1] == "forbid":
+        def refuse(*args, **kwargs):
+            raise AssertionError("compiled again although the disk cache has the module")
+        compiler._compile_uncached = refuse
+    x = np.arange(6, dtype=np.float32)
+    print(np.asarray(enp.tanh(x) * 3 - enp.sqrt(x)).tolist())
+""")
+
+
+def test_second_process_does_not_compile_again(tmp_path):
+    env = dict(os.environ, EMBER_CACHE_DIR=str(tmp_path))
+    env.pop("EMBER_NO_COMPILE_CACHE", None)
+    run = [sys.executable, "-c", _CHILD]
+    first = subprocess.run(run + ["allow"], env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert list(tmp_path.rglob("*.vmfb")), "the first process wrote no cache entry"
+    second = subprocess.run(run + ["forbid"], env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert second.returncode == 0, second.stderr
+    x = np.arange(6, dtype=np.float32)
+    expected = np.tanh(x) * 3 - np.sqrt(x)
+    np.testing.assert_allclose(eval(second.stdout), expected, rtol=1e-6)
+    assert second.stdout == first.stdout
