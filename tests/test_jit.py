@@ -300,3 +300,11 @@ def test_array_basics():
     assert "Array(" in repr(a) and "11." in repr(a)
     np.testing.assert_array_equal(np.asarray(a + 1), X + 1)
     assert len(a) == 3 and float(a[1, 2]) == X[1, 2]
+
+
+def test_donation_is_not_silently_ignored():
+    with pytest.warns(UserWarning, match="donation is not implemented"):
+        f = ember.jit(lambda x: x + 1, donate_argnums=0)
+    a = ember.device_put(X)
+    np.testing.assert_allclose(np.asarray(f(a)), X + 1)
+    np.testing.assert_allclose(np.asarray(a), X)     # not donated: still valid

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 import weakref
 
 import numpy as np
 
 from ember import tree_util
+from ember._traceback import user_stacklevel
 from ember._mlir import ir, walk
 from ember.backends import cpu
 from ember.backends.array import Array
@@ -228,6 +230,11 @@ class JitFunction:
             i: (self._argnames[i], params[i].default) for i in nums
             if i < len(self._argnames) and params[i].default is not params[i].empty}
         self.donate_argnums = _as_tuple(donate_argnums)
+        if self.donate_argnums:
+            warnings.warn(f"{self.fun_name}: buffer donation is not implemented yet; "
+                          f"arguments {self.donate_argnums} are not donated (their buffers "
+                          "stay valid and results get new buffers)", UserWarning,
+                          stacklevel=user_stacklevel())
         self._cache: dict = {}
         _ALL_JITS.add(self)
         functools.update_wrapper(self, fun, updated=())
