@@ -10,8 +10,8 @@ import weakref
 import numpy as np
 
 from ember import tree_util
-from ember._traceback import user_stacklevel
 from ember._mlir import ir, walk
+from ember._traceback import user_stacklevel
 from ember.backends import cpu
 from ember.backends.array import Array
 from ember.backends.compiler import compile_mlir
