@@ -335,19 +335,17 @@ def _verify_call(op, attrs):
     """Check operand and result types against the callee's signature."""
     from ember._mlir import ir
 
+    name = attrs["callee"]
     module = op.parent
     while module is not None and module.name != "builtin.module":
         module = module.parent
-    if module is None:
-        raise OpTypeError("is not inside a module")
-    callee = ir.SymbolTable(module.opview)[attrs["callee"]] if attrs["callee"] in \
-        ir.SymbolTable(module.opview) else None
-    if callee is None:
-        raise OpTypeError(f"calls @{attrs['callee']}, which is not defined")
-    ftype = ir.FunctionType(ir.TypeAttr(callee.attributes["function_type"]).value)
-    if [str(t) for t in ftype.inputs] != [str(v.type) for v in op.operands] or \
-            [str(t) for t in ftype.results] != [str(r.type) for r in op.results]:
-        raise OpTypeError(f"types do not match the signature of @{attrs['callee']}: {ftype}")
+    table = ir.SymbolTable(module.opview) if module is not None else None
+    if table is None or name not in table:
+        raise OpTypeError(f"calls @{name}, which is not defined")
+    ftype = ir.TypeAttr(table[name].attributes["function_type"]).value
+    if list(ftype.inputs) != [v.type for v in op.operands] or \
+            list(ftype.results) != [r.type for r in op.results]:
+        raise OpTypeError(f"types do not match the signature of @{name}: {ftype}")
 
 
 define("call", None, None, attrs=(Attr("callee", "symbol"),), family="call",
