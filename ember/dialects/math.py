@@ -1,5 +1,42 @@
-"""More elementwise math ops (inverse trig and hyperbolic, cbrt, erf_inv, lgamma, ...)."""
+"""More elementwise math ops (inverse trig and hyperbolic, cbrt, erf_inv, lgamma, ...).
+
+All take floating-point operands of equal shape and dtype (as ``lax``); f16 and bf16 are
+computed in f32 by their lowerings. Functions with no accurate ``math`` dialect lowering in
+IREE use rational approximations as XLA does (Cephes for erfc, Giles for erf_inv, Lanczos
+for lgamma and digamma).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ember import dtypes
+from ember.dialects.base import define
+from ember.dialects.ops import _binary_rule, _unary_rule
+
+MATH_UNARY = {
+    "asin": "arc sine", "acos": "arc cosine", "atan": "arc tangent",
+    "sinh": "hyperbolic sine", "cosh": "hyperbolic cosine",
+    "asinh": "inverse hyperbolic sine", "acosh": "inverse hyperbolic cosine",
+    "atanh": "inverse hyperbolic tangent", "cbrt": "cube root (real, signed)",
+    "exp2": "2 ** x", "log2": "base-2 logarithm",
+    "erfc": "complementary error function 1 - erf(x), accurate for large x",
+    "erf_inv": "inverse error function on [-1, 1] (+-inf at +-1, NaN outside)",
+    "lgamma": "log of the absolute value of the gamma function",
+    "digamma": "digamma function (NaN at the non-positive integers, as XLA)",
+}
+MATH_BINARY = {
+    "nextafter": "the next representable value after x1 towards x2",
+    "copysign": "the magnitude of x1 with the sign of x2",
+}
+
+for _name, _what in MATH_UNARY.items():
+    define(_name, 1, _unary_rule("float", None), family="elementwise",
+           doc=f"Elementwise {_what}, of a floating-point operand.")
+
+for _name, _what in MATH_BINARY.items():
+    define(_name, 2, _binary_rule("float"), family="elementwise",
+           doc=f"Elementwise {_what}; floating-point operands of equal shape and dtype.")
+
+define("signbit", 1, _unary_rule("float", dtypes.bool_), family="elementwise",
+       doc="Elementwise sign bit of a float (True for -0.0 and negative NaNs), as bool.")
+
+__all__: list[str] = ["MATH_BINARY", "MATH_UNARY"]

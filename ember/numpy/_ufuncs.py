@@ -1,5 +1,338 @@
-"""ember.numpy elementwise functions beyond the first cut."""
+"""ember.numpy elementwise functions beyond the first cut.
+
+NumPy's special cases (NaN, infinities, signed zeros) and JAX's dtype rules: functions with
+a transcendental meaning make integer and bool inputs the default float dtype; ``trunc``,
+``fix``, ``fmax`` ... keep integer dtypes.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+
+import numpy as np
+
+from ember import dtypes, lax
+from ember.frontend.eager import eager
+from ember.numpy import (
+    _const,
+    _float_args,
+    _promote,
+    _promote_broadcast,
+    _to,
+    bool_,
+    floor_divide,
+    full_like,
+    remainder,
+)
+
+__all__ = [
+    "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh",
+    "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "arctan2",
+    "cbrt", "exp2", "log2", "log10", "logaddexp", "logaddexp2", "fabs", "copysign",
+    "hypot", "deg2rad", "rad2deg", "degrees", "radians", "trunc", "fix", "isnan", "isinf",
+    "isfinite", "signbit", "nextafter", "fmax", "fmin", "nan_to_num", "heaviside", "sinc",
+    "i0", "divmod", "float_power", "isposinf", "isneginf", "pow",
+]
+
+
+def _float_unary(name, fn, doc):
+    def f(x):
+        (x,) = _float_args(x)
+        return fn(x)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"NumPy's ``{name}``: {doc}, elementwise (integers become floats)."
+    return eager(f)
+
+
+arcsin = asin = _float_unary("arcsin", lax.asin, "inverse sine")
+arccos = acos = _float_unary("arccos", lax.acos, "inverse cosine")
+arctan = atan = _float_unary("arctan", lax.atan, "inverse tangent")
+sinh = _float_unary("sinh", lax.sinh, "hyperbolic sine")
+cosh = _float_unary("cosh", lax.cosh, "hyperbolic cosine")
+arcsinh = asinh = _float_unary("arcsinh", lax.asinh, "inverse hyperbolic sine")
+arccosh = acosh = _float_unary("arccosh", lax.acosh, "inverse hyperbolic cosine")
+arctanh = atanh = _float_unary("arctanh", lax.atanh, "inverse hyperbolic tangent")
+cbrt = _float_unary("cbrt", lax.cbrt, "real cube root")
+exp2 = _float_unary("exp2", lax.exp2, "2 ** x")
+log2 = _float_unary("log2", lax.log2, "base-2 logarithm")
+fabs = _float_unary("fabs", lax.abs, "absolute value")
+
+
+@eager
+def log10(x):
+    """NumPy's ``log10``, elementwise (log2(x) * log10(2); integers become floats)."""
+    (x,) = _float_args(x)
+    return lax.mul(lax.log2(x), _const(math.log10(2.0), x))
+
+
+@eager
+def atan2(x1, x2):
+    """NumPy's ``arctan2``: the angle of (x2, x1), with C's signed zeros and infinities."""
+    return lax.atan2(*_float_args(x1, x2, name="arctan2"))
+
+
+arctan2 = atan2
+
+
+@eager
+def deg2rad(x):
+    """Degrees to radians."""
+    (x,) = _float_args(x)
+    return lax.mul(x, _const(np.pi / 180.0, x))
+
+
+@eager
+def rad2deg(x):
+    """Radians to degrees."""
+    (x,) = _float_args(x)
+    return lax.mul(x, _const(180.0 / np.pi, x))
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+@eager
+def copysign(x1, x2):
+    """The magnitude of ``x1`` with the sign (bit) of ``x2``."""
+    return lax.copysign(*_float_args(x1, x2, name="copysign"))
+
+
+@eager
+def nextafter(x1, x2):
+    """The next float after ``x1`` towards ``x2``."""
+    return lax.nextafter(*_float_args(x1, x2, name="nextafter"))
+
+
+@eager
+def logaddexp(x1, x2):
+    """log(exp(x1) + exp(x2)) without overflow; infinities and NaNs as NumPy."""
+    x, y = _float_args(x1, x2, name="logaddexp")
+    if x.dtype.itemsize < 4:    # in f32: the sum cancels against amax
+        return _to(logaddexp(_to(x, np.float32), _to(y, np.float32)), x.dtype)
+    amax = lax.max(x, y)
+    delta = lax.sub(x, y)
+    r = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    return lax.select(lax.ne(delta, delta), lax.add(x, y), r)
+
+
+@eager
+def logaddexp2(x1, x2):
+    """log2(2**x1 + 2**x2) without overflow."""
+    x, y = _float_args(x1, x2, name="logaddexp2")
+    if x.dtype.itemsize < 4:    # in f32: the sum cancels against amax
+        return _to(logaddexp2(_to(x, np.float32), _to(y, np.float32)), x.dtype)
+    amax = lax.max(x, y)
+    delta = lax.sub(x, y)
+    r = lax.add(amax, lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))),
+                              _const(math.log(2.0), x)))
+    return lax.select(lax.ne(delta, delta), lax.add(x, y), r)
+
+
+@eager
+def hypot(x1, x2):
+    """sqrt(x1**2 + x2**2) without overflow; inf if either is infinite (NaN or not)."""
+    x, y = _float_args(x1, x2, name="hypot")
+    ax, ay = lax.abs(x), lax.abs(y)
+    a, b = lax.max(ax, ay), lax.min(ax, ay)
+    zero = _const(0.0, a)
+    safe = lax.select(lax.eq(a, zero), _const(1.0, a), a)
+    q = lax.div(b, safe)
+    r = lax.mul(a, lax.sqrt(lax.add(_const(1.0, a), lax.mul(q, q))))
+    r = lax.select(lax.eq(a, zero), zero, r)
+    inf = _const(np.inf, a)
+    return lax.select(lax.bitwise_or(lax.eq(ax, inf), lax.eq(ay, inf)), inf, r)
+
+
+@eager
+def trunc(x):
+    """Round towards zero (integers unchanged)."""
+    (x,) = _promote(x)
+    if not dtypes.is_float(x.dtype):
+        return x
+    return lax.select(lax.signbit(x), lax.ceil(x), lax.floor(x))
+
+
+fix = trunc
+
+
+@eager
+def isnan(x):
+    """True where ``x`` is NaN (never for integers)."""
+    (x,) = _promote(x)
+    if not dtypes.is_float(x.dtype):
+        return full_like(x, False, bool_)
+    return lax.ne(x, x)
+
+
+@eager
+def isinf(x):
+    """True where ``x`` is +inf or -inf."""
+    (x,) = _promote(x)
+    if not dtypes.is_float(x.dtype):
+        return full_like(x, False, bool_)
+    return lax.eq(lax.abs(x), _const(np.inf, x))
+
+
+@eager
+def isposinf(x):
+    (x,) = _promote(x)
+    if not dtypes.is_float(x.dtype):
+        return full_like(x, False, bool_)
+    return lax.eq(x, _const(np.inf, x))
+
+
+@eager
+def isneginf(x):
+    (x,) = _promote(x)
+    if not dtypes.is_float(x.dtype):
+        return full_like(x, False, bool_)
+    return lax.eq(x, _const(-np.inf, x))
+
+
+@eager
+def isfinite(x):
+    """True where ``x`` is neither infinite nor NaN (always for integers)."""
+    (x,) = _promote(x)
+    if not dtypes.is_float(x.dtype):
+        return full_like(x, True, bool_)
+    return lax.is_finite(x)
+
+
+@eager
+def signbit(x):
+    """True where the sign bit is set (-0.0 and negative NaNs included)."""
+    (x,) = _promote(x)
+    if dtypes.is_float(x.dtype):
+        return lax.signbit(x)
+    if x.dtype == bool_ or dtypes.is_unsigned(x.dtype):
+        return full_like(x, False, bool_)
+    return lax.lt(x, _const(0, x))
+
+
+def _nan_aware(name, pick):
+    def f(x1, x2):
+        x, y = _promote_broadcast(x1, x2, name=name)
+        if not dtypes.is_float(x.dtype):
+            return pick(x, y)
+        # The non-NaN operand wins; NaN only when both are NaN.
+        r = pick(x, y)
+        r = lax.select(lax.ne(x, x), y, r)
+        return lax.select(lax.ne(y, y), x, r)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"NumPy's ``{name}``: elementwise {name[1:]}imum ignoring NaNs."
+    return eager(f)
+
+
+fmax = _nan_aware("fmax", lax.max)
+fmin = _nan_aware("fmin", lax.min)
+
+
+@eager
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaN to ``nan``, +-inf to ``posinf``/``neginf`` (default: the dtype's largest)."""
+    (x,) = _promote(x)
+    if not dtypes.is_float(x.dtype):
+        return x
+    info = dtypes.finfo(x.dtype)
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    r = lax.select(lax.ne(x, x), _const(nan, x), x)
+    r = lax.select(lax.eq(x, _const(np.inf, x)), _const(posinf, x), r)
+    return lax.select(lax.eq(x, _const(-np.inf, x)), _const(neginf, x), r)
+
+
+@eager
+def heaviside(x1, x2):
+    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0 (NaN where x1 is NaN)."""
+    x, h0 = _float_args(x1, x2, name="heaviside")
+    zero = _const(0.0, x)
+    r = lax.select(lax.lt(x, zero), zero, _const(1.0, x))
+    r = lax.select(lax.eq(x, zero), h0, r)
+    return lax.select(lax.ne(x, x), x, r)
+
+
+@eager
+def sinc(x):
+    """sin(pi x) / (pi x), 1 at 0 (a Taylor polynomial near 0; sinc is even).
+
+    f16 and bf16 are computed in f32: pi x rounded to 16 bits is far from the integers.
+    """
+    (x,) = _float_args(x)
+    dt = x.dtype
+    if dt.itemsize < 4:
+        return _to(sinc(_to(x, np.float32)), dt)
+    ax = lax.abs(x)
+    px = lax.mul(_const(np.pi, x), ax)
+    safe = lax.select(lax.eq(ax, _const(0.0, x)), _const(1.0, x), px)
+    r = lax.div(lax.sin(safe), safe)
+    u2 = lax.mul(px, px)
+    taylor = _const(1.0 / 362880.0, x)
+    for c in (-1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0, 1.0):
+        taylor = lax.add(lax.mul(taylor, u2), _const(c, x))
+    r = lax.select(lax.lt(ax, _const(0.1, x)), taylor, r)
+    # Floats from 2**nmant up are integers: sin(pi x) is 0 there (and inf stays NaN).
+    big = float(2.0 ** dtypes.finfo(x.dtype).nmant)
+    huge = lax.bitwise_and(lax.ge(ax, _const(big, x)), lax.is_finite(x))
+    return lax.select(huge, _const(0.0, x), r)
+
+
+_I0_SERIES_TERMS = 32
+_I0_ASYMPTOTIC_TERMS = 14
+_I0_SWITCH = 15.0
+
+
+@eager
+def i0(x):
+    """The modified Bessel function of the first kind, order 0.
+
+    Power series sum(((x/2)^2)^k / (k!)^2) for |x| <= 15 and the asymptotic expansion
+    e^x / sqrt(2 pi x) sum(((2k-1)!!)^2 / (k! (8x)^k)) above; f16/bf16 in f32.
+    """
+    (x,) = _float_args(x)
+    dt = x.dtype
+    if dt.itemsize < 4:
+        x = _to(x, np.float32)
+    ax = lax.abs(x)
+    one = _const(1.0, ax)
+    small_x = lax.min(ax, _const(_I0_SWITCH, ax))
+    t = lax.mul(lax.mul(small_x, small_x), _const(0.25, ax))
+    term, series = one, one
+    for k in range(1, _I0_SERIES_TERMS):
+        term = lax.mul(term, lax.div(t, _const(float(k * k), ax)))
+        series = lax.add(series, term)
+    big_x = lax.max(ax, _const(_I0_SWITCH, ax))
+    inv = lax.div(one, big_x)
+    coef, poly, coeffs = 1.0, None, [1.0]
+    for k in range(1, _I0_ASYMPTOTIC_TERMS):
+        coef *= (2 * k - 1) ** 2 / (8.0 * k)
+        coeffs.append(coef)
+    for c in reversed(coeffs):
+        poly = _const(c, ax) if poly is None else lax.add(lax.mul(poly, inv), _const(c, ax))
+    half = lax.exp(lax.mul(big_x, _const(0.5, ax)))
+    scale = lax.div(half, lax.sqrt(lax.mul(big_x, _const(2 * np.pi, ax))))
+    asym = lax.mul(half, lax.mul(scale, poly))
+    r = lax.select(lax.le(ax, _const(_I0_SWITCH, ax)), series, asym)
+    r = lax.select(lax.eq(half, _const(np.inf, ax)), half, r)   # overflow, inf included
+    r = lax.select(lax.ne(ax, ax), ax, r)
+    return _to(r, dt) if dt != r.dtype else r
+
+
+@eager
+def divmod(x1, x2):  # noqa: A001
+    """(floor_divide(x1, x2), remainder(x1, x2))."""
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+@eager
+def float_power(x1, x2):
+    """``x1 ** x2`` in the widest float dtype enabled (float64 with x64, else float32)."""
+    x, y = _promote_broadcast(x1, x2, name="float_power")
+    dt = dtypes.canonicalize(np.float64)
+    return lax.pow(_to(x, dt), _to(y, dt))
+
+
+@eager
+def pow(x1, x2):  # noqa: A001
+    """NumPy 2's alias of ``power``."""
+    from ember.numpy import power
+    return power(x1, x2)

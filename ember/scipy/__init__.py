@@ -2,4 +2,6 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ember.scipy import special
+
+__all__: list[str] = ["special"]

@@ -1,0 +1,211 @@
+"""Elementwise ember.numpy functions (ember/numpy/_ufuncs.py) against NumPy.
+
+NumPy computes in float64 on the same inputs; its result rounded to the tested dtype is the
+oracle. One jitted program per group of functions and dtype keeps compiles few.
+"""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+# name -> (ember function, NumPy function, extra relative tolerance for f32)
+UNARY = {
+    "arcsin": (enp.arcsin, np.arcsin), "arccos": (enp.arccos, np.arccos),
+    "arctan": (enp.arctan, np.arctan), "sinh": (enp.sinh, np.sinh),
+    "cosh": (enp.cosh, np.cosh), "arcsinh": (enp.arcsinh, np.arcsinh),
+    "arccosh": (enp.arccosh, np.arccosh), "arctanh": (enp.arctanh, np.arctanh),
+    "cbrt": (enp.cbrt, np.cbrt), "exp2": (enp.exp2, np.exp2), "log2": (enp.log2, np.log2),
+    "log10": (enp.log10, np.log10), "fabs": (enp.fabs, np.fabs),
+    "deg2rad": (enp.deg2rad, np.deg2rad), "rad2deg": (enp.rad2deg, np.rad2deg),
+    "degrees": (enp.degrees, np.degrees), "radians": (enp.radians, np.radians),
+    "trunc": (enp.trunc, np.trunc), "fix": (enp.fix, np.fix), "isnan": (enp.isnan, np.isnan),
+    "isinf": (enp.isinf, np.isinf), "isfinite": (enp.isfinite, np.isfinite),
+    "isposinf": (enp.isposinf, np.isposinf), "isneginf": (enp.isneginf, np.isneginf),
+    "signbit": (enp.signbit, np.signbit), "sinc": (enp.sinc, np.sinc), "i0": (enp.i0, np.i0),
+    "nan_to_num": (enp.nan_to_num, None), "asin": (enp.asin, np.arcsin),
+    "atanh": (enp.atanh, np.arctanh),
+}
+# NumPy's i0 rejects NaN/inf and has no signed zeros: compare it on finite inputs only.
+_FINITE_ONLY = {"i0"}
+_KEEPS_INTS = {"trunc", "fix", "nan_to_num"}
+_BOOL_OUT = {"isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"}
+
+
+def _unary_all(x):
+    return {k: f(x) for k, (f, _) in UNARY.items()}
+
+
+_jit_unary = ember.jit(_unary_all)
+
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 1e-3, -1e-3, 3.0, 10.0, -10.0, 1.5,
+           np.inf, -np.inf, np.nan, 0.999, -0.999, 1.001, 7.25, -7.75, 100.0, 700.0, -30.0]
+
+
+def _inputs(dtype):
+    rng = np.random.default_rng(1)
+    x = np.concatenate([SPECIAL, rng.uniform(-1, 1, 40), rng.normal(size=40) * 4,
+                        rng.uniform(-60, 60, 20)])
+    if dtype == np.float32:
+        x = np.concatenate([x, [1e30, -1e30, 80.0, 89.5, -89.5, 3e38, 1e-30, 2e19]])
+    return x.astype(dtype)
+
+
+def _np_ref(name, x64):
+    if name == "nan_to_num":
+        return None
+    fn = UNARY[name][1]
+    with np.errstate(all="ignore"):
+        if name in _FINITE_ONLY:
+            return np.where(np.isfinite(x64), fn(np.where(np.isfinite(x64), x64, 0.0)), np.nan)
+        return fn(x64)
+
+
+# float32 tolerances: atan2-based inverse trig functions are ~20 ulp
+_RTOL32 = {"arctan": 1e-5, "arcsin": 1e-5, "arccos": 1e-5, "asin": 1e-5, "i0": 1e-5,
+           "sinh": 3e-6, "cosh": 3e-6, "exp2": 3e-6, "sinc": 1e-5}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16, np.int32],
+                         ids=["f32", "f16", "bf16", "i32"])
+def test_unary_against_numpy(dtype):
+    x = _inputs(dtype) if dtype != np.int32 else np.arange(-12, 13, dtype=np.int32)
+    outs = _jit_unary(x)
+    x64 = x.astype(np.float64)
+    float_dt = np.dtype(np.float32) if dtype == np.int32 else np.dtype(dtype)
+    for name in UNARY:
+        got = outs[name]
+        if name in _BOOL_OUT:
+            assert got.dtype == np.bool_, name
+            np.testing.assert_array_equal(np.asarray(got), UNARY[name][1](x), err_msg=name)
+            continue
+        want_dt = np.dtype(dtype) if name in _KEEPS_INTS else float_dt
+        assert got.dtype == want_dt, (name, got.dtype, want_dt)
+        if name == "nan_to_num":
+            want = np.nan_to_num(x) if dtype != BF16 else np.nan_to_num(
+                x64, posinf=float(ml_dtypes.finfo(BF16).max),
+                neginf=float(ml_dtypes.finfo(BF16).min))
+        else:
+            want = _np_ref(name, x64)
+        want = np.asarray(want).astype(want_dt).astype(np.float64)
+        got = np.asarray(got).astype(np.float64)
+        if name in _FINITE_ONLY:
+            keep = np.isfinite(x64)
+            got, want = got[keep], want[keep]
+        if float_dt == np.float32:
+            rtol, atol = _RTOL32.get(name, 2e-6), 1e-6
+        elif float_dt == np.float16:
+            rtol, atol = 2e-3, 1e-4
+        else:
+            rtol, atol = 1.6e-2, 1e-3
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=name)
+        if name == "sinc":     # NumPy's zeros of sinc are rounding noise of either sign
+            continue
+        # signed zeros and infinities exactly
+        exact = (want == 0) | np.isinf(want)
+        np.testing.assert_array_equal(got[exact], want[exact], err_msg=name)
+        np.testing.assert_array_equal(np.signbit(got[exact]), np.signbit(want[exact]),
+                                      err_msg=f"{name} sign of zero")
+
+
+def _binary_all(x, y):
+    q, r = enp.divmod(x, y)
+    return {
+        "copysign": enp.copysign(x, y), "nextafter": enp.nextafter(x, y),
+        "logaddexp": enp.logaddexp(x, y), "logaddexp2": enp.logaddexp2(x, y),
+        "hypot": enp.hypot(x, y), "fmax": enp.fmax(x, y), "fmin": enp.fmin(x, y),
+        "heaviside": enp.heaviside(x, y), "arctan2": enp.arctan2(x, y),
+        "float_power": enp.float_power(x, y), "floor_divide": q, "remainder": r,
+    }
+
+
+_jit_binary = ember.jit(_binary_all)
+_NP_BINARY = {"copysign": np.copysign, "nextafter": np.nextafter, "logaddexp": np.logaddexp,
+              "logaddexp2": np.logaddexp2, "hypot": np.hypot, "fmax": np.fmax,
+              "fmin": np.fmin, "heaviside": np.heaviside, "arctan2": np.arctan2,
+              "float_power": np.float_power, "floor_divide": np.floor_divide,
+              "remainder": np.remainder}
+_INT_KEEP = {"fmax", "fmin", "floor_divide", "remainder"}
+PAIR_VALUES = [-np.inf, -2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, np.inf, np.nan, 1e-3, 40.0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16], ids=["f32", "f16", "bf16"])
+def test_binary_against_numpy(dtype):
+    # (n, 1) against (n,): every pair of special values, broadcast
+    x = np.array(PAIR_VALUES, dtype)[:, None]
+    y = np.array(PAIR_VALUES, dtype)
+    outs = _jit_binary(x, y)
+    for name, fn in _NP_BINARY.items():
+        got = outs[name]
+        want_dt = np.float32 if name == "float_power" else dtype
+        assert got.dtype == want_dt, (name, got.dtype)
+        assert got.shape == (len(PAIR_VALUES), len(PAIR_VALUES))
+        if name == "nextafter":     # steps are in the dtype's own ulps: NumPy on the dtype
+            want = np.nextafter(x.astype(np.float32), y.astype(np.float32)) \
+                if dtype == BF16 else fn(x, y)
+            if dtype == BF16:     # bf16 ulps: check the step from the bit patterns
+                got_bits = np.asarray(got).view(np.uint16).astype(np.int32)
+                xb = np.broadcast_to(x, got.shape).view(np.uint16).astype(np.int32)
+                yb = np.broadcast_to(y, got.shape).astype(np.float32)
+                xf = np.broadcast_to(x, got.shape).astype(np.float32)
+                move = (xf != yb) & ~np.isnan(xf) & ~np.isnan(yb) & (xf != 0)
+                assert np.all(np.abs(got_bits[move] - xb[move]) == 1)
+                assert np.all(np.sign(np.asarray(got).astype(np.float32)[move] - xf[move])
+                              == np.sign(yb[move] - xf[move]))
+                continue
+            np.testing.assert_array_equal(np.asarray(got), want, err_msg=name)
+            continue
+        with np.errstate(all="ignore"):
+            want = fn(x.astype(np.float64), y.astype(np.float64)).astype(want_dt)
+        got = np.asarray(got).astype(np.float64)
+        want = want.astype(np.float64)
+        tol = {np.float32: 1e-5, np.float16: 2e-3}.get(dtype, 1.6e-2)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 1e-2, err_msg=name)
+        exact = (want == 0) | np.isinf(want)
+        np.testing.assert_array_equal(got[exact], want[exact], err_msg=name)
+        if name not in ("fmax", "fmin", "floor_divide", "remainder", "arctan2"):
+            np.testing.assert_array_equal(np.signbit(got[exact]), np.signbit(want[exact]),
+                                          err_msg=f"{name} sign of zero")
+
+
+def test_binary_int_promotion():
+    x = np.array([[-7], [0], [5], [9]], np.int32)
+    y = np.array([-2, 3, 4], np.int32)
+    outs = _jit_binary(x, y)
+    for name, fn in _NP_BINARY.items():
+        got = outs[name]
+        if name in _INT_KEEP:
+            assert got.dtype == np.int32, name
+            np.testing.assert_array_equal(np.asarray(got), fn(x, y), err_msg=name)
+        else:
+            assert got.dtype == np.float32, (name, got.dtype)
+            with np.errstate(all="ignore"):
+                want = fn(x.astype(np.float64), y.astype(np.float64))
+            if name == "nextafter":
+                want = np.nextafter(x.astype(np.float32), y.astype(np.float32))
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, err_msg=name)
+
+
+def test_nan_to_num_options_and_scalars():
+    f = ember.jit(lambda a: enp.nan_to_num(a, nan=-1.0, posinf=5.0, neginf=-5.0))
+    x = np.array([np.nan, np.inf, -np.inf, 2.0], np.float32)
+    np.testing.assert_array_equal(np.asarray(f(x)),
+                                  np.nan_to_num(x, nan=-1.0, posinf=5.0, neginf=-5.0))
+    # eager call on NumPy scalars and weak Python scalars
+    assert float(enp.cbrt(np.float32(-27.0))) == -3.0
+    got = enp.hypot(3.0, np.float32(4.0))
+    assert got.dtype == np.float32 and float(got) == 5.0
+
+
+def test_i0_large_and_shapes():
+    x = np.array([0.0, 14.9, 15.0, 15.1, 20.0, 50.0, 85.0, -40.0], np.float32)
+    got = np.asarray(ember.jit(enp.i0)(x))
+    np.testing.assert_allclose(got, np.i0(x.astype(np.float64)), rtol=2e-5)
+    empty = ember.jit(lambda a: (enp.sinh(a), enp.logaddexp(a, 1.0)))(np.zeros((0, 3),
+                                                                               np.float32))
+    assert [e.shape for e in empty] == [(0, 3), (0, 3)]
