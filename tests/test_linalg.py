@@ -1,0 +1,312 @@
+"""ember.numpy linear algebra beyond the first cut (tensordot, einsum with ellipsis, diagonals
+and broadcasting, kron, trace, diagonal, diag, cross, linalg.norm) against NumPy."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+from ember.errors import EmberError, TracingError
+
+_NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.uint64): np.dtype(np.uint32),
+           np.dtype(np.float64): np.dtype(np.float32)}
+
+
+def check(got, want, dtype=None, rtol=None, atol=1e-5):
+    """``got`` (an ember Array) equals NumPy's ``want`` (dtype: ``want``'s, 64-bit narrowed)."""
+    assert isinstance(got, ember.Array), type(got)
+    want = np.asarray(want)
+    dtype = np.dtype(dtype if dtype is not None else _NARROW.get(want.dtype, want.dtype))
+    assert got.dtype == dtype, (got.dtype, dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    g = np.asarray(got)
+    if dtype.kind in "biu":
+        np.testing.assert_array_equal(g, want.astype(dtype))
+    else:
+        rtol = rtol if rtol is not None else {2: 3e-3}.get(dtype.itemsize, 2e-5)
+        np.testing.assert_allclose(g.astype(np.float64), want.astype(np.float64), rtol=rtol,
+                                   atol=atol, equal_nan=True)
+
+
+def rand(shape, dtype=np.float32, seed=0):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(-4 if np.dtype(dtype).kind == "i" else 0, 5, shape).astype(dtype)
+    return rng.uniform(-3, 3, shape).astype(dtype)
+
+
+def run_all(cases, *args):
+    """``cases`` is a list of (label, ember_fn, numpy_fn, dtype); all ember_fns run in one jitted
+    program over ``args`` and are compared with NumPy."""
+    f = ember.jit(lambda *a: [c[1](*a) for c in cases])
+    for (label, _, np_fn, dt), got in zip(cases, f(*args), strict=True):
+        try:
+            check(got, np_fn(*args), dt)
+        except AssertionError as e:
+            raise AssertionError(f"{label}: {e}") from None
+
+
+# --- einsum ---------------------------------------------------------------------------------
+
+_EINSUM = [
+    ("...ij,...jk->...ik", "p", "q"), ("...ii->...i", "s",), ("...ii->...", "s"),
+    ("ii", "m"), ("ii->i", "m"), ("iij->j", "t"), ("ij...,jk...->ik...", "u", "w"),
+    ("...i,...i", "p2", "v"), ("i...->...", "s"), ("...", "s"), ("ij,ij->ij", "r1", "a"),
+    ("b...,...->b...", "s", "m"), ("ijk->kji", "p"), ("", "z"), (",ij->ij", "z", "a"),
+    ("ijj,ik->ki", "s", "r2"), ("...ij,j", "p", "v4"), ("ab,cd->abcd", "a", "a"),
+    ("ii,i->i", "m", "v"),
+]
+_EARGS = {
+    "p": rand((2, 3, 4), seed=1), "q": rand((2, 4, 5), seed=2), "s": rand((2, 3, 3), seed=3),
+    "m": rand((3, 3), seed=4), "t": rand((3, 3, 2), seed=5), "u": rand((2, 3, 4), seed=6),
+    "w": rand((3, 5, 1), seed=7), "p2": rand((4, 1, 3), seed=8), "v": rand((3,), seed=9),
+    "r1": rand((1, 3), seed=10), "a": rand((2, 3), seed=11), "z": np.float32(2.5),
+    "r2": rand((2, 4), seed=12), "v4": rand((4,), seed=13),
+}
+
+
+def test_einsum_extended():
+    specs = [(s, [_EARGS[n] for n in ns]) for s, *ns in _EINSUM]
+    flat = [x for _, ops in specs for x in ops]
+
+    def f(*ops):
+        out, k = [], 0
+        for s, o in specs:
+            out.append(enp.einsum(s, *ops[k:k + len(o)]))
+            k += len(o)
+        return out
+
+    for got, (s, ops) in zip(ember.jit(f)(*flat), specs, strict=True):
+        try:
+            check(got, np.einsum(s, *ops), np.float32)
+        except AssertionError as e:
+            raise AssertionError(f"einsum {s!r}: {e}") from None
+    # eagerly, a representative one on ember Arrays (int dtype)
+    x = rand((2, 3, 3), np.int32, 20)
+    check(enp.einsum("...jj->...j", enp.asarray(x)), np.einsum("...jj->...j", x))
+
+
+def test_einsum_zero_size_and_dtypes():
+    a = np.zeros((0, 3), np.float32)
+    b = rand((3, 4), np.int8, 1)
+    c = rand((4, 4), np.float16, 2)
+    run_all([
+        ("zero", lambda a, b, c: enp.einsum("ij,jk->ik", a, b.astype(np.float32)),
+         lambda a, b, c: np.einsum("ij,jk->ik", a, b.astype(np.float32)), np.float32),
+        ("int8", lambda a, b, c: enp.einsum("ij,ik->jk", b, b),
+         lambda a, b, c: np.einsum("ij,ik->jk", b, b), np.int8),
+        ("f16 trace", lambda a, b, c: enp.einsum("ii", c), lambda a, b, c: np.einsum("ii", c),
+         np.float16),
+        ("mixed", lambda a, b, c: enp.einsum("ij,jk->ik", b, c),
+         lambda a, b, c: b.astype(np.float32) @ c.astype(np.float32), np.float16),
+    ], a, b, c)
+
+
+@pytest.mark.parametrize("spec, shapes, match", [
+    ("ij,jk->ik", [(2, 3), (4, 5)], r"einsum.*'j' has sizes 3 and 4"),
+    ("ij,jk", [(2, 3)], r"einsum.*2 operand subscripts but 1 operands"),
+    ("i1->i", [(2, 2)], r"einsum.*invalid subscript"),
+    ("ij->k", [(2, 2)], r"einsum.*'k' does not appear"),
+    ("ij->ii", [(2, 2)], r"einsum.*repeats a label"),
+    ("ijk", [(2, 2)], r"einsum.*\(2, 2\)"),
+    ("ii", [(2, 3)], r"einsum 'ii'.*\(2, 3\).*'i' has sizes 2 and 3"),
+    ("....i", [(2, 2)], r"einsum.*invalid subscript"),
+    ("ij->i->j", [(2, 2)], r"einsum.*more than one '->'"),
+])
+def test_einsum_errors(spec, shapes, match):
+    ops = [np.ones(s, np.float32) for s in shapes]
+    with pytest.raises(TracingError, match=match):
+        ember.jit(lambda *o: enp.einsum(spec, *o))(*ops)
+
+
+# --- tensordot, kron, trace, diagonal, diag, cross -----------------------------------------
+
+def test_products_and_diagonals():
+    x = rand((2, 3, 4), seed=1)
+    y = rand((4, 3, 2), seed=2)
+    m = rand((3, 5), seed=3)
+    v = rand((4,), seed=4)
+    cases = [
+        ("tensordot 2", lambda x, y, m, v: enp.tensordot(x, enp.transpose(x, (1, 2, 0)), 2),
+         lambda x, y, m, v: np.tensordot(x, x.transpose(1, 2, 0), 2), None),
+        ("tensordot 0", lambda x, y, m, v: enp.tensordot(m, v, 0),
+         lambda x, y, m, v: np.tensordot(m, v, 0), None),
+        ("tensordot pairs", lambda x, y, m, v: enp.tensordot(x, y, ((1, 2), (1, 0))),
+         lambda x, y, m, v: np.tensordot(x, y, ((1, 2), (1, 0))), None),
+        ("tensordot int pair", lambda x, y, m, v: enp.tensordot(x, y, (-1, 0)),
+         lambda x, y, m, v: np.tensordot(x, y, (-1, 0)), None),
+        ("kron", lambda x, y, m, v: enp.kron(m, v), lambda x, y, m, v: np.kron(m, v), None),
+        ("kron 3d", lambda x, y, m, v: enp.kron(x, m), lambda x, y, m, v: np.kron(x, m), None),
+        ("trace", lambda x, y, m, v: enp.trace(m), lambda x, y, m, v: np.trace(m), None),
+        ("trace offs", lambda x, y, m, v: enp.trace(x, -1, 2, 1),
+         lambda x, y, m, v: np.trace(x, -1, 2, 1), None),
+        ("trace far", lambda x, y, m, v: enp.trace(m, 7), lambda x, y, m, v: np.trace(m, 7),
+         None),
+        ("diagonal", lambda x, y, m, v: enp.diagonal(x, 1, 0, 2),
+         lambda x, y, m, v: np.diagonal(x, 1, 0, 2), None),
+        ("diagonal neg", lambda x, y, m, v: enp.diagonal(m, -2),
+         lambda x, y, m, v: np.diagonal(m, -2), None),
+        ("diag 1d", lambda x, y, m, v: enp.diag(v), lambda x, y, m, v: np.diag(v), None),
+        ("diag k", lambda x, y, m, v: enp.diag(v, 2), lambda x, y, m, v: np.diag(v, 2), None),
+        ("diag -k", lambda x, y, m, v: enp.diag(v, -1), lambda x, y, m, v: np.diag(v, -1),
+         None),
+        ("diag 2d", lambda x, y, m, v: enp.diag(m, 1), lambda x, y, m, v: np.diag(m, 1), None),
+        ("cross 3", lambda x, y, m, v: enp.cross(m[:, :3], m[:, 2:]),
+         lambda x, y, m, v: np.cross(m[:, :3], m[:, 2:]), None),
+        ("cross axis", lambda x, y, m, v: enp.cross(x[:, :, :3], y[:3, :, :2].T, axisa=1,
+                                                    axisb=1, axisc=0),
+         lambda x, y, m, v: np.cross(x[:, :, :3], y[:3, :, :2].T, axisa=1, axisb=1, axisc=0),
+         None),
+        ("cross 2x2", lambda x, y, m, v: enp.cross(m[:, :2], m[:, 3:]),
+         lambda x, y, m, v: _np_cross2(m[:, :2], m[:, 3:]), None),
+        ("cross 2x3", lambda x, y, m, v: enp.cross(m[:, :2], m[:, 2:]),
+         lambda x, y, m, v: _np_cross2(m[:, :2], m[:, 2:]), None),
+        ("cross 3x2 bcast", lambda x, y, m, v: enp.cross(m[:, :3], v[:2]),
+         lambda x, y, m, v: _np_cross2(m[:, :3], v[:2]), None),
+    ]
+    run_all(cases, x, y, m, v)
+
+
+def _np_cross2(a, b):
+    """NumPy's cross with 2-vectors (deprecated there): zero-extend to 3-vectors."""
+    def ext(u):
+        return np.concatenate([u, np.zeros(u.shape[:-1] + (1,), u.dtype)], -1) \
+            if u.shape[-1] == 2 else u
+    out = np.cross(ext(a), ext(b))
+    return out[..., 2] if a.shape[-1] == 2 and b.shape[-1] == 2 else out
+
+
+def test_products_dtypes_and_zero_size():
+    i8 = rand((3, 3), np.int8, 1)
+    z = np.zeros((0, 4), np.float32)
+    h = rand((2, 2), np.float16, 2)
+    run_all([
+        ("trace int8", lambda i8, z, h: enp.trace(i8), lambda i8, z, h: np.trace(i8),
+         np.int32),
+        ("diag int8", lambda i8, z, h: enp.diag(enp.diagonal(i8)),
+         lambda i8, z, h: np.diag(np.diagonal(i8)), None),
+        ("kron mixed", lambda i8, z, h: enp.kron(i8, h), lambda i8, z, h: np.kron(i8, h),
+         np.float16),
+        ("tensordot zero", lambda i8, z, h: enp.tensordot(z, z, ((0,), (0,))),
+         lambda i8, z, h: np.tensordot(z, z, ((0,), (0,))), None),
+        ("diagonal zero", lambda i8, z, h: enp.diagonal(z), lambda i8, z, h: np.diagonal(z),
+         None),
+        ("trace zero", lambda i8, z, h: enp.trace(z), lambda i8, z, h: np.trace(z), None),
+        ("cross f16", lambda i8, z, h: enp.cross(h, h[::-1]),
+         lambda i8, z, h: _np_cross2(h, h[::-1]), np.float16),
+    ], i8, z, h)
+
+
+def test_linalg_eager_and_errors():
+    m = rand((3, 4), seed=5)
+    check(enp.trace(enp.asarray(m), 1), np.trace(m, 1))
+    check(enp.tensordot(m, m, ((0,), (0,))), np.tensordot(m, m, ((0,), (0,))))
+    with pytest.raises(TracingError, match=r"tensordot.*\(3, 4\).*\(3, 4\)"):
+        enp.tensordot(m, m, 1)
+    with pytest.raises(TracingError, match=r"tensordot.*axes=3"):
+        enp.tensordot(m, m, 3)
+    with pytest.raises(TracingError, match=r"diagonal.*same"):
+        enp.diagonal(m, 0, 1, -1)
+    with pytest.raises(TracingError, match=r"axis2 5 is out of bounds"):
+        enp.diagonal(m, 0, 0, 5)
+    with pytest.raises(TracingError, match=r"diag.*1-D or 2-D.*\(2, 3, 4\)"):
+        enp.diag(np.ones((2, 3, 4), np.float32))
+    with pytest.raises(TracingError, match=r"cross.*dimension must be 2 or 3.*\(3, 4\)"):
+        enp.cross(m, m)
+    with pytest.raises(TracingError, match=r"cross.*do not broadcast"):
+        enp.cross(np.ones((2, 3), np.float32), np.ones((4, 3), np.float32))
+
+
+# --- linalg.norm ----------------------------------------------------------------------------
+
+_VEC_ORDS = [None, 2, 1, np.inf, -np.inf, 0, 3, 0.5, -1]
+_MAT_ORDS = [None, "fro", 1, -1, np.inf, -np.inf]
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero")
+def test_norm():
+    x = rand((3, 4), seed=7)
+    x[0, 1] = 0
+    t = rand((2, 3, 4), seed=8)
+    i = rand((5,), np.int32, 9)
+    cases = []
+    for o in _VEC_ORDS:
+        cases.append((f"vec {o}", lambda x, t, i, o=o: enp.linalg.norm(x[0], o),
+                      lambda x, t, i, o=o: np.linalg.norm(x[0], o), np.float32))
+        cases.append((f"vec axis {o}", lambda x, t, i, o=o: enp.linalg.norm(t, o, axis=-1),
+                      lambda x, t, i, o=o: np.linalg.norm(t, o, axis=-1), np.float32))
+    for o in _MAT_ORDS:
+        cases.append((f"mat {o}", lambda x, t, i, o=o: enp.linalg.norm(x, o),
+                      lambda x, t, i, o=o: np.linalg.norm(x, o), np.float32))
+        cases.append((f"mat axes {o}",
+                      lambda x, t, i, o=o: enp.linalg.norm(t, o, axis=(2, 0), keepdims=True),
+                      lambda x, t, i, o=o: np.linalg.norm(t, o, axis=(2, 0), keepdims=True),
+                      np.float32))
+    cases += [
+        ("all", lambda x, t, i: enp.linalg.norm(t), lambda x, t, i: np.linalg.norm(t),
+         np.float32),
+        ("all keepdims", lambda x, t, i: enp.linalg.norm(t, keepdims=True),
+         lambda x, t, i: np.linalg.norm(t, keepdims=True), np.float32),
+        ("int", lambda x, t, i: enp.linalg.norm(i, 1), lambda x, t, i: np.linalg.norm(i, 1),
+         np.float32),
+        ("keepdims vec", lambda x, t, i: enp.linalg.norm(t, np.inf, axis=1, keepdims=True),
+         lambda x, t, i: np.linalg.norm(t, np.inf, axis=1, keepdims=True), np.float32),
+    ]
+    run_all(cases, x, t, i)
+    h = rand((4,), np.float16, 3)
+    check(enp.linalg.norm(h), np.linalg.norm(h.astype(np.float32)), np.float16)
+
+
+def test_norm_errors():
+    m = np.ones((2, 2), np.float32)
+    for o in ("nuc", 2, -2):
+        with pytest.raises(NotImplementedError, match=rf"norm.*ord={o!r}.*singular value"):
+            enp.linalg.norm(m, o)
+        with pytest.raises(EmberError):
+            enp.linalg.norm(m, o)
+    with pytest.raises(TracingError, match=r"norm.*\(2, 2, 2\)"):
+        enp.linalg.norm(np.ones((2, 2, 2), np.float32), 1)
+    with pytest.raises(TracingError, match="invalid norm order 'fro' for vectors"):
+        enp.linalg.norm(np.ones(3, np.float32), "fro")
+    with pytest.raises(TracingError, match="invalid norm order 3 for matrices"):
+        enp.linalg.norm(m, 3)
+
+
+# --- dtypes ---------------------------------------------------------------------------------
+
+_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+           np.uint64, np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_dtype_functions_match_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    for a in _DTYPES:
+        for b in _DTYPES:
+            assert enp.promote_types(a, b) == jnp.promote_types(a, b), (a, b)
+            assert enp.promote_types(a, int) == jnp.promote_types(a, int), a
+            assert enp.result_type(a, b) == jnp.result_type(a, b), (a, b)
+            for casting in ("safe", "same_kind", "unsafe"):
+                assert enp.can_cast(a, b, casting) == jnp.can_cast(a, b, casting), (a, b)
+        for s in (1, 1.0, True):
+            assert enp.result_type(a, s) == jnp.result_type(a, s), (a, s)
+            assert enp.result_type(np.zeros(2, a), s) == jnp.result_type(np.zeros(2, a), s)
+        assert enp.result_type(a, int, float) == jnp.result_type(a, int, float), a
+    assert enp.result_type(1, 2.0) == jnp.result_type(1, 2.0)
+    assert enp.result_type("float16", np.int8) == jnp.result_type("float16", np.int8)
+    x = enp.asarray(np.ones(2, np.int16))
+    assert enp.can_cast(x, np.int32) and not enp.can_cast(x, np.int8)
+    assert enp.result_type(x, np.uint8) == np.int16
+
+
+def test_finfo_iinfo():
+    for dt in (np.float16, ml_dtypes.bfloat16, np.float32, np.float64):
+        f = enp.finfo(dt)
+        g = ml_dtypes.finfo(dt)
+        assert (f.eps, f.max, f.tiny, f.bits) == (g.eps, g.max, g.tiny, g.bits)
+    assert enp.finfo(enp.ones(2, np.float16)).bits == 16
+    for dt in (np.int8, np.uint16, np.int32, np.uint64):
+        assert (enp.iinfo(dt).min, enp.iinfo(dt).max) == (np.iinfo(dt).min, np.iinfo(dt).max)
+    assert enp.iinfo(enp.asarray(np.ones(2, np.uint8))).max == 255
+    assert enp.finfo("bfloat16").bits == 16

@@ -1,0 +1,192 @@
+"""ember.numpy shape and movement functions (moveaxis ... pad) against NumPy: many functions
+share one jitted program per dtype; a few run eagerly; bad input gives ember errors."""
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+from ember.errors import ConcretizationError, TracingError
+
+_NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.uint64): np.dtype(np.uint32),
+           np.dtype(np.float64): np.dtype(np.float32)}
+
+
+def check(got, want):
+    """``got`` (an ember Array) equals NumPy's ``want`` exactly (movement copies values)."""
+    assert isinstance(got, ember.Array), type(got)
+    want = np.asarray(want)
+    dtype = _NARROW.get(want.dtype, want.dtype)
+    assert got.dtype == dtype, (got.dtype, dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_array_equal(np.asarray(got), want.astype(dtype))
+
+
+def rand(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return rng.integers(0, 100, shape).astype(dtype)
+    return rng.uniform(-5, 5, shape).astype(dtype)
+
+
+def _cases():
+    """(label, fn(x, v, z)) with x of shape (2, 3, 4), v of shape (5,), z of shape (0, 3); the
+    same function is applied with ember.numpy and NumPy as ``xp``."""
+    return [
+        ("moveaxis", lambda xp, x, v, z: xp.moveaxis(x, 0, -1)),
+        ("moveaxis multi", lambda xp, x, v, z: xp.moveaxis(x, (0, 2), (2, 0))),
+        ("moveaxis 3", lambda xp, x, v, z: xp.moveaxis(x, [0, 1], [-1, 0])),
+        ("atleast_1d", lambda xp, x, v, z: xp.atleast_1d(x[0, 0, 0])),
+        ("atleast_2d", lambda xp, x, v, z: xp.atleast_2d(v)),
+        ("atleast_3d 1", lambda xp, x, v, z: xp.atleast_3d(v)),
+        ("atleast_3d 2", lambda xp, x, v, z: xp.atleast_3d(x[0])),
+        ("atleast_3d 0", lambda xp, x, v, z: xp.atleast_3d(x[0, 0, 0])),
+        ("atleast multi", lambda xp, x, v, z: xp.atleast_2d(v, x)[0]),
+        ("hstack", lambda xp, x, v, z: xp.hstack([x, x[:, :1]])),
+        ("hstack 1d", lambda xp, x, v, z: xp.hstack((v, v[:2]))),
+        ("vstack", lambda xp, x, v, z: xp.vstack([v, v])),
+        ("vstack zero", lambda xp, x, v, z: xp.vstack([z, x[0, :, :3]])),
+        ("dstack", lambda xp, x, v, z: xp.dstack([x[0], x[1]])),
+        ("dstack 1d", lambda xp, x, v, z: xp.dstack([v, v])),
+        ("column_stack", lambda xp, x, v, z: xp.column_stack([v, v, v])),
+        ("column_stack 2d", lambda xp, x, v, z: xp.column_stack([x[0], x[1, :, 0]])),
+        *[(f"split {i}", lambda xp, x, v, z, i=i: xp.split(x, 2, axis=0)[i]) for i in range(2)],
+        *[(f"split idx {i}", lambda xp, x, v, z, i=i: xp.split(x, [1, 3, -1], axis=2)[i])
+          for i in range(4)],
+        *[(f"array_split {i}", lambda xp, x, v, z, i=i: xp.array_split(v, 3)[i])
+          for i in range(3)],
+        *[(f"array_split over {i}", lambda xp, x, v, z, i=i: xp.array_split(v, [4, 2, 9])[i])
+          for i in range(4)],
+        ("hsplit", lambda xp, x, v, z: xp.hsplit(x, 3)[2]),
+        ("hsplit 1d", lambda xp, x, v, z: xp.hsplit(v, [2])[1]),
+        ("vsplit", lambda xp, x, v, z: xp.vsplit(x, [1])[1]),
+        ("dsplit", lambda xp, x, v, z: xp.dsplit(x, 2)[1]),
+        ("split zero", lambda xp, x, v, z: xp.split(z, 3, axis=1)[1]),
+        ("tile", lambda xp, x, v, z: xp.tile(x, (2, 1, 3))),
+        ("tile int", lambda xp, x, v, z: xp.tile(v, 2)),
+        ("tile more", lambda xp, x, v, z: xp.tile(v, (2, 2))),
+        ("tile fewer", lambda xp, x, v, z: xp.tile(x, 2)),
+        ("tile zero", lambda xp, x, v, z: xp.tile(x, (0, 1, 1))),
+        ("tile scalar", lambda xp, x, v, z: xp.tile(x[0, 0, 0], 3)),
+        ("repeat", lambda xp, x, v, z: xp.repeat(x, 2)),
+        ("repeat axis", lambda xp, x, v, z: xp.repeat(x, 3, axis=1)),
+        ("repeat per", lambda xp, x, v, z: xp.repeat(x, [2, 0, 1, 1], axis=-1)),
+        ("repeat per 1d", lambda xp, x, v, z: xp.repeat(v, [1, 2, 3, 0, 2])),
+        ("repeat zero", lambda xp, x, v, z: xp.repeat(z, 2, axis=0)),
+        ("repeat [2]", lambda xp, x, v, z: xp.repeat(v, [2])),
+        ("repeat scalar", lambda xp, x, v, z: xp.repeat(x[0, 0, 0], 3)),
+        ("flip", lambda xp, x, v, z: xp.flip(x)),
+        ("flip int", lambda xp, x, v, z: xp.flip(x, -1)),
+        ("flip tuple", lambda xp, x, v, z: xp.flip(x, (0, 2))),
+        ("fliplr", lambda xp, x, v, z: xp.fliplr(x)),
+        ("flipud", lambda xp, x, v, z: xp.flipud(v)),
+        ("roll", lambda xp, x, v, z: xp.roll(x, 5)),
+        ("roll neg", lambda xp, x, v, z: xp.roll(v, -7)),
+        ("roll axis", lambda xp, x, v, z: xp.roll(x, 1, axis=1)),
+        ("roll tuple", lambda xp, x, v, z: xp.roll(x, (1, -3), axis=(0, 2))),
+        ("roll same axis", lambda xp, x, v, z: xp.roll(x, (1, 1), axis=(2, 2))),
+        ("roll bcast", lambda xp, x, v, z: xp.roll(x, 2, axis=(1, 2))),
+        ("roll zero", lambda xp, x, v, z: xp.roll(z, 2, axis=1)),
+        *[(f"rot90 {k}", lambda xp, x, v, z, k=k: xp.rot90(x, k)) for k in (-1, 1, 2, 3, 4)],
+        ("rot90 axes", lambda xp, x, v, z: xp.rot90(x, 1, (2, 0))),
+        ("rot90 axes 3", lambda xp, x, v, z: xp.rot90(x, 3, (1, 2))),
+        ("pad", lambda xp, x, v, z: xp.pad(x, 1)),
+        ("pad pairs", lambda xp, x, v, z: xp.pad(x, ((0, 1), (2, 0), (1, 3)),
+                                                  constant_values=7)),
+        ("pad values", lambda xp, x, v, z: xp.pad(x, 2, constant_values=((1, 2), (3, 4),
+                                                                           (5, 6)))),
+        ("pad (1, 2)", lambda xp, x, v, z: xp.pad(x, (1, 2), constant_values=(8, 9))),
+        ("pad zero", lambda xp, x, v, z: xp.pad(z, ((1, 1), (0, 2)))),
+        *[(f"pad {m}", lambda xp, x, v, z, m=m: xp.pad(x, ((1, 2), (0, 2), (3, 1)), mode=m))
+          for m in ("edge", "reflect", "symmetric", "wrap")],
+        *[(f"pad {m} big", lambda xp, x, v, z, m=m: xp.pad(v, (7, 11), mode=m))
+          for m in ("edge", "reflect", "symmetric", "wrap")],
+        ("pad zero edge", lambda xp, x, v, z: xp.pad(z, ((0, 0), (1, 1)), mode="edge")),
+    ]
+
+
+_CASES = _cases()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.bool_])
+def test_shape_and_movement(dtype):
+    x, v = rand((2, 3, 4), dtype, 3), rand((5,), dtype, 4)
+    z = np.zeros((0, 3), dtype)
+    f = ember.jit(lambda x, v, z: [fn(enp, x, v, z) for _, fn in _CASES])
+    for (label, fn), got in zip(_CASES, f(x, v, z), strict=True):
+        try:
+            check(got, fn(np, x, v, z))
+        except AssertionError as e:
+            raise AssertionError(f"{label} ({np.dtype(dtype)}): {e}") from None
+
+
+def test_eager_on_arrays():
+    x = rand((2, 3, 4), np.int32, 1)
+    ex = enp.asarray(x)
+    check(enp.flip(ex, 1), np.flip(x, 1))
+    check(enp.pad(ex, 1, mode="wrap"), np.pad(x, 1, mode="wrap"))
+    for got, want in zip(enp.split(x, 3, axis=1), np.split(x, 3, axis=1), strict=True):
+        check(got, want)
+    check(enp.repeat(ex, [1, 2], axis=0), np.repeat(x, [1, 2], axis=0))
+    check(enp.moveaxis(ex, -1, 0), np.moveaxis(x, -1, 0))
+    check(enp.atleast_3d(x[0, 0]), np.atleast_3d(x[0, 0]))
+
+
+def test_traced_pad_value():
+    x = rand((2, 3), np.float32, 2)
+    got = ember.jit(lambda x, c: enp.pad(x, ((1, 0), (0, 2)), constant_values=c))(x, 2.5)
+    np.testing.assert_array_equal(np.asarray(got), np.pad(x, ((1, 0), (0, 2)),
+                                                           constant_values=2.5))
+
+
+def test_shape_errors():
+    x = np.ones((2, 3, 4), np.float32)
+    with pytest.raises(TracingError, match=r"split.*equal division.*axis 1.*\(2, 3, 4\)"):
+        enp.split(x, 2, axis=1)
+    with pytest.raises(TracingError, match=r"split.*larger than 0"):
+        enp.split(x, 0)
+    with pytest.raises(TracingError, match=r"axis 3 is out of bounds"):
+        enp.split(x, 2, axis=3)
+    with pytest.raises(TracingError, match=r"vsplit.*2 or more.*\(4,\)"):
+        enp.vsplit(np.ones(4, np.float32), 2)
+    with pytest.raises(TracingError, match=r"dsplit.*3 or more"):
+        enp.dsplit(np.ones((2, 2), np.float32), 2)
+    with pytest.raises(TracingError, match=r"vstack.*\[\(1, 3\), \(1, 4\)\]"):
+        enp.vstack([np.ones(3, np.float32), np.ones(4, np.float32)])
+    with pytest.raises(TracingError, match=r"hstack.*\(2, 3, 4\)"):
+        enp.hstack([x, np.ones((3, 3, 4), np.float32)])
+    with pytest.raises(TracingError, match=r"column_stack"):
+        enp.column_stack([np.ones(3, np.float32), np.ones(4, np.float32)])
+    with pytest.raises(TracingError, match=r"moveaxis.*same number"):
+        enp.moveaxis(x, (0, 1), 2)
+    with pytest.raises(TracingError, match=r"destination 5 is out of bounds"):
+        enp.moveaxis(x, 0, 5)
+    with pytest.raises(TracingError, match=r"repeat.*\(3,\).*\(2, 3, 4\)"):
+        enp.repeat(x, [1, 2, 3], axis=2)
+    with pytest.raises(TracingError, match=r"repeat.*negative"):
+        enp.repeat(x, -1)
+    with pytest.raises(TracingError, match=r"rot90.*different"):
+        enp.rot90(x, 1, (1, -2))
+    with pytest.raises(TracingError, match=r"rot90.*length 2"):
+        enp.rot90(x, 1, (0, 1, 2))
+    with pytest.raises(TracingError, match=r"roll.*different lengths"):
+        enp.roll(x, (1, 2, 3), axis=(0, 1))
+    with pytest.raises(TracingError, match=r"fliplr.*\(3,\)"):
+        enp.fliplr(np.ones(3, np.float32))
+    with pytest.raises(TracingError, match=r"axis 3 is out of bounds"):
+        enp.flip(x, 3)
+    with pytest.raises(TracingError, match=r"pad.*mode 'median'"):
+        enp.pad(x, 1, mode="median")
+    with pytest.raises(TracingError, match=r"pad.*non-negative"):
+        enp.pad(x, -1)
+    with pytest.raises(TracingError, match=r"pad.*\(2, 3, 4\)"):
+        enp.pad(x, ((1, 2), (3, 4)))
+    with pytest.raises(TracingError, match=r"pad.*empty axis 0 of shape \(0, 3\).*'reflect'"):
+        enp.pad(np.ones((0, 3), np.float32), 1, mode="reflect")
+    with pytest.raises(TracingError, match=r"tile.*non-negative"):
+        enp.tile(x, -1)
+    with pytest.raises(ConcretizationError):
+        ember.jit(lambda x, r: enp.roll(x, r))(x, 1)
