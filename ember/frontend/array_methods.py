@@ -36,6 +36,8 @@ def install(cls) -> None:
     cls.__abs__ = lambda self: _np().absolute(self)
     cls.__invert__ = lambda self: _np().invert(self)
     cls.__getitem__ = lambda self, idx: _np()._getitem(self, idx)
+    cls.at = property(_at, doc="JAX's functional updates: ``x.at[idx].set(y)``, ``.add``, "
+                      "``.subtract``, ``.multiply``, ``.divide``, ``.min``, ``.max``, ``.get``.")
     cls.T = property(lambda self: _np().transpose(self))
     cls.reshape = lambda self, *shape, order="C": _np().reshape(
         self, shape[0] if len(shape) == 1 else shape, order)
@@ -48,6 +50,11 @@ def install(cls) -> None:
     for name in ("sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin"):
         setattr(cls, name, _method(name))
     cls.dot = lambda self, other: _np().dot(self, other)
+
+
+def _at(self):
+    from ember.numpy._indexing import _IndexUpdateHelper
+    return _IndexUpdateHelper(self)
 
 
 def _method(name):

@@ -1,5 +1,199 @@
-"""Lowering rules of the ops in ember/dialects/indexing.py."""
+"""Lowering rules of the ops in ember/dialects/indexing.py.
+
+- ``gather``: a ``linalg.generic`` over the result whose body reads the indices and the
+  operand with ``tensor.extract``, clamping each index into range.
+- ``scatter``: ``iree_linalg_ext.scatter`` (duplicates combine through its region, so
+  scatter-add accumulates). The indexed dimensions are moved to the front and padded by one
+  "trash" row each; an out-of-bounds index is redirected there, and the padding is cut off
+  afterwards, which drops the update.
+- ``dynamic_slice`` / ``dynamic_update_slice``: ``tensor.extract_slice`` / ``insert_slice``
+  at clamped dynamic offsets.
+"""
 
 from __future__ import annotations
 
+import numpy as np
+
+from ember import dtypes
+from ember._mlir import arith, ir, linalg, tensor
+from ember.core import ShapedArray
+from ember.passes.lowering import (
+    SCALAR,
+    LowerCall,
+    _cmpi,
+    _reassoc,
+    _value,
+    dims_map,
+    elem,
+    empty,
+    filled,
+    generic,
+    identity_map,
+    lowering,
+    scalar_const,
+    ttype,
+)
+
 __all__: list[str] = []
+
+
+def _index_const(v: int) -> ir.Value:
+    index = ir.IndexType.get()
+    return arith.ConstantOp(index, ir.IntegerAttr.get(index, int(v))).result
+
+
+def _to_index(v: ir.Value, dtype) -> ir.Value:
+    cast = arith.IndexCastUIOp if dtypes.is_unsigned(dtype) else arith.IndexCastOp
+    return cast(ir.IndexType.get(), v).result
+
+
+def _clamp_index(i: ir.Value, hi: int) -> ir.Value:
+    """i clamped into [0, hi] (index type, signed)."""
+    i = arith.MaxSIOp(i, _index_const(0)).result
+    return arith.MinSIOp(i, _index_const(hi)).result
+
+
+@lowering("gather")
+def _lower_gather(c: LowerCall):
+    (x, idx), (xa, ia), out = c.operands, c.in_avals, c.out_avals[0]
+    axes = c.attrs["axes"]
+    if out.size == 0:
+        return [empty(out)]
+    nb = ia.ndim - 1
+    rank = out.ndim
+
+    def body(_o):
+        loop = [linalg.IndexOp(d).result for d in range(rank)]
+        coords, rest = [None] * xa.ndim, iter(loop[nb:])
+        for j, a in enumerate(axes):
+            v = tensor.ExtractOp(idx, loop[:nb] + [_index_const(j)]).result
+            coords[a] = _clamp_index(_to_index(v, ia.dtype), xa.shape[a] - 1)
+        for d in range(xa.ndim):
+            if coords[d] is None:
+                coords[d] = next(rest)
+        return [tensor.ExtractOp(x, coords).result]
+
+    return generic([], [], [empty(out)], [identity_map(rank)], ["parallel"] * rank, body)
+
+
+def _transpose(x: ir.Value, aval: ShapedArray, perm) -> tuple[ir.Value, ShapedArray]:
+    if list(perm) == list(range(aval.ndim)):
+        return x, aval
+    out = ShapedArray(tuple(aval.shape[p] for p in perm), aval.dtype)
+    return _value(linalg.transpose(x, outs=[empty(out)], permutation=list(perm))), out
+
+
+def _reshape(x: ir.Value, aval: ShapedArray, shape) -> ir.Value:
+    """Reshape by collapsing everything and expanding again (row-major)."""
+    shape = tuple(shape)
+    if aval.shape == shape:
+        return x
+    out = ShapedArray(shape, aval.dtype)
+    if aval.ndim == 0:
+        return tensor.ExpandShapeOp(ttype(out), x, _reassoc([]), [], list(shape)).result
+    flat = ShapedArray((aval.size,), aval.dtype)
+    if aval.ndim != 1:
+        x = tensor.CollapseShapeOp(ttype(flat), x, _reassoc([list(range(aval.ndim))])).result
+    if len(shape) != 1:
+        x = tensor.ExpandShapeOp(ttype(out), x, _reassoc([list(range(len(shape)))]), [],
+                                 list(shape)).result
+    return x
+
+
+_COMBINE = {"add": "add", "mul": "mul", "min": "min", "max": "max"}
+
+
+@lowering("scatter")
+def _lower_scatter(c: LowerCall):
+    (x, idx, upd), (xa, ia, ua) = c.operands, c.in_avals
+    axes, kind = c.attrs["axes"], c.attrs["kind"]
+    k = len(axes)
+    n = int(np.prod(ia.shape[:-1], dtype=np.int64))
+    if n == 0 or xa.size == 0 or ua.size == 0:
+        return [x]
+    rest = [d for d in range(xa.ndim) if d not in axes]
+    perm = list(axes) + rest
+    xt, xta = _transpose(x, xa, perm)
+    # One trash row at the end of each indexed dimension.
+    padded_a = ShapedArray(tuple(d + 1 if i < k else d for i, d in enumerate(xta.shape)),
+                           xa.dtype)
+    padded = tensor.InsertSliceOp(xt, filled(padded_a, 0), [], [], [], [0] * xa.ndim,
+                                  list(xta.shape), [1] * xa.ndim).result
+    # Indices as (n, k) i32/i64, each out-of-bounds component redirected to its trash row.
+    idx_dt = np.dtype("int64") if ia.dtype.itemsize > 4 or \
+        (dtypes.is_unsigned(ia.dtype) and ia.dtype.itemsize == 4) else np.dtype("int32")
+    flat_ia = ShapedArray((n, k), ia.dtype)
+    idx2 = _reshape(idx, ia, flat_ia.shape)
+    sizes = np.array([xa.shape[a] for a in axes], dtype=idx_dt)
+    sizes_c = arith.ConstantOp(ir.RankedTensorType.get([k], elem(idx_dt)),
+                               ir.DenseElementsAttr.get(sizes)).result
+
+    def fix(i, size, _o):
+        from ember.passes.lowering import convert_scalar
+        i = convert_scalar(i, ia.dtype, idx_dt)
+        ok = arith.AndIOp(_cmpi("sge", i, scalar_const(0, idx_dt)),
+                          _cmpi("slt", i, size)).result
+        if dtypes.is_unsigned(ia.dtype) and ia.dtype.itemsize == idx_dt.itemsize:
+            ok = _cmpi("ult", i, size)
+        return [arith.SelectOp(ok, i, size).result]
+
+    (idx2,) = generic([idx2, sizes_c], [identity_map(2), dims_map(2, [1])],
+                      [empty(ShapedArray((n, k), idx_dt))], [identity_map(2)],
+                      ["parallel", "parallel"], fix)
+    upd2 = _reshape(upd, ua, (n,) + tuple(xta.shape[k:]))
+
+    dt = xa.dtype
+    op = ir.Operation.create(
+        "iree_linalg_ext.scatter", results=[ttype(padded_a)], operands=[upd2, idx2, padded],
+        attributes={"dimension_map": ir.DenseI64ArrayAttr.get(list(range(k))),
+                    "unique_indices": ir.BoolAttr.get(False),
+                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([2, 1])},
+        regions=1)
+    block = op.regions[0].blocks.append(elem(dt), elem(dt))
+    with ir.InsertionPoint(block):
+        new, old = block.arguments
+        if kind == "set":
+            r = new
+        elif dtypes.is_bool(dt):
+            r = (arith.OrIOp if kind == "max" else arith.AndIOp)(new, old).result
+        else:
+            r = SCALAR[_COMBINE[kind]]([old, new], dt, dt, {})
+        ir.Operation.create("iree_linalg_ext.yield", operands=[r])
+    res = tensor.ExtractSliceOp(ttype(xta), op.results[0], [], [], [], [0] * xa.ndim,
+                                list(xta.shape), [1] * xa.ndim).result
+    inv = [perm.index(d) for d in range(xa.ndim)]
+    return [_transpose(res, xta, inv)[0]]
+
+
+def _clamped_starts(starts, avals, dims, sizes) -> list[ir.Value]:
+    out = []
+    for s, a, d, n in zip(starts, avals, dims, sizes):
+        v = _to_index(tensor.ExtractOp(s, []).result, a.dtype)
+        out.append(_clamp_index(v, d - n))
+    return out
+
+
+_DYN = ir.ShapedType.get_dynamic_size() if hasattr(ir.ShapedType, "get_dynamic_size") \
+    else -(2 ** 63)
+
+
+@lowering("dynamic_slice")
+def _lower_dynamic_slice(c: LowerCall):
+    x, starts = c.operands[0], c.operands[1:]
+    xa, out = c.in_avals[0], c.out_avals[0]
+    if out.size == 0:
+        return [empty(out)]
+    offs = _clamped_starts(starts, c.in_avals[1:], xa.shape, out.shape)
+    return [tensor.ExtractSliceOp(ttype(out), x, offs, [], [], [_DYN] * xa.ndim,
+                                  list(out.shape), [1] * xa.ndim).result]
+
+
+@lowering("dynamic_update_slice")
+def _lower_dynamic_update_slice(c: LowerCall):
+    x, u, starts = c.operands[0], c.operands[1], c.operands[2:]
+    xa, ua = c.in_avals[0], c.in_avals[1]
+    if ua.size == 0:
+        return [x]
+    offs = _clamped_starts(starts, c.in_avals[2:], xa.shape, ua.shape)
+    return [tensor.InsertSliceOp(u, x, offs, [], [], [_DYN] * xa.ndim, list(ua.shape),
+                                 [1] * xa.ndim).result]
