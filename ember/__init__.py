@@ -7,12 +7,8 @@ Example:
     3.0463766
 """
 
-from ember import (
-           _quiet,  # noqa: F401  (silences nanobind's exit-time leak reports)
-           dtypes,
-           errors,
-           tree_util,
-)
+from ember import _quiet  # noqa: F401, I001  (first: silences exit-time leak reports)
+from ember import dtypes, errors, tree_util
 from ember.backends.array import Array, device_put
 from ember.config import config
 from ember.core import ShapedArray, ShapeDtypeStruct
@@ -23,11 +19,9 @@ from ember.frontend.tracing import Tracer
 _array_methods.install(Array)
 _array_methods.install(Tracer)
 
-from ember import (  # noqa: E402
-           lax,
-           nn,
-           numpy,  # noqa: E402
-)
+# After the methods are installed: these modules build on them.
+from ember import lax, nn, numpy, random, scipy  # noqa: E402
+from ember.scipy import special  # noqa: E402, F401
 
 numpy.ndarray = Array
 

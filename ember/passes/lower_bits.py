@@ -1,5 +1,69 @@
-"""Lowering rules of the ops in ember/dialects/bits.py."""
+"""Lowering rules of the ops in ember/dialects/bits.py.
+
+``arith.shli/shrui/shrsi`` are poison for amounts >= the bit width, so the amount is read as
+unsigned, compared with the width and replaced by a safe one before shifting; the result is
+then selected (0, or the sign fill for the arithmetic shift, which is a shift by width - 1).
+"""
 
 from __future__ import annotations
 
+import numpy as np
+
+from ember._mlir import arith, math_d
+from ember.passes.lowering import _cmpi, elem, scalar, scalar_const
+
 __all__: list[str] = []
+
+
+def _width(dt) -> int:
+    return np.dtype(dt).itemsize * 8
+
+
+def _over(amount, dt):
+    """amount >= bit width, reading amount as unsigned."""
+    return _cmpi("uge", amount, scalar_const(_width(dt), dt))
+
+
+@scalar("shift_left")
+def _shift_left(args, dt, out_dt, attrs):
+    x, y = args
+    zero = scalar_const(0, dt)
+    over = _over(y, dt)
+    safe = arith.SelectOp(over, zero, y).result
+    return arith.SelectOp(over, zero, arith.ShLIOp(x, safe).result).result
+
+
+@scalar("shift_right_logical")
+def _shift_right_logical(args, dt, out_dt, attrs):
+    x, y = args
+    zero = scalar_const(0, dt)
+    over = _over(y, dt)
+    safe = arith.SelectOp(over, zero, y).result
+    return arith.SelectOp(over, zero, arith.ShRUIOp(x, safe).result).result
+
+
+@scalar("shift_right_arithmetic")
+def _shift_right_arithmetic(args, dt, out_dt, attrs):
+    x, y = args
+    # A shift by width - 1 is the sign fill: 0 or -1.
+    safe = arith.SelectOp(_over(y, dt), scalar_const(_width(dt) - 1, dt), y).result
+    return arith.ShRSIOp(x, safe).result
+
+
+@scalar("population_count")
+def _population_count(args, dt, out_dt, attrs):
+    return math_d.CtPopOp(args[0]).result
+
+
+@scalar("clz")
+def _clz(args, dt, out_dt, attrs):
+    return math_d.CountLeadingZerosOp(args[0]).result
+
+
+@scalar("bitcast_convert_type")
+def _bitcast_convert_type(args, dt, out_dt, attrs):
+    (x,) = args
+    t = elem(out_dt)
+    if t == x.type:          # signedness only (int32 <-> uint32): the same signless type
+        return x
+    return arith.BitcastOp(t, x).result
