@@ -3,3 +3,260 @@
 from __future__ import annotations
 
 __all__: list[str] = []
+
+# --- bits ---
+import numpy as _bits_np  # noqa: E402
+
+from ember import dtypes as _bits_dtypes  # noqa: E402
+from ember.frontend.eager import eager as _bits_eager  # noqa: E402
+from ember.frontend.tracing import bind as _bits_bind  # noqa: E402
+from ember.frontend.tracing import current_trace as _bits_current_trace  # noqa: E402
+
+__all__ += ["shift_left", "shift_right_logical", "shift_right_arithmetic",
+            "bitcast_convert_type", "population_count", "clz"]
+
+
+def _bits_match(x, y):
+    """Lift Python scalars to the other operand's dtype (lax's weak-type rule)."""
+    def is_array(v):
+        return hasattr(v, "dtype") and not isinstance(v, _bits_np.generic)
+    arrays = [v for v in (x, y) if is_array(v)]
+    lift = _bits_current_trace().lift
+    if not arrays:
+        return lift(x), lift(y)
+    dtype = arrays[0].dtype
+    return tuple(lift(v) if is_array(v) else lift(_bits_np.asarray(v, dtype=dtype))
+                 for v in (x, y))
+
+
+def _bits_shift(op):
+    def f(x, y):
+        weak = all(_bits_dtypes.dtype_and_weak(v)[1] for v in (x, y))
+        x, y = _bits_match(x, y)
+        return _bits_bind(f"ember.{op}", x, y, _weak=weak)[0]
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = (f"Elementwise ``{op}`` of equal shapes and integer dtypes (the ``ember.{op}`` "
+                 "op); shift amounts >= the bit width (read as unsigned) are defined, as in "
+                 "``lax``: 0, or the sign fill for ``shift_right_arithmetic``.")
+    return _bits_eager(f)
+
+
+shift_left = _bits_shift("shift_left")
+shift_right_logical = _bits_shift("shift_right_logical")
+shift_right_arithmetic = _bits_shift("shift_right_arithmetic")
+
+
+@_bits_eager
+def population_count(x):
+    """Elementwise number of set bits, in ``x``'s integer dtype."""
+    x = _bits_current_trace().lift(x)
+    return _bits_bind("ember.population_count", x, _weak=x.weak_type)[0]
+
+
+@_bits_eager
+def clz(x):
+    """Elementwise count of leading zero bits, in ``x``'s integer dtype."""
+    x = _bits_current_trace().lift(x)
+    return _bits_bind("ember.clz", x, _weak=x.weak_type)[0]
+
+
+@_bits_eager
+def bitcast_convert_type(x, new_dtype):
+    """Reinterpret the bits of ``x`` as ``new_dtype`` of the same bit width."""
+    x = _bits_current_trace().lift(x)
+    new_dtype = _bits_np.dtype(new_dtype)
+    if x.dtype == new_dtype:
+        return x
+    return _bits_bind("ember.bitcast_convert_type", x, new_dtype=new_dtype)[0]
+
+
+# --- sort_scan ---
+from ember.frontend.eager import eager as _ss_eager  # noqa: E402
+from ember.frontend.tracing import bind as _ss_bind  # noqa: E402
+from ember.frontend.tracing import current_trace as _ss_current_trace  # noqa: E402
+
+__all__ += ["sort", "sort_key_val", "cumsum", "cumprod", "cummax", "cummin"]
+
+
+@_ss_eager
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    """Sort ``operand`` (an array, or a sequence of arrays of one shape) along ``dimension``.
+
+    The first ``num_keys`` operands are the keys, compared lexicographically; the others are
+    permuted along. Ascending, stable (``is_stable`` is accepted for JAX compatibility), NaN
+    after every number, -0.0 equal to 0.0. A sequence in gives a tuple out.
+
+    Example:
+        >>> keys, perm = ember.lax.sort((x, ember.lax.iota(np.int32, 4)), num_keys=1)
+    """
+    single = not isinstance(operand, list | tuple)
+    lift = _ss_current_trace().lift
+    xs = [lift(operand)] if single else [lift(x) for x in operand]
+    if not xs:
+        raise ValueError("sort needs at least one operand")
+    ndim = xs[0].ndim
+    dim = dimension + ndim if dimension < 0 and ndim else dimension
+    outs = _ss_bind("ember.sort", *xs, dimension=dim, num_keys=num_keys)
+    outs = [o if not x.weak_type else _ss_weak(o) for o, x in zip(outs, xs)]
+    return outs[0] if single else tuple(outs)
+
+
+def _ss_weak(x):
+    from ember.frontend.tracing import Tracer
+    return Tracer(x.trace, x.value, x.aval._replace(weak_type=True), x.origin)
+
+
+def sort_key_val(keys, values, dimension: int = -1):
+    """Sort ``keys`` along ``dimension`` and permute ``values`` with them."""
+    return sort((keys, values), dimension=dimension, num_keys=1)
+
+
+def _ss_cumulative(name):
+    def f(operand, axis: int = 0, reverse: bool = False):
+        x = _ss_current_trace().lift(operand)
+        ax = axis + x.ndim if axis < 0 else axis
+        return _ss_bind(f"ember.{name}", x, axis=ax, reverse=bool(reverse),
+                        _weak=x.weak_type)[0]
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"Inclusive cumulative ``{name[3:]}`` of ``operand`` along ``axis`` (from the "
+                 "end when ``reverse``); the ``ember.{name}`` op.".replace("{name}", name))
+    return _ss_eager(f)
+
+
+cumsum = _ss_cumulative("cumsum")
+cumprod = _ss_cumulative("cumprod")
+cummax = _ss_cumulative("cummax")
+cummin = _ss_cumulative("cummin")
+
+# --- math ---
+from ember.frontend.eager import eager as _math_eager  # noqa: E402
+from ember.frontend.tracing import bind as _math_bind  # noqa: E402
+from ember.frontend.tracing import current_trace as _math_current_trace  # noqa: E402
+
+_MATH_UNARY = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "cbrt",
+               "exp2", "log2", "erfc", "erf_inv", "lgamma", "digamma", "signbit")
+__all__ += list(_MATH_UNARY) + ["nextafter", "copysign"]
+
+
+def _math_unary(name):
+    def f(x):
+        x = _math_current_trace().lift(x)
+        return _math_bind(f"ember.{name}", x, _weak=x.weak_type and name != "signbit")[0]
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Elementwise ``{name}`` of a float array (the ``ember.{name}`` op)."
+    return _math_eager(f)
+
+
+def _math_binary(name):
+    def f(x, y):
+        from ember.lax import _is_weak, _match_scalars
+        weak = _is_weak(x) and _is_weak(y)
+        x, y = _match_scalars(x, y)
+        return _math_bind(f"ember.{name}", x, y, _weak=weak)[0]
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"Elementwise ``{name}`` of float arrays of equal shape and dtype (the "
+                 f"``ember.{name}`` op).")
+    return _math_eager(f)
+
+
+for _math_name in _MATH_UNARY:
+    globals()[_math_name] = _math_unary(_math_name)
+nextafter = _math_binary("nextafter")
+copysign = _math_binary("copysign")
+
+# --- indexing ---
+from ember.frontend.eager import eager as _ix_eager  # noqa: E402
+from ember.frontend.tracing import bind as _ix_bind  # noqa: E402
+from ember.frontend.tracing import current_trace as _ix_current_trace  # noqa: E402
+
+__all__ += ["gather", "scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max",
+            "dynamic_slice", "dynamic_update_slice", "dynamic_index_in_dim"]
+
+
+@_ix_eager
+def gather(operand, indices, axes):
+    """``ember.gather``: ``result[b..., r...] = operand`` at ``indices[b..., j]`` along
+    ``axes[j]`` and ``r`` along the other dimensions. Out-of-bounds indices are clamped
+    into ``[0, size - 1]`` (JAX's ``clip`` mode); negative indices do not wrap here."""
+    lift = _ix_current_trace().lift
+    x = lift(operand)
+    return _ix_bind("ember.gather", x, lift(indices), axes=tuple(axes), _weak=x.weak_type)[0]
+
+
+@_ix_eager
+def scatter(operand, indices, updates, axes, kind: str = "set"):
+    """``ember.scatter``: ``operand`` with ``updates[b..., r...]`` combined (``kind``: set,
+    add, mul, min, max) into the element ``gather(operand, indices, axes)`` reads. Updates
+    at an out-of-bounds (or negative) index are dropped, as in JAX; duplicates all apply."""
+    lift = _ix_current_trace().lift
+    x = lift(operand)
+    return _ix_bind("ember.scatter", x, lift(indices), lift(updates), axes=tuple(axes),
+                    kind=kind, _weak=x.weak_type)[0]
+
+
+def scatter_add(operand, indices, updates, axes):
+    """``scatter`` with ``kind="add"``: duplicate indices accumulate."""
+    return scatter(operand, indices, updates, axes, "add")
+
+
+def scatter_mul(operand, indices, updates, axes):
+    """``scatter`` with ``kind="mul"``."""
+    return scatter(operand, indices, updates, axes, "mul")
+
+
+def scatter_min(operand, indices, updates, axes):
+    """``scatter`` with ``kind="min"``."""
+    return scatter(operand, indices, updates, axes, "min")
+
+
+def scatter_max(operand, indices, updates, axes):
+    """``scatter`` with ``kind="max"``."""
+    return scatter(operand, indices, updates, axes, "max")
+
+
+def _ix_starts(starts):
+    import numpy as np
+    lift = _ix_current_trace().lift
+    out = []
+    for s in starts:
+        s = lift(s if hasattr(s, "dtype") and not isinstance(s, np.generic)
+                 else np.asarray(s, dtype=np.int32))
+        if s.shape != ():
+            raise TypeError(f"start indices must be scalars, got shape {s.shape}")
+        out.append(s)
+    return out
+
+
+@_ix_eager
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """``lax.dynamic_slice``: a static-size slice at dynamic starts, each clamped so that
+    the slice fits (``[0, dim - size]``)."""
+    x = _ix_current_trace().lift(operand)
+    return _ix_bind("ember.dynamic_slice", x, *_ix_starts(start_indices),
+                    slice_sizes=tuple(int(s) for s in slice_sizes), _weak=x.weak_type)[0]
+
+
+@_ix_eager
+def dynamic_update_slice(operand, update, start_indices):
+    """``lax.dynamic_update_slice``: ``operand`` with ``update`` written at dynamic starts,
+    each clamped so that the update fits."""
+    lift = _ix_current_trace().lift
+    x = lift(operand)
+    u = lift(update)
+    return _ix_bind("ember.dynamic_update_slice", x, u, *_ix_starts(start_indices),
+                    _weak=x.weak_type)[0]
+
+
+def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True):
+    """``operand``'s slice at dynamic ``index`` along ``axis`` (clamped)."""
+    from ember import lax
+    x = _ix_current_trace().lift(operand) if _ix_current_trace() else operand
+    axis = axis % x.ndim
+    starts = [0] * x.ndim
+    starts[axis] = index
+    sizes = list(x.shape)
+    sizes[axis] = 1
+    y = dynamic_slice(x, starts, sizes)
+    if keepdims:
+        return y
+    return lax.reshape(y, tuple(d for i, d in enumerate(y.shape) if i != axis))

@@ -1,0 +1,185 @@
+"""Sorting, cumulative lax ops and searching against NumPy (and JAX for size= fills)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+import ember.numpy as enp
+from ember import lax
+from ember.errors import EmberError
+
+RNG = np.random.default_rng(1)
+F = RNG.integers(-3, 4, (4, 9)).astype(np.float32)    # many ties
+F[1, 3] = np.nan
+F[2, 0] = np.nan
+F[3, 5] = -0.0
+
+
+def eq(got, want, dtype=None):
+    got = np.asarray(got)
+    want = np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if dtype is not None:
+        assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, None])
+def test_sort_argsort_floats_nan_ties(axis):
+    def f(x):
+        return (enp.sort(x, axis=axis), enp.argsort(x, axis=axis),
+                enp.argsort(x, axis=axis, descending=True))
+    s, a, d = ember.jit(f)(F)
+    eq(s, np.sort(F, axis=axis))
+    eq(a, np.argsort(F, axis=axis, kind="stable"), "int32")
+    # descending and stable: reverse order of values, equal values keep their order
+    flat = F.ravel() if axis is None else F
+    ax = 0 if axis is None else axis
+    want = np.flip(np.argsort(np.flip(flat, ax), axis=ax, kind="stable"), ax)
+    eq(d, flat.shape[ax] - 1 - want)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "bool", "float16", "int8"])
+def test_sort_dtypes(dtype):
+    x = RNG.integers(0, 200 if dtype == "uint8" else 5, (3, 17)).astype(dtype)
+    if dtype == "int8":
+        x = (x - 2).astype(dtype)
+    s, a = ember.jit(lambda x: (enp.sort(x, axis=0), enp.argsort(x)))(x)
+    eq(s, np.sort(x, axis=0), dtype)
+    eq(a, np.argsort(x, kind="stable"))
+
+
+def test_lax_sort_multi_operand_and_cumulative():
+    k1 = RNG.integers(0, 3, 40).astype(np.int32)
+    k2 = RNG.integers(0, 3, 40).astype(np.float32)
+    v = np.arange(40, dtype=np.int32)
+
+    def f(k1, k2, v):
+        return (lax.sort((k1, k2, v), num_keys=2), lax.sort_key_val(k2, v),
+                lax.sort(k1), lax.sort((k1, k1), num_keys=1))
+    (s1, s2, sv), (kk, kv), only, (d1, d2) = ember.jit(f)(k1, k2, v)
+    order = np.lexsort((k2, k1))        # k1 primary, then k2, stable
+    eq(s1, k1[order])
+    eq(s2, k2[order])
+    eq(sv, v[order])
+    eq(kk, np.sort(k2))
+    eq(kv, np.argsort(k2, kind="stable"))
+    eq(only, np.sort(k1))
+    eq(d1, np.sort(k1))
+    eq(d2, np.sort(k1))
+
+    x = RNG.normal(size=(3, 5)).astype(np.float32)
+    x[1, 2] = np.nan
+    xi = RNG.integers(-4, 5, (3, 5)).astype(np.int32)
+
+    def g(x, xi):
+        return (lax.cumsum(x, axis=1), lax.cumsum(x, axis=0, reverse=True),
+                lax.cumprod(xi, axis=1, reverse=True), lax.cummax(x, axis=1),
+                lax.cummin(xi, axis=0), lax.cummax(xi > 0, axis=1, reverse=True))
+    cs, csr, cpr, cmx, cmn, cb = ember.jit(g)(x, xi)
+    np.testing.assert_allclose(np.asarray(cs), np.cumsum(x, 1), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(csr), np.flip(np.cumsum(np.flip(x, 0), 0), 0),
+                               rtol=1e-6)
+    eq(cpr, np.flip(np.cumprod(np.flip(xi, 1), 1), 1))
+    eq(cmx, np.maximum.accumulate(x, 1))
+    eq(cmn, np.minimum.accumulate(xi, 0))
+    eq(cb, np.flip(np.logical_or.accumulate(np.flip(xi > 0, 1), 1), 1))
+
+
+def test_large_stable_argsort():
+    x = RNG.integers(0, 50, 20000).astype(np.float32)
+    eq(ember.jit(enp.argsort)(x), np.argsort(x, kind="stable"))
+
+
+def test_searchsorted():
+    a = np.sort(np.array([1, 2, 2, 3, 5, 8, np.nan, np.nan], np.float32))
+    v = np.array([[0, 2, 2.5], [8, 9, np.nan]], np.float32)
+    perm = RNG.permutation(8).astype(np.int32)
+    shuffled = a[perm]
+    sorter = np.argsort(shuffled, kind="stable").astype(np.int32)
+
+    def f(a, v, shuffled, sorter):
+        return (enp.searchsorted(a, v), enp.searchsorted(a, v, side="right"),
+                enp.searchsorted(shuffled, v, sorter=sorter), enp.searchsorted(a, 2))
+    left, r, s, scalar = ember.jit(f)(a, v, shuffled, sorter)
+    eq(left, np.searchsorted(a, v), "int32")
+    eq(r, np.searchsorted(a, v, side="right"))
+    eq(s, np.searchsorted(shuffled, v, sorter=sorter))
+    eq(scalar, np.searchsorted(a, 2))
+
+
+def test_unique():
+    x = np.array([[3, 1, 2], [3, 1, 7]], np.int32)
+    xf = np.array([np.nan, 1, np.nan, 0.0, 1], np.float32)
+
+    def f(x, xf):
+        return (enp.unique(x, size=6, return_index=True, return_inverse=True,
+                           return_counts=True),
+                enp.unique(xf, size=4, return_counts=True),
+                enp.unique(x, size=2), enp.unique(x, size=6, fill_value=-1))
+    (u, i, inv, c), (uf, cf), short, filled = ember.jit(f)(x, xf)
+    import jax.numpy as jnp
+    ju, ji, jinv, jc = jnp.unique(x, size=6, return_index=True, return_inverse=True,
+                                  return_counts=True)
+    eq(u, ju)
+    eq(i, ji)
+    eq(c, jc)
+    eq(inv, np.unique(x, return_inverse=True)[1])
+    juf, jcf = jnp.unique(xf, size=4, return_counts=True)
+    eq(uf, juf)
+    eq(cf, jcf)
+    eq(short, np.unique(x)[:2])
+    eq(filled, np.concatenate([np.unique(x), [-1, -1]]))
+    # outside jit the size comes from the data
+    nu, ni, ninv, nc = np.unique(x, return_index=True, return_inverse=True,
+                                 return_counts=True)
+    eu, ei, einv, ec = enp.unique(x, return_index=True, return_inverse=True,
+                                  return_counts=True)
+    for got, want in ((eu, nu), (ei, ni), (einv, ninv), (ec, nc)):
+        eq(got, want)
+    eq(enp.unique(xf), np.unique(xf))
+    eq(enp.unique(np.zeros(0, np.float32)), np.unique(np.zeros(0, np.float32)))
+
+
+def test_nonzero_family():
+    x = np.array([[0, 2, 0], [1, 0, 3]], np.int32)
+
+    def f(x):
+        return (enp.nonzero(x, size=5), enp.nonzero(x, size=2, fill_value=-1),
+                enp.argwhere(x, size=4, fill_value=9), enp.flatnonzero(x, size=4),
+                enp.where(x > 1, size=3), enp.where(x > 1, x, -x))
+    nz, nz2, aw, fnz, wh, w3 = ember.jit(f)(x)
+    r, c = np.nonzero(x)
+    eq(nz[0], np.concatenate([r, [0, 0]]))
+    eq(nz[1], np.concatenate([c, [0, 0]]))
+    eq(nz2[0], r[:2])
+    eq(nz2[1], c[:2])
+    eq(aw, np.concatenate([np.argwhere(x), [[9, 9]]]))
+    eq(fnz, np.concatenate([np.flatnonzero(x), [0]]))
+    eq(wh[0], np.concatenate([np.nonzero(x > 1)[0], [0]]))
+    eq(w3, np.where(x > 1, x, -x))
+    for got, want in zip(enp.nonzero(x), np.nonzero(x)):
+        eq(got, want)
+    eq(enp.argwhere(x > 0), np.argwhere(x > 0))
+    eq(enp.flatnonzero(np.zeros(4, np.float32)), np.flatnonzero(np.zeros(4)))
+    eq(enp.nonzero(np.array([True, False, True]), size=4, fill_value=-1)[0],
+       np.array([0, 2, -1, -1]))
+
+
+def test_data_dependent_size_errors():
+    for fn in (enp.unique, enp.nonzero, enp.argwhere, enp.flatnonzero, enp.where):
+        with pytest.raises(EmberError, match="size="):
+            ember.jit(fn)(np.arange(3, dtype=np.int32))
+    with pytest.raises(EmberError, match="side"):
+        ember.jit(lambda a: enp.searchsorted(a, a, side="middle"))(np.arange(3, dtype=np.float32))
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.lists(st.integers(-3, 3), min_size=1, max_size=12))
+def test_sort_hypothesis(values):
+    x = np.array(values, np.float32)
+    x[x == 3] = np.nan
+    eq(enp.argsort(x), np.argsort(x, kind="stable"))
+    eq(enp.sort(x), np.sort(x))
