@@ -94,10 +94,74 @@ for _name, _cls in REDUCE.items():
 # Bad inputs of the ops of ember/dialects/{math,indexing,control_flow,bits,sort_scan}.py:
 # each family adds its entries in its own block below.
 # --- math ---
+from ember.dialects.math import MATH_BINARY, MATH_UNARY  # noqa: E402
+
+for _name in list(MATH_UNARY) + ["signbit"]:
+    _BAD[f"ember.{_name}"] = [([A((3,), I32)], {}), ([A((3,), BOOL)], {})]
+for _name in MATH_BINARY:
+    _BAD[f"ember.{_name}"] = [([A((3,)), A((4,))], {}), ([A((3,)), A((3,), "float16")], {}),
+                              ([A((3,), I32), A((3,), I32)], {})]
 # --- indexing ---
+_BAD["ember.gather"] = [
+    ([A((3, 4)), A((2, 1), F32)], {"axes": (0,)}),           # float indices
+    ([A((3, 4)), A((2, 2), I32)], {"axes": (0,)}),           # index depth != len(axes)
+    ([A((3, 4)), A((2, 1), I32)], {"axes": (2,)}),           # axis out of range
+    ([A((3, 4)), A((2, 2), I32)], {"axes": (1, 1)}),         # repeated axis
+    ([A((0, 4)), A((2, 1), I32)], {"axes": (0,)})]           # gather from an empty dim
+_BAD["ember.scatter"] = [
+    ([A((3, 4)), A((2, 1), I32), A((2, 3))], {"axes": (0,), "kind": "add"}),
+    ([A((3, 4)), A((2, 1), I32), A((2, 4), I32)], {"axes": (0,), "kind": "set"}),
+    ([A((3, 4)), A((2, 1), BOOL), A((2, 4))], {"axes": (0,), "kind": "set"}),
+    ([A((3, 4), BOOL), A((2, 1), I32), A((2, 4), BOOL)], {"axes": (0,), "kind": "add"})]
+_BAD["ember.dynamic_slice"] = [
+    ([A((3, 4)), A((), I32)], {"slice_sizes": (1, 1)}),              # too few starts
+    ([A((3, 4)), A((), I32), A((), F32)], {"slice_sizes": (1, 1)}),  # float start
+    ([A((3, 4)), A((), I32), A((), I32)], {"slice_sizes": (4, 1)}),  # too big
+    ([A((3, 4)), A((1,), I32), A((), I32)], {"slice_sizes": (1, 1)})]
+_BAD["ember.dynamic_update_slice"] = [
+    ([A((3, 4)), A((4, 1)), A((), I32), A((), I32)], {}),
+    ([A((3, 4)), A((1, 1), I32), A((), I32), A((), I32)], {}),
+    ([A((3, 4)), A((1, 1)), A((), I32)], {}),
+    ([A((3, 4))], {})]
 # --- control_flow ---
+# Region ops are typed from their operands followed by the values each region yields.
+_BAD["ember.yield"] = []   # untyped: checked as the terminator of its parent op
+_BAD["ember.cond"] = [([A((3,), BOOL), A((3,)), A((3,))], {}),        # predicate not scalar
+                      ([A((), I32), A((3,)), A((3,))], {}),            # predicate not bool
+                      ([A((), BOOL), A((3,)), A((3,), I32)], {}),      # branches differ
+                      ([A((), BOOL), A((3,)), A((3,)), A((3,))], {})]  # 2 vs 1 results
+_BAD["ember.while"] = [([A((3,)), A((), I32), A((3,))], {}),           # cond yields i32
+                       ([A((3,)), A((), BOOL), A((2,))], {}),          # body changes the carry
+                       ([A((3,)), A((), BOOL)], {})]
+_BAD["ember.for"] = [([A(()), A((), I32), A((3,)), A((3,))], {}),      # float lower
+                     ([A((), I32), A((), "int64"), A((3,)), A((3,))], {}),
+                     ([A((), I32), A((), I32), A((3,)), A((3,), I32)], {})]
+_BAD["ember.scan"] = [
+    ([A(()), A((4, 2)), A(()), A((2,))], {"num_carry": 1, "num_xs": 1, "length": 5}),
+    ([A(()), A((4, 2)), A((), I32), A((2,))], {"num_carry": 1, "num_xs": 1, "length": 4}),
+    ([A(()), A(())], {"num_carry": 1, "num_xs": 1, "length": 4})]
 # --- bits ---
+for _name in ("shift_left", "shift_right_logical", "shift_right_arithmetic"):
+    _BAD[f"ember.{_name}"] = [([A((3,), I32), A((4,), I32)], {}),
+                              ([A((3,), I32), A((3,), "int8")], {}),
+                              ([A((3,)), A((3,))], {}),
+                              ([A((3,), BOOL), A((3,), BOOL)], {})]
+for _name in ("population_count", "clz"):
+    _BAD[f"ember.{_name}"] = [([A((3,))], {}), ([A((3,), BOOL)], {})]
+_BAD["ember.bitcast_convert_type"] = [([A((3,))], {"new_dtype": np.dtype("int16")}),
+                                      ([A((3,), "int8")], {"new_dtype": np.dtype(BOOL)}),
+                                      ([A((3,), BOOL)], {"new_dtype": np.dtype("int8")})]
 # --- sort_scan ---
+_BAD["ember.sort"] = [([A((3,)), A((4,), I32)], {"dimension": 0, "num_keys": 1}),
+                      ([A((3,))], {"dimension": 1, "num_keys": 1}),
+                      ([A((3,))], {"dimension": 0, "num_keys": 2}),
+                      ([A(())], {"dimension": 0, "num_keys": 1}),
+                      ([], {"dimension": 0, "num_keys": 1})]
+for _name in ("cumsum", "cumprod", "cummax", "cummin"):
+    _BAD[f"ember.{_name}"] = [([A((2, 3))], {"axis": 2, "reverse": False}),
+                              ([A(())], {"axis": 0, "reverse": False})]
+    if _name in ("cumsum", "cumprod"):
+        _BAD[f"ember.{_name}"].append(([A((3,), BOOL)], {"axis": 0, "reverse": False}))
 
 ALL = sorted(OPS)
 TYPED = sorted(n for n in OPS if OPS[n].infer is not None)

@@ -68,6 +68,8 @@ class Trace:
         if isinstance(x, Tracer):
             if x.trace is self:
                 return x
+            if isinstance(x.trace, RegionTrace) and x.trace not in _TRACES:
+                raise _escaped(x)
             return self._capture(x)
         hit = self.consts.get(id(x))
         if hit is not None and hit[0] is x:
@@ -95,6 +97,142 @@ class Trace:
             _func().ReturnOp([t.value for t in outs])
             self.func_op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
                 [a.type for a in self.block.arguments], [t.value.type for t in outs]))
+
+
+def _escaped(x: Tracer) -> TracingError:
+    return TracingError(
+        f"a traced value {x.aval.str_short()} escaped from the cond branch or loop body that "
+        f"computed it (it was stored outside the function passed to ember.lax) and was used "
+        f"at {user_where()}; return it from the function instead")
+
+
+class RegionTrace(Trace):
+    """A trace filling the block of a region of an ember op (cond branch, loop body).
+
+    ``bind`` emits into the innermost trace, so ops of the function traced for the region land
+    in its block. Regions are not isolated from above: tracers of enclosing region traces are
+    used directly; tracers of other traces go through the enclosing function's trace (which
+    captures them as arguments when it is a nested jit).
+    """
+
+    def __init__(self, parent: Trace, block: ir.Block, arg_avals, arg_origins):
+        self.module = parent.module
+        self.fun_name = parent.fun_name
+        self.parent = parent
+        self.consts = {}
+        self.captured = []
+        self.func_op = None
+        self.block = block
+        self.args = [Tracer(self, v, a, o)
+                     for v, a, o in zip(block.arguments, arg_avals, arg_origins)]
+        self._outer: dict[int, tuple[Tracer, Tracer]] = {}
+
+    def lift(self, x) -> Tracer:
+        if not isinstance(x, Tracer) or x.trace is self:
+            return super().lift(x)
+        hit = self._outer.get(id(x))
+        if hit is not None and hit[0] is x:
+            return hit[1]
+        p = self.parent
+        while isinstance(p, RegionTrace) and x.trace is not p:
+            p = p.parent
+        if x.trace is not p:      # not an enclosing trace: let the function's trace decide
+            outer = p.lift(x)
+        else:
+            outer = x
+        inner = Tracer(self, outer.value, outer.aval, outer.origin)
+        self._outer[id(x)] = (x, inner)
+        return inner
+
+    def finish(self, outs: list[Tracer]) -> None:
+        """Emit the region's ``ember.yield``."""
+        with self.module.context, ir.Location.unknown(), ir.InsertionPoint(self.block):
+            ir.Operation.create("ember.yield", operands=[t.value for t in outs])
+
+
+class RegionOpBuilder:
+    """Builds one region-holding ember op: trace each region, then emit the op.
+
+    Example (inside a traced function):
+        >>> with RegionOpBuilder("ember.cond", [pred], 2) as b:
+        ...     outs_true = b.trace_region(0, [], [], true_fun)    # tracers yielded
+        ...     outs_false = b.trace_region(1, [], [], false_fun)
+        ...     results = b.finish()
+    """
+
+    def __init__(self, name: str, operands, num_regions: int, **attrs):
+        self.name = name
+        self.trace = current_trace()
+        if self.trace is None:
+            raise RuntimeError(f"{name} emitted outside a trace")
+        self.operands = [self.trace.lift(x) for x in operands]
+        self.opdef = OPS[name]
+        try:
+            self.attrs = self.opdef.check_attrs(attrs)
+        except OpTypeError as e:
+            raise TracingError(f"{name}: {e}") from None
+        # The regions are traced in a placeholder op at the end of the current block (so the
+        # module owns everything they reference); finish() moves their blocks into the real
+        # op, whose result types are known only then, and erases the placeholder.
+        with self.trace.module.context, ir.Location.unknown(), \
+                ir.InsertionPoint(self.trace.block):
+            self.holder = ir.Operation.create("ember.region_holder", regions=num_regions)
+        self.yields: list[list[Tracer] | None] = [None] * num_regions
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *exc):
+        self.abort()
+
+    def abort(self) -> None:
+        """Drop the placeholder and whatever was traced into it (after an error)."""
+        if self.holder is not None:
+            self.holder.erase()
+            self.holder = None
+
+    def trace_region(self, index: int, arg_avals, arg_origins, fun):
+        """Trace ``fun(*block_args)`` into region ``index``; ``fun`` returns a list of
+        values (tracers or constants), which the region yields (returned as tracers)."""
+        with self.trace.module.context, ir.Location.unknown():
+            block = self.holder.regions[index].blocks.append(
+                *[tensor_type(a.shape, a.dtype) for a in arg_avals])
+        rt = RegionTrace(self.trace, block, arg_avals, arg_origins)
+        with rt:
+            outs = [rt.lift(x) for x in fun(*rt.args)]
+            rt.finish(outs)
+        self.yields[index] = outs
+        return outs
+
+    def finish(self, weak=None) -> list[Tracer]:
+        """Type the op with its rule, emit it into the current block, return its results."""
+        avals = [a.aval.strong() for a in self.operands]
+        yielded = [t.aval.strong() for outs in self.yields for t in outs]
+        try:
+            outs = self.opdef.result_avals(avals + yielded, self.attrs)
+        except OpTypeError as e:
+            raise TracingError(f"{self.name}: {e} (operands: {fmt(avals) or 'none'})\n  at "
+                               f"{user_where()}") from None
+        trace = self.trace
+        loc = user_location(trace.module.context)
+        with trace.module.context, loc, ir.InsertionPoint(trace.block):
+            op = ir.Operation.create(
+                self.name, results=[tensor_type(o.shape, o.dtype) for o in outs],
+                operands=[a.value for a in self.operands],
+                attributes=encode_attrs(self.opdef, self.attrs),
+                regions=len(self.holder.regions))
+            for src, dst in zip(self.holder.regions, op.regions):
+                for block in list(src.blocks):
+                    block.append_to(dst)
+        self.abort()
+        origin = frozenset().union(*(a.origin for a in self.operands)) if self.operands \
+            else frozenset()
+        for outs_ in self.yields:
+            for t in outs_:
+                origin |= t.origin
+        weak = weak or [False] * len(outs)
+        return [Tracer(trace, r, o._replace(weak_type=w), origin)
+                for r, o, w in zip(op.results, outs, weak)]
 
 
 def _func():
@@ -208,4 +346,6 @@ def concretization_message(t: Tracer, what: str) -> str:
     where = user_where()
     return (f"Abstract tracer value {t.aval.str_short()} used where a concrete value is "
             f"needed ({what}) at {where}. {came}{hint} For control flow on traced values use "
-            "ember.numpy.where / ember.lax.select.")
+            "ember.lax.cond / ember.lax.switch (branches), ember.lax.while_loop / "
+            "ember.lax.fori_loop / ember.lax.scan (loops), or ember.numpy.where / "
+            "ember.lax.select (elementwise choice).")

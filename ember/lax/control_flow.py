@@ -1,5 +1,352 @@
-"""Structured control flow: cond, switch, while_loop, fori_loop, scan, map."""
+"""Structured control flow: cond, switch, while_loop, fori_loop, scan, map.
+
+Each function traces its Python callables once, into the regions of one ember op
+(``ember.cond``, ``ember.while``, ``ember.for``, ``ember.scan``), so it works on traced values
+inside ``jit`` where Python ``if``/``for`` cannot. Carries, operands and outputs are pytrees.
+As in JAX, branches and loop bodies must return the same pytree structure, shapes and dtypes
+(a weakly typed initial carry, e.g. a Python scalar, is promoted to the body's dtype).
+
+Example:
+    >>> @ember.jit
+    ... def collatz_steps(n):
+    ...     def body(c):
+    ...         n, k = c
+    ...         n = ember.lax.cond(n % 2 == 0, lambda: n // 2, lambda: 3 * n + 1)
+    ...         return n, k + 1
+    ...     return ember.lax.while_loop(lambda c: c[0] != 1, body, (n, 0))[1]
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import numpy as np
+
+from ember import dtypes, tree_util
+from ember.core import ShapedArray
+from ember.errors import TracingError, UnsupportedDtypeError
+from ember.frontend.eager import eager
+from ember.frontend.tracing import RegionOpBuilder, Tracer, bind, current_trace
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+def _lift(x) -> Tracer:
+    return current_trace().lift(x)
+
+
+def _fun_name(f) -> str:
+    return getattr(f, "__name__", type(f).__name__)
+
+
+def _leaves(fn: str, what: str, tree_value):
+    """Flatten an output pytree into tracers of the current trace."""
+    leaves, tree = tree_util.tree_flatten(tree_value)
+    out = []
+    for i, leaf in enumerate(leaves):
+        try:
+            out.append(_lift(leaf))
+        except (UnsupportedDtypeError, TypeError, ValueError):
+            if isinstance(leaf, Tracer):
+                raise
+            raise TracingError(f"ember.lax.{fn}: {what} leaf {i} is a {type(leaf).__name__}, "
+                               "not an array or scalar") from None
+    return out, tree
+
+
+def _paths(tree) -> list[str]:
+    example = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
+    return [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(example)[0]]
+
+
+def _check_match(fn, what_a, tree_a, avals_a, what_b, tree_b, avals_b):
+    """Raise a TracingError naming both sides unless the trees and types agree."""
+    if tree_a != tree_b:
+        raise TracingError(f"ember.lax.{fn}: {what_a} and {what_b} must have the same pytree "
+                           f"structure, got {tree_a} vs {tree_b}")
+    for path, a, b in zip(_paths(tree_a), avals_a, avals_b):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            kind = "shapes" if a.shape != b.shape else "dtypes"
+            raise TracingError(f"ember.lax.{fn}: {what_a}{path} has type {a.str_short()} but "
+                               f"{what_b}{path} has type {b.str_short()} (the {kind} differ); "
+                               "they must have equal shapes and dtypes")
+
+
+def _convert(t: Tracer, dtype, weak: bool) -> Tracer:
+    if t.dtype == dtype:
+        return Tracer(t.trace, t.value, t.aval._replace(weak_type=weak), t.origin)
+    return bind("ember.convert", t, new_dtype=np.dtype(dtype), _weak=weak)[0]
+
+
+def _promote_weak(init: list[Tracer], outs) -> list[Tracer] | None:
+    """JAX's rule: a weakly typed initial carry leaf takes the dtype the body gives it.
+
+    Returns the promoted init, or None when nothing can be promoted.
+    """
+    changed = False
+    new = []
+    for t, o in zip(init, outs):
+        if t.weak_type and t.shape == o.shape and t.dtype != o.dtype:
+            new.append(_convert(t, o.dtype, o.weak_type))
+            changed = True
+        else:
+            new.append(t)
+    return new if changed else None
+
+
+def _scalar(fn: str, what: str, x) -> Tracer:
+    t = _lift(x)
+    if t.shape != ():
+        raise TracingError(f"ember.lax.{fn}: {what} must be a scalar, got {t.aval.str_short()}")
+    return t
+
+
+def _as_pred(fn: str, pred) -> Tracer:
+    """A scalar bool tracer: bools as they are, numbers compared with zero (as JAX does)."""
+    p = _scalar(fn, "the predicate", pred)
+    if p.dtype == np.dtype(bool):
+        return p
+    zero = np.zeros((), p.dtype)
+    return bind("ember.ne", p, zero)[0]
+
+
+# --- cond / switch ------------------------------------------------------------------------
+
+def _cond(fn, pred: Tracer, fun_a, name_a, fun_b, name_b):
+    """Emit ``ember.cond``; ``fun_a``/``fun_b`` take no arguments and return pytrees."""
+    with RegionOpBuilder("ember.cond", [pred], 2) as b:
+        return _cond_body(fn, b, fun_a, name_a, fun_b, name_b)
+
+
+def _cond_body(fn, b, fun_a, name_a, fun_b, name_b):
+    trees = []
+    for k, (fun, name) in enumerate(((fun_a, name_a), (fun_b, name_b))):
+        box = {}
+
+        def body(fun=fun, name=name, box=box):
+            leaves, box["tree"] = _leaves(fn, f"{name} output", fun())
+            return leaves
+        b.trace_region(k, [], [], body)
+        trees.append(box["tree"])
+    ya, yb = b.yields
+    _check_match(fn, f"{name_a} output", trees[0], [t.aval for t in ya],
+                 f"{name_b} output", trees[1], [t.aval for t in yb])
+    outs = b.finish(weak=[x.weak_type and y.weak_type for x, y in zip(ya, yb)])
+    return tree_util.tree_unflatten(trees[0], outs)
+
+
+@eager
+def cond(pred, true_fun, false_fun, *operands):
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, traced as one
+    ``ember.cond``: both branches are traced and must return the same pytree structure,
+    shapes and dtypes. ``pred`` is a scalar bool (a number counts as ``pred != 0``).
+
+    Example:
+        >>> ember.lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v, x)
+    """
+    p = _as_pred("cond", pred)
+    return _cond("cond", p, lambda: true_fun(*operands), "true_fun",
+                 lambda: false_fun(*operands), "false_fun")
+
+
+@eager
+def switch(index, branches, *operands):
+    """``branches[index](*operands)`` with ``index`` clamped into ``[0, len(branches) - 1]``
+    (as JAX does); every branch is traced and must return the same types.
+
+    Example:
+        >>> ember.lax.switch(i, [jnp.sin, jnp.cos, jnp.tanh], x)
+    """
+    branches = list(branches)
+    if not branches:
+        raise ValueError("ember.lax.switch: branches must be a non-empty sequence")
+    i = _scalar("switch", "the index", index)
+    if i.dtype.kind not in "iub":
+        raise TracingError(f"ember.lax.switch: the index must be a scalar integer, got "
+                           f"{i.aval.str_short()}")
+    n = len(branches)
+    if n == 1:
+        return branches[0](*operands)
+    i = _convert(i, np.dtype(np.int32), False)
+    i = bind("ember.max", i, np.zeros((), np.int32))[0]
+    i = bind("ember.min", i, np.full((), n - 1, np.int32))[0]
+
+    def pick(k):
+        if k == n - 1:
+            return branches[k](*operands)
+        is_k = bind("ember.eq", i, np.full((), k, np.int32))[0]
+        return _cond("switch", is_k, lambda: branches[k](*operands), f"branches[{k}]",
+                     lambda: pick(k + 1), f"branches[{k + 1}]")
+    return pick(0)
+
+
+# --- loops --------------------------------------------------------------------------------
+
+class _Retry(Exception):
+    """A weakly typed initial carry was promoted: trace the loop again with ``init``."""
+
+    def __init__(self, init):
+        self.init = init
+
+
+def _promoted_loop(attempt, init):
+    """Run ``attempt(init, may_promote)``; once, retry with the promoted carry."""
+    try:
+        return attempt(init, True)
+    except _Retry as r:
+        return attempt(r.init, False)
+
+
+def _finish_loop(fn, b, tree, init, out_tree, out_avals, may_promote, extra_weak=()):
+    if may_promote and out_tree == tree:
+        promoted = _promote_weak(init, out_avals)
+        if promoted is not None:
+            raise _Retry(promoted)
+    avals = [t.aval for t in init]
+    what = "init" if fn == "scan" else "init_val"
+    body = "f carry output" if fn == "scan" else "body_fun output"
+    _check_match(fn, what, tree, avals, body, out_tree, out_avals)
+    return b.finish(weak=[t.weak_type and o.weak_type for t, o in zip(init, out_avals)]
+                    + list(extra_weak))
+
+
+@eager
+def while_loop(cond_fun, body_fun, init_val):
+    """``while cond_fun(val): val = body_fun(val)``, traced as one ``ember.while``.
+
+    ``cond_fun`` returns a scalar bool; ``body_fun`` returns a carry of the same pytree
+    structure, shapes and dtypes as ``init_val``.
+    """
+    leaves, tree = tree_util.tree_flatten(init_val)
+
+    def attempt(init, may_promote):
+        with RegionOpBuilder("ember.while", init, 2) as b:
+            avals = [t.aval for t in init]
+            origins = [t.origin for t in init]
+
+            def cond_region(*args):
+                out = cond_fun(tree_util.tree_unflatten(tree, list(args)))
+                outs, otree = _leaves("while_loop", "cond_fun output", out)
+                if len(outs) != 1 or outs[0].shape != () or outs[0].dtype != np.dtype(bool):
+                    got = ", ".join(o.aval.str_short() for o in outs) or "nothing"
+                    raise TracingError("ember.lax.while_loop: cond_fun must return a scalar "
+                                       f"bool, got {got} (structure {otree})")
+                return outs
+            b.trace_region(0, avals, origins, cond_region)
+            box = {}
+
+            def body_region(*args):
+                out = body_fun(tree_util.tree_unflatten(tree, list(args)))
+                outs, box["tree"] = _leaves("while_loop", "body_fun output", out)
+                return outs
+            outs = b.trace_region(1, avals, origins, body_region)
+            results = _finish_loop("while_loop", b, tree, init, box["tree"],
+                                   [t.aval for t in outs], may_promote)
+            return tree_util.tree_unflatten(tree, results)
+    return _promoted_loop(attempt, [_lift(x) for x in leaves])
+
+
+def _index_dtype(lower: Tracer, upper: Tracer):
+    for t in (lower, upper):
+        if t.dtype.kind not in "iu":
+            raise TracingError(f"ember.lax.fori_loop: lower and upper must be integers, got "
+                               f"{lower.aval.str_short()} and {upper.aval.str_short()}")
+    if lower.weak_type and not upper.weak_type:
+        return upper.dtype, False
+    if upper.weak_type and not lower.weak_type:
+        return lower.dtype, False
+    if lower.dtype != upper.dtype:
+        return dtypes.canonicalize(np.promote_types(lower.dtype, upper.dtype)), False
+    return lower.dtype, lower.weak_type and upper.weak_type
+
+
+@eager
+def fori_loop(lower, upper, body_fun, init_val):
+    """``for i in range(lower, upper): val = body_fun(i, val)``, traced as one ``ember.for``
+    (a counted loop, ``scf.for``); the bounds may be Python ints or traced scalars.
+    """
+    lo = _scalar("fori_loop", "lower", lower)
+    hi = _scalar("fori_loop", "upper", upper)
+    dtype, weak = _index_dtype(lo, hi)
+    lo, hi = _convert(lo, dtype, weak), _convert(hi, dtype, weak)
+    leaves, tree = tree_util.tree_flatten(init_val)
+    i_aval = ShapedArray((), np.dtype(dtype), weak)
+
+    def attempt(init, may_promote):
+        with RegionOpBuilder("ember.for", [lo, hi, *init], 1) as b:
+            box = {}
+
+            def body_region(i, *args):
+                out = body_fun(i, tree_util.tree_unflatten(tree, list(args)))
+                outs, box["tree"] = _leaves("fori_loop", "body_fun output", out)
+                return outs
+            outs = b.trace_region(0, [i_aval, *[t.aval for t in init]],
+                                  [lo.origin | hi.origin] + [t.origin for t in init],
+                                  body_region)
+            results = _finish_loop("fori_loop", b, tree, init, box["tree"],
+                                   [t.aval for t in outs], may_promote)
+            return tree_util.tree_unflatten(tree, results)
+    return _promoted_loop(attempt, [_lift(x) for x in leaves])
+
+
+@eager
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """JAX's ``lax.scan``: ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
+    the final carry and the ys stacked along a new leading axis. ``xs`` may be a pytree (or
+    None with ``length``); ``reverse=True`` scans from the end (ys keep their positions).
+
+    Example:
+        >>> total, partial_sums = ember.lax.scan(lambda c, x: (c + x, c + x), 0.0, xs)
+    """
+    del unroll
+    init_leaves, init_tree = tree_util.tree_flatten(init)
+    xs_leaves, xs_tree = tree_util.tree_flatten(xs)
+    xs_t = [_lift(x) for x in xs_leaves]
+    for t in xs_t:
+        if t.ndim == 0:
+            raise TracingError(f"ember.lax.scan: xs leaves must have a leading axis to scan "
+                               f"over, got {t.aval.str_short()}")
+    lengths = {t.shape[0] for t in xs_t}
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) != 1:
+        if not lengths:
+            raise TracingError("ember.lax.scan: got no xs and no length; pass length=")
+        raise TracingError(f"ember.lax.scan: xs leaves (and length=) disagree on the length: "
+                           f"{sorted(lengths)} (shapes "
+                           f"{', '.join(t.aval.str_short() for t in xs_t)})")
+    (n,) = lengths
+    x_avals = [ShapedArray(t.shape[1:], t.dtype, t.weak_type) for t in xs_t]
+
+    def attempt(init_t, may_promote):
+        nc = len(init_t)
+        with RegionOpBuilder("ember.scan", [*init_t, *xs_t], 1, num_carry=nc,
+                             num_xs=len(xs_t), length=n, reverse=bool(reverse)) as b:
+            box = {}
+
+            def body_region(*args):
+                carry = tree_util.tree_unflatten(init_tree, list(args[:nc]))
+                x = tree_util.tree_unflatten(xs_tree, list(args[nc:]))
+                out = f(carry, x)
+                if not isinstance(out, tuple | list) or len(out) != 2:
+                    raise TracingError("ember.lax.scan: f must return a pair (carry, y), got "
+                                       f"{type(out).__name__}")
+                c_out, box["ctree"] = _leaves("scan", "f carry output", out[0])
+                y_out, box["ytree"] = _leaves("scan", "f y output", out[1])
+                box["nc"] = len(c_out)
+                return c_out + y_out
+            outs = b.trace_region(0, [t.aval for t in init_t] + x_avals,
+                                  [t.origin for t in init_t + xs_t], body_region)
+            c_out, y_out = outs[:box["nc"]], outs[box["nc"]:]
+            results = _finish_loop("scan", b, init_tree, init_t, box["ctree"],
+                                   [t.aval for t in c_out], may_promote,
+                                   [t.weak_type for t in y_out])
+            return (tree_util.tree_unflatten(init_tree, results[:nc]),
+                    tree_util.tree_unflatten(box["ytree"], results[nc:]))
+    return _promoted_loop(attempt, [_lift(x) for x in init_leaves])
+
+
+@eager
+def map(f, xs):  # noqa: A001
+    """``f`` applied to each slice of ``xs`` along its leading axis, stacked (a scan)."""
+    return scan(lambda c, x: ((), f(x)), (), xs)[1]

@@ -1,5 +1,137 @@
-"""Lowering rules of the ops in ember/dialects/control_flow.py (to scf)."""
+"""Lowering rules of the ops in ember/dialects/control_flow.py (to scf).
+
+``ember-to-linalg`` lowers the ops inside a region before the region op itself, so a rule
+here finds its regions already in upstream dialects, each ending in ``ember.yield``. The rule
+builds the scf op, moves each region's ops into the scf op's block (uses of the old block
+arguments go to the new ones) and ends the block with the scf terminator:
+
+- ``ember.cond``  -> ``scf.if`` on ``tensor.extract`` of the predicate;
+- ``ember.while`` -> ``scf.while`` (``scf.condition`` on the extracted cond yield);
+- ``ember.for``   -> ``scf.for`` over ``index`` bounds cast from the scalar operands; the index
+  reaches the body as a rank-0 tensor (``tensor.from_elements``);
+- ``ember.scan``  -> ``scf.for`` carrying the carry and the ys buffers: each iteration reads
+  ``x[i]`` with ``tensor.extract_slice`` and writes ``y[i]`` with ``tensor.insert_slice``.
+"""
 
 from __future__ import annotations
 
+from ember import dtypes
+from ember._mlir import arith, ir, scf, tensor
+from ember.passes.lowering import LowerCall, elem, empty, lowering, ttype
+from ember.passes.registry import PassError
+
 __all__: list[str] = []
+
+
+def _move_body(old: ir.Block, new: ir.Block, new_args) -> list[ir.Value]:
+    """Move the ops of ``old`` but its ``ember.yield`` to the end of ``new``; uses of
+    ``old``'s arguments become uses of ``new_args``. Returns the yielded values."""
+    for a, b in zip(old.arguments, new_args):
+        a.replace_all_uses_with(b)
+    ops = [op.operation for op in old.operations]
+    if not ops or ops[-1].name != "ember.yield":
+        raise PassError(f"{old.owner.location}: error: region does not end with ember.yield")
+    for op in ops[:-1]:
+        new.append(op)
+    return list(ops[-1].operands)
+
+
+def _block(op: ir.Operation, i: int) -> ir.Block:
+    return op.regions[i].blocks[0]
+
+
+def _index(v: ir.Value, dtype) -> ir.Value:
+    """A scalar ``index`` from a rank-0 integer tensor."""
+    s = tensor.ExtractOp(v, []).result
+    cast = arith.IndexCastUIOp if dtypes.is_unsigned(dtype) else arith.IndexCastOp
+    return cast(ir.IndexType.get(), s).result
+
+
+def _const_index(n: int) -> ir.Value:
+    index = ir.IndexType.get()
+    return arith.ConstantOp(index, ir.IntegerAttr.get(index, n)).result
+
+
+@lowering("yield")
+def _lower_yield(c: LowerCall):
+    # The region op's rule replaces its regions' yields; ember-to-linalg skips terminators.
+    raise PassError(f"{c.op.location}: error: ember.yield outside a control-flow op")
+
+
+@lowering("cond")
+def _lower_cond(c: LowerCall):
+    pred = tensor.ExtractOp(c.operands[0], []).result
+    op = ir.Operation.create("scf.if", results=[ttype(a) for a in c.out_avals],
+                             operands=[pred], regions=2)
+    for i in range(2):
+        block = op.regions[i].blocks.append()
+        values = _move_body(_block(c.op, i), block, [])
+        with ir.InsertionPoint(block):
+            scf.YieldOp(values)
+    return list(op.results)
+
+
+@lowering("while")
+def _lower_while(c: LowerCall):
+    types = [ttype(a) for a in c.in_avals]
+    op = ir.Operation.create("scf.while", results=types, operands=c.operands, regions=2)
+    before = op.regions[0].blocks.append(*types)
+    (pred,) = _move_body(_block(c.op, 0), before, list(before.arguments))
+    with ir.InsertionPoint(before):
+        scf.ConditionOp(tensor.ExtractOp(pred, []).result, list(before.arguments))
+    after = op.regions[1].blocks.append(*types)
+    values = _move_body(_block(c.op, 1), after, list(after.arguments))
+    with ir.InsertionPoint(after):
+        scf.YieldOp(values)
+    return list(op.results)
+
+
+@lowering("for")
+def _lower_for(c: LowerCall):
+    lo, hi, *init = c.operands
+    dt = c.in_avals[0].dtype
+    loop = scf.ForOp(_index(lo, dt), _index(hi, dt), _const_index(1), init)
+    body = loop.body
+    with ir.InsertionPoint(body):
+        cast = arith.IndexCastUIOp if dtypes.is_unsigned(dt) else arith.IndexCastOp
+        i = cast(elem(dt), body.arguments[0]).result
+        i = tensor.FromElementsOp(ir.RankedTensorType.get([], elem(dt)), [i]).result
+    values = _move_body(_block(c.op, 0), body, [i, *list(body.arguments)[1:]])
+    with ir.InsertionPoint(body):
+        scf.YieldOp(values)
+    return list(loop.results)
+
+
+@lowering("scan")
+def _lower_scan(c: LowerCall):
+    nc, n, reverse = c.attrs["num_carry"], c.attrs["length"], c.attrs["reverse"]
+    init, xs = c.operands[:nc], c.operands[nc:]
+    x_avals, ys_avals = c.in_avals[nc:], c.out_avals[nc:]
+    if n == 0:   # the body never runs
+        return list(init) + [empty(y) for y in ys_avals]
+    loop = scf.ForOp(_const_index(0), _const_index(n), _const_index(1),
+                     list(init) + [empty(y) for y in ys_avals])
+    body = loop.body
+    args = list(body.arguments)
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    with ir.InsertionPoint(body):
+        t = args[0]
+        if reverse:
+            t = arith.SubIOp(_const_index(n - 1), t).result
+        slices = []
+        for x, xa in zip(xs, x_avals):
+            rank = xa.ndim
+            item = ttype(xa._replace(shape=xa.shape[1:]))
+            slices.append(tensor.ExtractSliceOp(
+                item, x, [t], [], [], [dyn] + [0] * (rank - 1), [1, *xa.shape[1:]],
+                [1] * rank).result)
+    values = _move_body(_block(c.op, 0), body, args[1:1 + nc] + slices)
+    with ir.InsertionPoint(body):
+        ys = []
+        for y, buf, ya in zip(values[nc:], args[1 + nc:], ys_avals):
+            rank = ya.ndim
+            ys.append(tensor.InsertSliceOp(
+                y, buf, [t], [], [], [dyn] + [0] * (rank - 1), [1, *ya.shape[1:]],
+                [1] * rank).result)
+        scf.YieldOp(values[:nc] + ys)
+    return list(loop.results)

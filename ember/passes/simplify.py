@@ -24,6 +24,11 @@ def _pure(op) -> bool:
     return opdef is not None and opdef.pure and not op.regions
 
 
+def _removable(op) -> bool:
+    """Pure ops and region ops (no side effects) may go when their results are unused."""
+    return _pure(op) or ("regions" in OPS[op.name].traits if op.name in OPS else False)
+
+
 def _key(op):
     attrs = tuple(sorted((name, str(op.attributes[name])) for name in op.attributes))
     return (op.name, tuple(op.operands), attrs, tuple(str(r.type) for r in op.results))
@@ -43,8 +48,17 @@ class Simplify(Pass):
         with module.context, ir.Location.unknown():
             for f in func_ops(module):
                 for block in f.regions[0].blocks:
-                    self._fold_and_cse(block)
-                    self._dce(block)
+                    self._simplify_block(block)
+
+    def _simplify_block(self, block) -> None:
+        # Blocks of ember region ops (cond branches, loop bodies) first, each on its own.
+        for op in block.operations:
+            if op.operation.name in OPS and op.operation.regions:
+                for region in op.operation.regions:
+                    for inner in region.blocks:
+                        self._simplify_block(inner)
+        self._fold_and_cse(block)
+        self._dce(block)
 
     def _fold_and_cse(self, block) -> None:
         seen = {}
@@ -98,6 +112,6 @@ class Simplify(Pass):
             changed = False
             for op in reversed(list(block.operations)):
                 op = op.operation
-                if _pure(op) and all(not list(r.uses) for r in op.results):
+                if _removable(op) and all(not list(r.uses) for r in op.results):
                     op.erase()
                     changed = True

@@ -1,6 +1,8 @@
 """``ember-to-linalg``: replace every ember op by linalg/tensor/arith/math IR.
 
-A plain walk in program order: each op's rule (``lowering.LOWERINGS``) emits its replacement
+A plain walk in program order: the ops in an op's regions are lowered before the op, whose
+rule then moves its region bodies into the ops it builds (``ember.yield`` terminators are left
+for it). Each op's rule (``lowering.LOWERINGS``) emits its replacement
 before it, uses are redirected and the op is erased. Function signatures lose their unsigned
 types (IREE wants signless integers).
 """
@@ -18,6 +20,8 @@ from ember.passes import (  # noqa: F401  (each registers its rules into LOWERIN
 )
 from ember.passes.lowering import LOWERINGS, LowerCall
 from ember.passes.registry import Pass, PassError, func_ops, register
+
+_TERMINATORS = frozenset(n for n, d in OPS.items() if "terminator" in d.traits)
 
 
 @register
@@ -43,12 +47,18 @@ class ToLinalg(Pass):
 
     def _lower_block(self, block: ir.Block) -> None:
         for op in list(block.operations):
+            name = op.operation.name
             for region in op.regions:
                 for b in region.blocks:
+                    if name.startswith("ember."):
+                        # Region arguments of ember ops are tensors: signless first, as for
+                        # function arguments, remembering their ember types.
+                        for arg in b.arguments:
+                            self._avals[arg] = aval_of_type(arg.type)
+                            arg.set_type(signless(arg.type))
                     self._lower_block(b)
-            name = op.operation.name
-            if not name.startswith("ember."):
-                continue
+            if not name.startswith("ember.") or name in _TERMINATORS:
+                continue   # region terminators are replaced by their parent op's rule
             rule = LOWERINGS.get(name)
             if rule is None or name not in OPS:
                 raise PassError(f"{op.location}: error: no lowering for '{name}'")
@@ -64,7 +74,6 @@ class ToLinalg(Pass):
                 self._avals[value] = aval
                 old.replace_all_uses_with(value)
             operation.erase()
-
 
     def _aval(self, v: ir.Value):
         aval = self._avals.get(v)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ember._mlir import ir, walk
 from ember.dialects import OPS, OpTypeError, aval_of_type, decode_attrs
+from ember.dialects.control_flow import region_yield_avals
 from ember.dialects.ops import fmt
 from ember.passes.registry import Pass, PassError, register
 
@@ -23,11 +24,13 @@ def verify_op(op: ir.Operation) -> str | None:
         if opdef.infer is None:
             return None
         avals = [aval_of_type(v.type) for v in op.operands]
-        expected = opdef.result_avals(avals, attrs)
+        yields = region_yield_avals(op) if "regions" in opdef.traits else []
+        expected = opdef.result_avals(avals + yields, attrs)
         got = [aval_of_type(r.type) for r in op.results]
         if [(a.shape, a.dtype) for a in expected] != [(a.shape, a.dtype) for a in got]:
+            also = f", region yields ({fmt(yields)})" if yields else ""
             return (f"'{name}' has result types {fmt(got)} but its operands "
-                    f"({fmt(avals) or 'none'}) and attributes give {fmt(expected)}")
+                    f"({fmt(avals) or 'none'}){also} and attributes give {fmt(expected)}")
     except OpTypeError as e:
         return f"'{name}' op {e}"
     return None

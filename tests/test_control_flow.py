@@ -1,0 +1,272 @@
+"""ember.lax structured control flow against plain Python loops and ifs on NumPy."""
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+from ember import lax
+from ember.errors import ConcretizationError, TracingError
+from ember.passes.registry import PassError
+
+F32 = np.float32
+
+
+# --- cond / switch ------------------------------------------------------------------------
+
+@ember.jit
+def _cond_pytree(p, x, y):
+    # Branches take operands and return a pytree; y is closed over from the outer trace.
+    return lax.cond(p, lambda a: {"s": a.sum() + y, "v": a * 2},
+                    lambda a: {"s": a.max() - y, "v": -a}, x)
+
+
+def test_cond_pytree_and_closure(rng):
+    x = rng.standard_normal(5).astype(F32)
+    y = F32(0.5)
+    for p in (True, False):
+        out = _cond_pytree(np.bool_(p), x, y)
+        want_s = x.sum() + y if p else x.max() - y
+        want_v = x * 2 if p else -x
+        np.testing.assert_allclose(np.asarray(out["s"]), want_s, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(out["v"]), want_v, rtol=1e-6)
+
+
+_switch = ember.jit(lambda i, x: lax.switch(i, [lambda v: v + 1, lambda v: v * 10,
+                                                 lambda v: v - 100], x))
+
+
+@pytest.mark.parametrize("i", [-3, 0, 1, 2, 7])
+def test_switch_clamps_index(i):
+    x = np.arange(4, dtype=np.int32)
+    want = [x + 1, x * 10, x - 100][min(max(i, 0), 2)]
+    np.testing.assert_array_equal(np.asarray(_switch(np.int32(i), x)), want)
+
+
+def test_cond_eager_on_numpy():
+    x = np.arange(3, dtype=F32)
+    out = lax.cond(np.bool_(False), lambda a: a + 1, lambda a: a * 3, x)
+    np.testing.assert_array_equal(np.asarray(out), x * 3)
+
+
+def test_cond_integer_predicate_counts_as_nonzero():
+    f = ember.jit(lambda n, x: lax.cond(n, lambda: x, lambda: -x))
+    x = np.ones(2, F32)
+    np.testing.assert_array_equal(np.asarray(f(np.int32(5), x)), x)
+    np.testing.assert_array_equal(np.asarray(f(np.int32(0), x)), -x)
+
+
+# --- loops --------------------------------------------------------------------------------
+
+def _collatz_py(n):
+    steps, evens = 0, 0
+    while n != 1:
+        if n % 2 == 0:
+            n, evens = n // 2, evens + 1
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps, evens
+
+
+@ember.jit
+def _collatz(n):
+    def body(c):
+        n, steps, evens = c
+        n, evens = lax.cond(n % 2 == 0, lambda: (n // 2, evens + 1), lambda: (3 * n + 1, evens))
+        return n, steps + 1, evens
+    _, steps, evens = lax.while_loop(lambda c: c[0] != 1, body, (n, 0, 0))
+    return steps, evens
+
+
+@pytest.mark.parametrize("n", [1, 6, 27])
+def test_nested_cond_in_while(n):
+    steps, evens = _collatz(np.int32(n))
+    assert (int(steps), int(evens)) == _collatz_py(n)
+
+
+@ember.jit
+def _fori_static(x):
+    return lax.fori_loop(0, 5, lambda i, acc: acc * 0.5 + x[i], enp.zeros((), x.dtype))
+
+
+@ember.jit
+def _fori_dynamic(lo, hi, x):
+    # i is a traced int32; the weak int init h promotes to f32 as in JAX.
+    return lax.fori_loop(lo, hi, lambda i, c: (c[0] + i * x, c[1] + 1, c[2] + 0.5),
+                         (enp.zeros(2, np.float32), 0, 0))
+
+
+def test_fori_loop_static_bounds(rng):
+    x = rng.standard_normal(5).astype(F32)
+    acc = F32(0)
+    for i in range(5):
+        acc = acc * F32(0.5) + x[i]
+    np.testing.assert_allclose(np.asarray(_fori_static(x)), acc, rtol=1e-6)
+
+
+@pytest.mark.parametrize("lo,hi", [(2, 7), (0, 0), (5, 3)])
+def test_fori_loop_dynamic_bounds(lo, hi):
+    x = np.array([1.0, -2.0], F32)
+    acc = np.zeros(2, F32)
+    for i in range(lo, hi):
+        acc = acc + i * x
+    out, count, half = _fori_dynamic(np.int32(lo), np.int32(hi), x)
+    np.testing.assert_allclose(np.asarray(out), acc)
+    assert count.dtype == np.int32 and int(count) == max(hi - lo, 0)
+    assert half.dtype == np.float32 and float(half) == 0.5 * max(hi - lo, 0)
+
+
+def test_fori_loop_static_becomes_scf_for():
+    text = _fori_static.lower(np.zeros(5, F32)).as_text("linalg")
+    assert "scf.for" in text and "ember." not in text
+
+
+@ember.jit
+def _scan_pytree(c0, xs, w):
+    def f(carry, x):
+        s, m = carry["sum"], carry["max"]
+        s = s + x["a"] * w            # w: closed over from the outer trace
+        m = enp.maximum(m, x["b"].max())
+        return {"sum": s, "max": m}, (s, x["b"] * 2)
+    return lax.scan(f, c0, xs)
+
+
+@ember.jit
+def _scan_rev(xs):
+    return lax.scan(lambda c, x: (c + x, c), np.float32(0), xs, reverse=True)
+
+
+def test_scan_pytree_carry_and_xs(rng):
+    a = rng.standard_normal((4, 3)).astype(F32)
+    b = rng.standard_normal((4, 2)).astype(F32)
+    w = rng.standard_normal(3).astype(F32)
+    c0 = {"sum": np.zeros(3, F32), "max": F32(-np.inf)}
+    carry, (ys_s, ys_b) = _scan_pytree(c0, {"a": a, "b": b}, w)
+    s, m, want_s, want_b = c0["sum"], c0["max"], [], []
+    for i in range(4):
+        s = s + a[i] * w
+        m = max(m, b[i].max())
+        want_s.append(s)
+        want_b.append(b[i] * 2)
+    np.testing.assert_allclose(np.asarray(carry["sum"]), s, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(carry["max"]), m)
+    np.testing.assert_allclose(np.asarray(ys_s), np.stack(want_s), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(ys_b), np.stack(want_b))
+
+
+def test_scan_reverse():
+    xs = np.arange(1, 6, dtype=F32)
+    c, ys = _scan_rev(xs)
+    want, acc = np.zeros(5, F32), F32(0)
+    for i in reversed(range(5)):
+        want[i] = acc
+        acc += xs[i]
+    assert float(c) == acc
+    np.testing.assert_array_equal(np.asarray(ys), want)
+
+
+def test_map_eager():
+    xs = np.arange(6, dtype=np.int32).reshape(3, 2)
+    out = lax.map(lambda r: r * r.sum(), xs)
+    np.testing.assert_array_equal(np.asarray(out), np.stack([r * r.sum() for r in xs]))
+
+
+# --- errors -------------------------------------------------------------------------------
+
+def _trace(f, *args):
+    return ember.jit(f).lower(*args)
+
+
+def test_cond_branch_dtype_mismatch_names_both():
+    x = np.zeros(3, F32)
+    with pytest.raises(TracingError, match=r"true_fun output has type f32\[3\] but false_fun "
+                                           r"output has type i32\[3\]"):
+        _trace(lambda p, x: lax.cond(p, lambda: x, lambda: x.astype(np.int32)), True, x)
+
+
+def test_cond_branch_structure_and_shape_mismatch():
+    x = np.zeros(3, F32)
+    with pytest.raises(TracingError, match="same pytree structure"):
+        _trace(lambda p, x: lax.cond(p, lambda: (x,), lambda: x), True, x)
+    with pytest.raises(TracingError, match=r"\[1\] has type f32\[3\] .* f32\[2\] \(the shapes"):
+        _trace(lambda p, x: lax.cond(p, lambda: (x, x), lambda: (x, x[:2])), True, x)
+
+
+def test_cond_predicate_must_be_scalar():
+    with pytest.raises(TracingError, match="predicate must be a scalar"):
+        _trace(lambda x: lax.cond(x > 0, lambda: x, lambda: x), np.zeros(3, F32))
+
+
+def test_loop_carry_mismatch():
+    x = np.zeros(3, F32)
+    with pytest.raises(TracingError, match=r"init_val has type f32\[3\] but body_fun output "
+                                           r"has type f32\[\]"):
+        _trace(lambda x: lax.while_loop(lambda c: True, lambda c: c.sum(), x), x)
+    with pytest.raises(TracingError, match="i32"):
+        _trace(lambda x: lax.fori_loop(0, 3, lambda i, c: i, x), x)
+    with pytest.raises(TracingError, match="cond_fun must return a scalar bool"):
+        _trace(lambda x: lax.while_loop(lambda c: c, lambda c: c, x), x)
+    with pytest.raises(TracingError, match="init has type"):
+        _trace(lambda x: lax.scan(lambda c, v: (c + v, v), np.int32(0), x), x)
+    with pytest.raises(TracingError, match="disagree on the length"):
+        _trace(lambda x: lax.scan(lambda c, v: (c, v), 0, (x, x[:2])), x)
+
+
+def test_python_if_on_tracer_points_to_lax_cond():
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return -x
+    with pytest.raises(ConcretizationError, match=r"ember\.lax\.cond.*while_loop"):
+        _trace(f, np.zeros(3, F32))
+
+
+def test_verify_rejects_bad_yield_types():
+    from ember._mlir import default_session, ir
+    from ember.passes.registry import make_pass
+    text = """
+    func.func @f(%p: tensor<i1>, %x: tensor<3xf32>, %y: tensor<3xi32>) -> tensor<3xf32> {
+      %0 = "ember.cond"(%p) ({
+        "ember.yield"(%x) : (tensor<3xf32>) -> ()
+      }, {
+        "ember.yield"(%y) : (tensor<3xi32>) -> ()
+      }) : (tensor<i1>) -> tensor<3xf32>
+      return %0 : tensor<3xf32>
+    }"""
+    with default_session().context:
+        module = ir.Module.parse(text)
+        with pytest.raises(PassError, match="regions yield different types"):
+            make_pass("ember-verify").run(module)
+
+
+def test_escaped_tracer_is_reported():
+    box = []
+
+    def f(p, x):
+        lax.cond(p, lambda: box.append(x * 2) or x, lambda: x)
+        return box[0] + 1
+    with pytest.raises(TracingError, match="escaped"):
+        _trace(f, True, np.zeros(2, F32))
+
+
+@ember.jit
+def _nested_jit_in_scan(xs, k):
+    inner = ember.jit(lambda v: v * k)          # a nested jit closing over k, inside a region
+    return lax.scan(lambda c, x: (c + inner(x), inner(x) > 0), np.float32(0), xs)
+
+
+def test_nested_jit_inside_scan_body():
+    xs = np.array([1.0, -2.0, 3.0], F32)
+    c, ys = _nested_jit_in_scan(xs, F32(2))
+    assert float(c) == float((xs * 2).sum())
+    np.testing.assert_array_equal(np.asarray(ys), xs * 2 > 0)
+
+
+def test_simplify_folds_inside_regions_and_drops_dead_loops():
+    def f(x):
+        lax.while_loop(lambda c: c < 10, lambda c: c + 1, 0)   # unused: removed
+        return lax.cond(x.sum() > 0, lambda: x + (2.0 * 3.0), lambda: x)
+    text = ember.jit(f).lower(np.zeros(2, F32)).as_text("optimized")
+    assert "ember.while" not in text and "ember.cond" in text
+    assert "6.0" in text or "6.000000e+00" in text
