@@ -12,9 +12,7 @@ Example:
 from __future__ import annotations
 
 import builtins
-import math
 import operator
-import string
 
 import numpy as np
 
@@ -207,25 +205,6 @@ def _dtype(a):
     return a.dtype if hasattr(a, "dtype") else dtypes.dtype_and_weak(a)[0]
 
 
-def arange(start, stop=None, step=None, dtype=None):
-    """Evenly spaced values in ``[start, stop)``; the bounds must be concrete."""
-    for v in (start, stop, step):
-        if isinstance(v, Tracer):
-            v._concrete("arange bounds")
-    if stop is None:
-        start, stop = 0, start
-    step = 1 if step is None else step
-    dt = dtypes.canonicalize(dtype) if dtype is not None else \
-        dtypes.result_type(start, stop, step)[0]
-    n = builtins.max(int(math.ceil((stop - start) / step)), 0)
-    if not _is_traced():
-        return asarray(np.arange(start, stop, step).astype(dt))
-    idx = lax.iota(dt, n)
-    if start == 0 and step == 1:
-        return idx
-    return lax.add(lax.mul(idx, _const(step, idx)), _const(start, idx))
-
-
 def eye(N, M=None, k=0, dtype=None):
     """A 2-D array with ones on the k-th diagonal."""
     M = N if M is None else M
@@ -270,7 +249,6 @@ multiply = _binary("multiply",
 divide = true_divide = _binary("divide", lax.div, floats=True)
 maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
-arctan2 = _binary("arctan2", lax.atan2, floats=True)
 equal = _binary("equal", lax.eq)
 not_equal = _binary("not_equal", lax.ne)
 less = _binary("less", lax.lt)
@@ -438,7 +416,6 @@ sin = _unary("sin", lax.sin, floats=True)
 cos = _unary("cos", lax.cos, floats=True)
 tan = _unary("tan", lax.tan, floats=True)
 tanh = _unary("tanh", lax.tanh, floats=True)
-isfinite = _unary("isfinite", lax.is_finite, floats=True)
 
 
 def _rounding(name, fn):
@@ -520,60 +497,6 @@ def _sum_dtype(x, dtype):
     if x.dtype == bool_ or (dtypes.is_int(x.dtype) and x.dtype.itemsize < 4):
         return dtypes.uint32 if dtypes.is_unsigned(x.dtype) else dtypes.default_int()
     return x.dtype
-
-
-@eager
-def sum(a, axis=None, dtype=None, keepdims=False):  # noqa: A001
-    """Sum over ``axis`` (None: all axes)."""
-    x = _lift(a)
-    return _reduction(_to(x, _sum_dtype(x, dtype), x.weak_type), axis, keepdims,
-                      lax.reduce_sum)
-
-
-@eager
-def prod(a, axis=None, dtype=None, keepdims=False):
-    """Product over ``axis`` (None: all axes)."""
-    x = _lift(a)
-    return _reduction(_to(x, _sum_dtype(x, dtype), x.weak_type), axis, keepdims,
-                      lax.reduce_prod)
-
-
-def _minmax(name, lax_fn):
-    def f(a, axis=None, keepdims=False):
-        x = _lift(a)
-        for ax in _axes(axis, x.ndim):
-            if x.shape[ax] == 0:
-                _error(f"zero-size array to reduction operation {name} which has no identity")
-        return _reduction(x, axis, keepdims, lax_fn)
-    f.__name__ = name
-    f.__doc__ = f"NumPy's ``{name}`` over ``axis``; NaN propagates."
-    return eager(f)
-
-
-max = amax = _minmax("max", lax.reduce_max)  # noqa: A001
-min = amin = _minmax("min", lax.reduce_min)  # noqa: A001
-
-
-@eager
-def all(a, axis=None, keepdims=False):  # noqa: A001
-    return _reduction(astype(a, bool_), axis, keepdims, lax.reduce_and)
-
-
-@eager
-def any(a, axis=None, keepdims=False):  # noqa: A001
-    return _reduction(astype(a, bool_), axis, keepdims, lax.reduce_or)
-
-
-@eager
-def mean(a, axis=None, dtype=None, keepdims=False):
-    """Arithmetic mean over ``axis``; integers are averaged in floating point."""
-    x = _lift(a)
-    dt = dtypes.canonicalize(dtype) if dtype is not None else (
-        x.dtype if dtypes.is_float(x.dtype) else dtypes.default_float())
-    axes = _axes(axis, x.ndim)
-    count = int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
-    total = sum(_to(x, dt, x.weak_type), axis=axes, keepdims=keepdims)
-    return lax.div(total, _const(count, total))
 
 
 def _argreduce(lax_fn):
@@ -666,70 +589,6 @@ def inner(a, b):
 def outer(a, b):
     x, y = _promote(ravel(a), ravel(b))
     return multiply(lax.reshape(x, (x.shape[0], 1)), lax.reshape(y, (1, y.shape[0])))
-
-
-def einsum(subscripts, *operands):
-    """Einstein summation (explicit ``->`` or implicit output; no ellipsis yet).
-
-    Example:
-        >>> enp.einsum("ij,jk->ik", a, b)   # matmul
-    """
-    return _einsum(subscripts, *operands)
-
-
-@eager
-def _einsum(subscripts, *operands):
-    subscripts = subscripts.replace(" ", "")
-    if "." in subscripts:
-        _error("einsum: ellipsis ('...') is not supported yet")
-    if "->" in subscripts:
-        ins, out = subscripts.split("->")
-    else:
-        ins = subscripts
-        letters = ins.replace(",", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    specs = ins.split(",")
-    if len(specs) != len(operands):
-        _error(f"einsum: {len(specs)} operand subscripts in {subscripts!r} but "
-               f"{len(operands)} operands")
-    xs = _promote(*operands)
-    sizes = {}
-    for spec, x in zip(specs, xs):
-        if len(spec) != x.ndim or builtins.any(c not in string.ascii_letters for c in spec):
-            _error(f"einsum: subscripts {spec!r} do not match operand of shape {x.shape}")
-        if len(set(spec)) != len(spec):
-            _error(f"einsum: repeated subscript in {spec!r} (diagonals) is not supported yet")
-        for c, d in zip(spec, x.shape):
-            if sizes.setdefault(c, d) != d:
-                _error(f"einsum: subscript {c!r} has sizes {sizes[c]} and {d}")
-    for c in out:
-        if c not in sizes:
-            _error(f"einsum: output subscript {c!r} does not appear in the inputs")
-    # Sum away letters used by one operand only and not in the output.
-    terms = []
-    for k, (spec, x) in enumerate(zip(specs, xs)):
-        others = "".join(s for j, s in enumerate(specs) if j != k) + out
-        drop = [i for i, c in enumerate(spec) if c not in others]
-        if drop:
-            x = lax.reduce_sum(x, drop)
-            spec = "".join(c for i, c in enumerate(spec) if i not in drop)
-        terms.append((spec, x))
-    spec, x = terms[0]
-    for k, (s2, y) in enumerate(terms[1:], start=1):
-        later = "".join(s for s, _ in terms[k + 1:]) + out
-        batch = [c for c in spec if c in s2 and c in later]
-        contract = [c for c in spec if c in s2 and c not in later]
-        x = lax.dot_general(x, y, ((tuple(spec.index(c) for c in contract),
-                                    tuple(s2.index(c) for c in contract)),
-                                   (tuple(spec.index(c) for c in batch),
-                                    tuple(s2.index(c) for c in batch))))
-        spec = "".join(batch) + "".join(c for c in spec if c not in batch and c not in contract) \
-            + "".join(c for c in s2 if c not in batch and c not in contract)
-    drop = [i for i, c in enumerate(spec) if c not in out]
-    if drop:
-        x = lax.reduce_sum(x, drop)
-        spec = "".join(c for i, c in enumerate(spec) if i not in drop)
-    return lax.transpose(x, tuple(spec.index(c) for c in out))
 
 
 # --- shapes ---------------------------------------------------------------------------------
@@ -866,14 +725,6 @@ def ndim(a):
 
 def size(a):
     return int(np.prod(shape(a), dtype=np.int64))
-
-
-def result_type(*args):
-    return dtypes.result_type(*args)[0]
-
-
-promote_types = dtypes.promote_types
-finfo, iinfo = dtypes.finfo, dtypes.iinfo
 
 
 def isscalar(x):
