@@ -1,5 +1,6 @@
 """Sorting, cumulative lax ops and searching against NumPy (and JAX for size= fills)."""
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -183,3 +184,81 @@ def test_sort_hypothesis(values):
     x[x == 3] = np.nan
     eq(enp.argsort(x), np.argsort(x, kind="stable"))
     eq(enp.sort(x), np.sort(x))
+
+
+# --- bitonic network (sorts whose quadratic work exceeds EXT_SORT_MAX_WORK) -------------------
+
+def _ties_nans(shape, dtype=np.float32):
+    x = RNG.integers(-20, 20, shape).astype(dtype)
+    x[RNG.random(shape) < 0.05] = np.nan
+    x[RNG.random(shape) < 0.05] = -0.0
+    x[RNG.random(shape) < 0.02] = -np.nan      # sign bit set: must not become padding NaN
+    return x
+
+
+def _sorts(x):
+    return (enp.sort(x), enp.argsort(x), enp.argsort(x, descending=True),
+            enp.sort(x, descending=True))
+
+
+_sorts_jit = ember.jit(_sorts)
+
+
+@pytest.mark.parametrize("n", [1000, 70000])
+def test_bitonic_sort_argsort_not_power_of_two(n):
+    x = _ties_nans(n)
+    s, a, d, sd = _sorts_jit(x)
+    stable = np.argsort(x, kind="stable")
+    eq(a, stable, "int32")
+    # stable down to the bits: -0.0 / 0.0 and the NaNs keep their order, no padding leaks in
+    eq(np.asarray(s).view(np.uint32), x[stable].view(np.uint32))
+    want = np.flip(np.argsort(np.flip(x), kind="stable"))
+    eq(d, n - 1 - want)
+    eq(sd, np.flip(np.sort(x)))
+
+
+def test_bitonic_multi_operand_ties_nans():
+    n = 3000
+    k1 = _ties_nans(n)
+    k2 = RNG.integers(-3, 3, n).astype(np.int8)
+    v1 = RNG.normal(size=n).astype(ml_dtypes.bfloat16)
+    v2 = RNG.integers(0, 256, n).astype(np.uint8)
+    v3 = RNG.random(n) < 0.5
+    out = ember.jit(lambda *a: lax.sort(a, dimension=0, num_keys=2))(k1, k2, v1, v2, v3)
+    order = np.lexsort((k2, k1))        # k1 primary (NaN last, -0.0 == 0.0), k2, stable
+    for got, want in zip(out, (k1, k2, v1, v2, v3)):
+        eq(np.asarray(got).view(np.uint8), want[order].view(np.uint8))
+
+
+def test_bitonic_batch_dims_and_dtypes():
+    x = _ties_nans((3, 700, 4))
+    y = _ties_nans((600, 5))
+    u = RNG.integers(0, 2 ** 32, (2, 1000), dtype=np.uint64).astype(np.uint32)
+    i8 = RNG.integers(-128, 128, 4096).astype(np.int8)            # a power of two: no padding
+    b = RNG.random(999) < 0.3
+    h = _ties_nans(800, np.float16)
+    bf = _ties_nans(800).astype(ml_dtypes.bfloat16)
+
+    def f(x, y, u, i8, b, h, bf):
+        return (enp.sort(x, axis=1), enp.argsort(x, axis=1), enp.argsort(y, axis=0),
+                enp.sort(u), enp.sort(i8), enp.sort(b), enp.argsort(h), enp.sort(bf),
+                lax.sort((u, u), num_keys=1))
+    xs, xa, ya, us, i8s, bs, ha, bfs, (uk, uv) = ember.jit(f)(x, y, u, i8, b, h, bf)
+    eq(xs, np.sort(x, axis=1))
+    eq(xa, np.argsort(x, axis=1, kind="stable"))
+    eq(ya, np.argsort(y, axis=0, kind="stable"))
+    eq(us, np.sort(u), "uint32")
+    eq(i8s, np.sort(i8), "int8")
+    eq(bs, np.sort(b), "bool")
+    eq(ha, np.argsort(h, kind="stable"))
+    eq(np.asarray(bfs).astype(np.float32), np.sort(bf.astype(np.float32)))
+    eq(uk, np.sort(u))
+    eq(uv, np.sort(u))
+
+
+@settings(max_examples=5, deadline=None)
+@given(st.integers(1, 3), st.integers(190, 600))
+def test_bitonic_hypothesis(rows, n):
+    x = RNG.integers(-5, 5, (rows, n)).astype(np.float32)
+    x[x == 4] = np.nan
+    eq(enp.argsort(x, axis=1), np.argsort(x, axis=1, kind="stable"))

@@ -1,6 +1,25 @@
-"""Operators and NumPy-style methods shared by tracers (inside jit) and Arrays (outside)."""
+"""Operators and NumPy-style methods shared by tracers (inside jit) and Arrays (outside).
+
+The methods mirror ``numpy.ndarray``'s, with NumPy's positional argument order, as far as
+``ember.numpy`` has the function: ``x.sum(axis, dtype, out, keepdims)``, ``x.argmax(axis)``,
+``x.clip(min, max)``, ``x.reshape(2, 3)``, ``x.T``, ``x.mT``, ``x.item()`` (outside jit), ...
+Arrays are immutable, as in JAX: ``x.sort()`` returns a sorted copy, and ``x[i] = v`` /
+``x.fill(v)`` raise an error pointing to ``x.at[i].set(v)``.
+"""
 
 from __future__ import annotations
+
+import numpy as np
+
+from ember.errors import EmberError
+
+
+class ImmutableArrayError(EmberError, TypeError):
+    """An in-place update (``x[i] = v``, ``x.fill(v)``) of an immutable ember array."""
+
+
+class UnsupportedMethodError(EmberError, NotImplementedError):
+    """An ``ndarray`` method or argument ember has no equivalent for."""
 
 
 def _np():
@@ -8,10 +27,21 @@ def _np():
     return enp
 
 
+def _where() -> str:
+    from ember._traceback import user_where
+    return user_where()
+
+
+def _is_tracer(x) -> bool:
+    from ember.frontend.tracing import Tracer
+    return isinstance(x, Tracer)
+
+
 def _binop(name, reflected=False):
     def op(self, other):
         fn = getattr(_np(), name)
         return fn(other, self) if reflected else fn(self, other)
+    op.__name__ = f"__{'r' if reflected else ''}{name}__"
     return op
 
 
@@ -19,13 +49,20 @@ _BINOPS = {
     "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
     "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
     "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "left_shift", "rshift": "right_shift", "divmod": "divmod",
 }
 _COMPARE = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
             "gt": "greater", "ge": "greater_equal"}
 
+# Methods whose ember.numpy function takes NumPy's method arguments in NumPy's order after
+# the array: ``x.name(*args, **kw)`` is ``ember.numpy.name(x, *args, **kw)``.
+_FORWARDED = ("sum", "prod", "max", "min", "mean", "std", "var", "all", "any", "cumsum",
+              "cumprod", "ptp", "swapaxes", "squeeze", "repeat", "searchsorted", "diagonal",
+              "trace", "argsort", "nonzero")
+
 
 def install(cls) -> None:
-    """Give ``cls`` NumPy's operators and the methods ``.T .reshape .sum ...``."""
+    """Give ``cls`` NumPy's operators, properties and methods (``.T .reshape .sum ...``)."""
     for dunder, fn in _BINOPS.items():
         setattr(cls, f"__{dunder}__", _binop(fn))
         setattr(cls, f"__r{dunder}__", _binop(fn, reflected=True))
@@ -35,30 +72,236 @@ def install(cls) -> None:
     cls.__pos__ = lambda self: _np().positive(self)
     cls.__abs__ = lambda self: _np().absolute(self)
     cls.__invert__ = lambda self: _np().invert(self)
+    cls.__round__ = lambda self, ndigits=None: _np().round(self, ndigits or 0)
     cls.__getitem__ = lambda self, idx: _np()._getitem(self, idx)
+    cls.__setitem__ = _setitem
+    cls.__len__ = _len
+    cls.__iter__ = _iter
+    cls.__contains__ = _contains
     cls.at = property(_at, doc="JAX's functional updates: ``x.at[idx].set(y)``, ``.add``, "
                       "``.subtract``, ``.multiply``, ``.divide``, ``.min``, ``.max``, ``.get``.")
-    cls.T = property(lambda self: _np().transpose(self))
-    cls.reshape = lambda self, *shape, order="C": _np().reshape(
-        self, shape[0] if len(shape) == 1 else shape, order)
-    cls.astype = lambda self, dtype: _np().astype(self, dtype)
-    cls.transpose = lambda self, *axes: _np().transpose(
-        self, None if not axes else axes[0] if len(axes) == 1 else axes)
-    cls.squeeze = lambda self, axis=None: _np().squeeze(self, axis)
-    cls.ravel = lambda self: _np().ravel(self)
-    cls.flatten = cls.ravel
-    for name in ("sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin"):
-        setattr(cls, name, _method(name))
-    cls.dot = lambda self, other: _np().dot(self, other)
 
+    # properties
+    cls.T = property(lambda self: _np().transpose(self), doc="The axes reversed.")
+    cls.mT = property(_mT, doc="The last two axes swapped (matrix transpose).")
+    cls.real = property(lambda self: self, doc="The real part: the array itself.")
+    cls.imag = property(lambda self: _np().zeros_like(self), doc="The imaginary part: zeros.")
+    cls.itemsize = property(lambda self: self.aval.dtype.itemsize)
+    cls.nbytes = property(lambda self: self.aval.nbytes)
+
+    # methods
+    for name in _FORWARDED:
+        setattr(cls, name, _method(name))
+    for fn in (argmax, argmin, clip, round, conj, conjugate, astype, reshape, transpose,
+               ravel, flatten, take, sort, dot, item, tolist, copy, view, fill):
+        setattr(cls, fn.__name__, fn)
+
+
+# --- operators and protocols -------------------------------------------------------------------
 
 def _at(self):
     from ember.numpy._indexing import _IndexUpdateHelper
     return _IndexUpdateHelper(self)
 
 
+def _setitem(self, idx, value):
+    raise ImmutableArrayError(
+        f"'{type(self).__name__}' object does not support item assignment: ember arrays are "
+        f"immutable. Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` (or another .at[] "
+        f"method: .add, .multiply, .min, .max, ...)\n  at {_where()}")
+
+
+def _len(self):
+    if not self.shape:
+        raise TypeError("len() of unsized object")
+    return self.shape[0]
+
+
+def _iter(self):
+    if not self.shape:
+        raise TypeError("iteration over a 0-d array")
+    if _is_tracer(self):
+        return (self[i] for i in range(self.shape[0]))
+    return _iter_concrete(self)
+
+
+def _iter_concrete(self):
+    # Rows come from the (cached) host copy: indexing the device array row by row would
+    # compile one program per row index.
+    from ember.backends.array import device_put
+    host = np.asarray(self)
+    for row in host:
+        a = device_put(row)
+        if self.weak_type:
+            a.aval = a.aval._replace(weak_type=True)
+        yield a
+
+
+def _contains(self, value):
+    return bool(_np().any(_np().equal(self, value)))
+
+
+def _mT(self):
+    if len(self.shape) < 2:
+        _np()._error(f"mT: the array must be at least two-dimensional, got shape {self.shape}")
+    return _np().swapaxes(self, -1, -2)
+
+
+# --- methods ---------------------------------------------------------------------------------
+
 def _method(name):
     def m(self, *args, **kwargs):
         return getattr(_np(), name)(self, *args, **kwargs)
-    m.__name__ = name
+    m.__name__ = m.__qualname__ = name
+    m.__doc__ = f"``ember.numpy.{name}(self, ...)``, with ndarray.{name}'s arguments."
     return m
+
+
+def _no_out(out, name):
+    if out is not None:
+        _np()._error(f"{name}: out= is not supported (ember arrays are immutable); use the "
+                     "result")
+
+
+def argmax(self, axis=None, out=None, *, keepdims=False):
+    """Index of the largest element (along ``axis``)."""
+    _no_out(out, "argmax")
+    return _np().argmax(self, axis, keepdims=keepdims)
+
+
+def argmin(self, axis=None, out=None, *, keepdims=False):
+    """Index of the smallest element (along ``axis``)."""
+    _no_out(out, "argmin")
+    return _np().argmin(self, axis, keepdims=keepdims)
+
+
+def clip(self, min=None, max=None, out=None):  # noqa: A002
+    """Values limited to ``[min, max]``."""
+    _no_out(out, "clip")
+    return _np().clip(self, min, max)
+
+
+def round(self, decimals=0, out=None):  # noqa: A001
+    """Rounded half to even, to ``decimals`` decimals."""
+    _no_out(out, "round")
+    return _np().round(self, decimals)
+
+
+def conj(self):
+    """The complex conjugate: the array itself (ember arrays are real)."""
+    return self
+
+
+def conjugate(self):
+    """The complex conjugate: the array itself (ember arrays are real)."""
+    return self
+
+
+def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    """The array converted to ``dtype`` (64-bit types narrowed unless x64 is enabled)."""
+    return _np().astype(self, dtype)
+
+
+def _order(order, name, allowed):
+    if order not in allowed:
+        _np()._error(f"{name}: order must be one of {', '.join(map(repr, allowed))}, got "
+                     f"{order!r}")
+    return order == "F"
+
+
+def reshape(self, *shape, order="C", copy=None):
+    """The array reshaped to ``shape`` (a tuple or separate ints; one may be -1)."""
+    if not shape:
+        _np()._error("reshape: a new shape is required, e.g. x.reshape(2, 3) or "
+                     "x.reshape((2, 3))")
+    shape = shape[0] if len(shape) == 1 else shape
+    if _order(order, "reshape", ("C", "F", "A")):
+        shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+        enp = _np()
+        return enp.transpose(enp.reshape(enp.transpose(self), shape[::-1]))
+    return _np().reshape(self, shape)
+
+
+def transpose(self, *axes):
+    """The axes permuted: reversed, or in the order given (a tuple or separate ints)."""
+    return _np().transpose(self, None if not axes else axes[0] if len(axes) == 1 else axes)
+
+
+def ravel(self, order="C"):
+    """The array as 1-D (order 'F' reads it column-major)."""
+    if _order(order, "ravel", ("C", "F", "A", "K")):
+        return _np().ravel(_np().transpose(self))
+    return _np().ravel(self)
+
+
+def flatten(self, order="C"):
+    """The array as 1-D (a copy in NumPy; ember arrays are immutable, so like ravel)."""
+    if _order(order, "flatten", ("C", "F", "A", "K")):
+        return _np().ravel(_np().transpose(self))
+    return _np().ravel(self)
+
+
+def take(self, indices, axis=None, out=None, mode=None, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
+    """Elements at ``indices`` (along ``axis``; of the flattened array by default)."""
+    _no_out(out, "take")
+    return _np().take(self, indices, axis=axis, mode=mode, fill_value=fill_value)
+
+
+def sort(self, axis=-1, kind=None, order=None, *, stable=True, descending=False):
+    """A sorted copy along ``axis`` (as in JAX: the array itself is unchanged)."""
+    return _np().sort(self, axis, kind, order, stable=stable, descending=descending)
+
+
+def dot(self, b, out=None):
+    """``ember.numpy.dot(self, b)``."""
+    _no_out(out, "dot")
+    return _np().dot(self, b)
+
+
+def item(self, *args):
+    """The element (at a flat index, or an index tuple) as a Python scalar (not under jit)."""
+    if _is_tracer(self):
+        self._concrete("a Python scalar (.item())")
+    return np.asarray(self).item(*args)
+
+
+def tolist(self):
+    """The array as nested Python lists of Python scalars (not under jit)."""
+    if _is_tracer(self):
+        self._concrete("a Python list (.tolist())")
+    return np.asarray(self).tolist()
+
+
+def copy(self, order="C"):
+    """A copy. Ember arrays are immutable, so it shares the device buffer."""
+    if _is_tracer(self):
+        return self
+    from ember.backends.array import Array
+    return Array(self._bv, self.device, self.aval)
+
+
+def view(self, dtype=None, type=None):  # noqa: A002
+    """The bits reinterpreted as ``dtype`` of the same itemsize (``bitcast_convert_type``)."""
+    if type is not None:
+        raise UnsupportedMethodError(f"view: type= is not supported by ember arrays\n  at "
+                                     f"{_where()}")
+    if dtype is None:
+        return self
+    from ember import dtypes
+    new = dtypes.canonicalize(dtype)
+    if new.itemsize != self.dtype.itemsize or np.dtype(bool) in (new, self.dtype):
+        raise UnsupportedMethodError(
+            f"view: reinterpreting {self.dtype.name} as {new.name} is not supported; ember "
+            f"views only between non-bool dtypes of the same itemsize (use .astype to convert "
+            f"values)\n  at {_where()}")
+    from ember import lax
+    return lax.bitcast_convert_type(self, new)
+
+
+def fill(self, value):
+    """Not supported: ember arrays are immutable."""
+    raise ImmutableArrayError(
+        f"'{type(self).__name__}' object does not support fill(): ember arrays are immutable. "
+        f"Use ``x = ember.numpy.full_like(x, value)`` or ``x = x.at[...].set(value)``\n  at "
+        f"{_where()}")

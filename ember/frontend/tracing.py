@@ -66,9 +66,9 @@ class Trace:
     def lift(self, x) -> Tracer:
         """A tracer of this trace for x: a tracer, or a constant for a concrete value."""
         if isinstance(x, Tracer):
-            if x.trace is self:
+            if x._trace is self:
                 return x
-            if isinstance(x.trace, RegionTrace) and x.trace not in _TRACES:
+            if isinstance(x._trace, RegionTrace) and x._trace not in _TRACES:
                 raise _escaped(x)
             return self._capture(x)
         hit = self.consts.get(id(x))
@@ -128,15 +128,15 @@ class RegionTrace(Trace):
         self._outer: dict[int, tuple[Tracer, Tracer]] = {}
 
     def lift(self, x) -> Tracer:
-        if not isinstance(x, Tracer) or x.trace is self:
+        if not isinstance(x, Tracer) or x._trace is self:
             return super().lift(x)
         hit = self._outer.get(id(x))
         if hit is not None and hit[0] is x:
             return hit[1]
         p = self.parent
-        while isinstance(p, RegionTrace) and x.trace is not p:
+        while isinstance(p, RegionTrace) and x._trace is not p:
             p = p.parent
-        if x.trace is not p:      # not an enclosing trace: let the function's trace decide
+        if x._trace is not p:      # not an enclosing trace: let the function's trace decide
             outer = p.lift(x)
         else:
             outer = x
@@ -281,11 +281,11 @@ class Tracer:
     concrete value (``bool(x)``, ``int(x)``, ``np.asarray(x)``) raises ConcretizationError.
     """
 
-    __slots__ = ("trace", "value", "aval", "origin")
+    __slots__ = ("_trace", "value", "aval", "origin")
     __array_priority__ = 100
 
     def __init__(self, trace: Trace, value: ir.Value, aval: ShapedArray, origin: frozenset):
-        self.trace = trace
+        self._trace = trace
         self.value = value
         self.aval = aval
         self.origin = origin
@@ -333,7 +333,7 @@ class Tracer:
 
 
 def concretization_message(t: Tracer, what: str) -> str:
-    fun = t.trace.fun_name
+    fun = t._trace.fun_name
     if t.origin:
         src = ", ".join(sorted(t.origin))
         came = f"It depends on {src} of {fun}, which jit traces as an abstract value."

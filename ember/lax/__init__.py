@@ -104,7 +104,7 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
     if x.dtype == new_dtype and x.weak_type == weak_type:
         return x
     if x.dtype == new_dtype:
-        return Tracer(x.trace, x.value, x.aval._replace(weak_type=weak_type), x.origin)
+        return Tracer(x._trace, x.value, x.aval._replace(weak_type=weak_type), x.origin)
     return bind("ember.convert", x, new_dtype=new_dtype, _weak=weak_type)[0]
 
 

@@ -74,7 +74,7 @@ def _check_match(fn, what_a, tree_a, avals_a, what_b, tree_b, avals_b):
 
 def _convert(t: Tracer, dtype, weak: bool) -> Tracer:
     if t.dtype == dtype:
-        return Tracer(t.trace, t.value, t.aval._replace(weak_type=weak), t.origin)
+        return Tracer(t._trace, t.value, t.aval._replace(weak_type=weak), t.origin)
     return bind("ember.convert", t, new_dtype=np.dtype(dtype), _weak=weak)[0]
 
 

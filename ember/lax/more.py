@@ -103,7 +103,7 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
 
 def _ss_weak(x):
     from ember.frontend.tracing import Tracer
-    return Tracer(x.trace, x.value, x.aval._replace(weak_type=True), x.origin)
+    return Tracer(x._trace, x.value, x.aval._replace(weak_type=True), x.origin)
 
 
 def sort_key_val(keys, values, dimension: int = -1):
