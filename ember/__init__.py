@@ -15,6 +15,7 @@ from ember.core import ShapedArray, ShapeDtypeStruct
 from ember.frontend import array_methods as _array_methods
 from ember.frontend.api import Compiled, Lowered, clear_caches, jit
 from ember.frontend.tracing import Tracer
+from ember.frontend.vmap import vmap
 
 _array_methods.install(Array)
 _array_methods.install(Tracer)
@@ -28,4 +29,4 @@ numpy.ndarray = Array
 __version__ = "0.1.0"
 __all__ = ["Array", "Compiled", "Lowered", "ShapeDtypeStruct", "ShapedArray", "clear_caches",
            "config", "device_put", "dtypes", "errors", "jit", "lax", "nn", "numpy", "random",
-           "scipy", "tree_util"]
+           "scipy", "tree_util", "vmap"]

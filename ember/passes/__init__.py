@@ -1,6 +1,11 @@
 """ember's passes: each registered by name in ``registry.PASSES``."""
 
-from ember.passes import simplify, to_linalg, verify  # noqa: F401  (registers the passes)
+from ember.passes import (  # noqa: F401  (registers the passes)
+    batch,
+    simplify,
+    to_linalg,
+    verify,
+)
 from ember.passes.registry import PASSES, Pass, PassError, make_pass, run_pipeline
 
 __all__ = ["PASSES", "Pass", "PassError", "make_pass", "run_pipeline"]

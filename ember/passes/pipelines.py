@@ -5,7 +5,7 @@ from __future__ import annotations
 from ember._mlir import ir
 from ember.passes.registry import make_pass, run_pipeline
 
-OPTIMIZE = ["ember-verify", "ember-simplify"]
+OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify"]
 LOWER = ["ember-to-linalg", "canonicalize", "cse"]
 
 
@@ -15,7 +15,7 @@ def steps(names):
 
 
 def optimized(module: ir.Module) -> None:
-    """"ember" -> "optimized": verify, then simplify."""
+    """"ember" -> "optimized": verify, batch (vmap), simplify."""
     run_pipeline(module, steps(OPTIMIZE))
 
 

@@ -1,0 +1,147 @@
+"""``ember-batch``: replace each ``ember.vmap`` op by batched code, innermost first.
+
+The per-example callee is walked in order; each op is re-emitted through its batching rule
+(``batching.BATCHING``) with the batch dimension of every value tracked beside it. Ops whose
+operands are all unbatched are copied as they are, so shared weights stay unbatched.
+``ember.call`` inside a mapped function is batched by inlining its callee.
+"""
+
+from __future__ import annotations
+
+from ember._mlir import ir, walk
+from ember.dialects import OPS, decode_attrs
+from ember.passes import batching  # noqa: F401  (the rules)
+from ember.passes.batching import BATCHING, BatchContext
+from ember.passes.lowering import LOWERINGS
+from ember.passes.registry import Pass, PassError, func_ops, register
+
+
+@register
+class Batch(Pass):
+    """Batch every ``ember.vmap`` op."""
+
+    name = "ember-batch"
+    summary = "Replace ember.vmap ops by batched ember ops (vmap as a compiler pass)"
+
+    def run(self, module: ir.Module) -> None:
+        with module.context, ir.Location.unknown():
+            self._table = ir.SymbolTable(module.operation)
+            self._done: set[str] = set()
+            mapped = set()
+            for f in func_ops(module):
+                mapped |= self._batch_function(f)
+            # Per-example callees nothing else refers to any more are dead.
+            used = {ir.FlatSymbolRefAttr(op.attributes[a]).value
+                    for op in walk(module.operation) for a in ("callee",)
+                    if a in op.attributes and op.name != "func.func"}
+            for name in mapped - used:
+                f = self._table[name]
+                if "sym_visibility" in f.attributes:
+                    f.operation.erase()
+
+    def _batch_function(self, f) -> set[str]:
+        name = ir.StringAttr(f.attributes["sym_name"]).value
+        if name in self._done:
+            return set()
+        self._done.add(name)
+        mapped = set()
+        for op in [o for o in walk(f.operation) if o.name == "ember.vmap"]:
+            mapped |= self._replace_vmap(op)
+        return mapped
+
+    def _replace_vmap(self, op) -> set[str]:
+        attrs = decode_attrs(OPS["ember.vmap"], op)
+        callee = self._table[attrs["callee"]]
+        mapped = {attrs["callee"]} | self._batch_function(callee)   # innermost first
+        ctx = BatchContext(attrs["axis_size"])
+        inputs = [(v, None if a < 0 else a) for v, a in zip(op.operands, attrs["in_axes"])]
+        with op.location, ir.InsertionPoint(op):
+            outs = batch_body(ctx, callee, inputs)
+            results = []
+            for i, ((v, b), axis) in enumerate(zip(outs, attrs["out_axes"])):
+                if axis < 0:
+                    if b is not None:
+                        raise PassError(
+                            f"{op.location}: error: vmap has out_axes=None for output {i}, "
+                            "but that output is batched (it depends on a mapped argument); "
+                            "give it an out_axes entry")
+                    results.append(v)
+                else:
+                    results.append(ctx.materialize(v, b, axis))
+        for old, new in zip(op.results, results):
+            old.replace_all_uses_with(new)
+        op.erase()
+        return mapped
+
+
+def batch_body(ctx: BatchContext, func, inputs):
+    """Emit the batched body of ``func`` at the current insertion point; ``inputs`` are the
+    (value, bdim) of its arguments. Returns (value, bdim) of its results."""
+    block = func.regions[0].blocks[0]
+    env = {arg: vb for arg, vb in zip(block.arguments, inputs)}
+    for op in block.operations:
+        op = op.operation
+        if op.name == "func.return":
+            return [env[v] for v in op.operands]
+        ins = [env[v] for v in op.operands]
+        if all(b is None for _, b in ins) and not _uses_batched_from_regions(op, env):
+            new = op.clone()
+            for i, (v, _) in enumerate(ins):
+                new.operands[i] = v
+            _remap_nested(new, env)
+            for old, r in zip(op.results, new.results):
+                env[old] = (r, None)
+            continue
+        if op.name == "ember.call":
+            callee_name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            callee = ir.SymbolTable(_module_of(func))[callee_name]
+            outs = batch_body(ctx, callee, ins)
+        else:
+            rule = BATCHING.get(op.name)
+            if rule is None:
+                raise NotImplementedError(
+                    f"ember-batch: no batching rule for '{op.name}' (at {op.location})")
+            with op.location:
+                outs = rule(ctx, op, ins, decode_attrs(OPS[op.name], op)
+                            if op.name in OPS else {})
+        for old, vb in zip(op.results, outs):
+            env[old] = vb
+    raise PassError(f"{func.location}: error: function has no func.return")
+
+
+def _uses_batched_from_regions(op, env) -> bool:
+    """Whether an op's nested regions read a batched value of the enclosing body."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                for nested in walk(inner):
+                    for v in nested.operands:
+                        if v in env and env[v][1] is not None:
+                            return True
+    return False
+
+
+def _remap_nested(op, env) -> None:
+    """Point uses inside a copied op's regions at the batched body's values."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                for nested in walk(inner):
+                    for i, v in enumerate(nested.operands):
+                        if v in env:
+                            nested.operands[i] = env[v][0]
+
+
+def _module_of(op):
+    op = op.operation
+    while op.name != "builtin.module":
+        op = op.parent
+    return op
+
+
+def _lower_unbatched_vmap(c):
+    raise PassError(f"{c.op.location}: error: 'ember.vmap' must be replaced by the ember-batch "
+                    "pass before ember-to-linalg; add ember-batch to the pipeline")
+
+
+LOWERINGS["ember.vmap"] = _lower_unbatched_vmap

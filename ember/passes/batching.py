@@ -1,0 +1,215 @@
+"""Batching rules: ember op name -> function that emits the batched op(s).
+
+A rule gets the :class:`BatchContext`, the op, its operands as ``(value, bdim)`` pairs
+(``bdim`` is the batch dimension of the value, or None when it is not batched) and the
+decoded attributes, and returns ``(value, bdim)`` for each result. Rules move a batch
+dimension only when they must: elementwise ops keep it where their operands agree, reductions
+and contractions shift their axes around it, and unbatched operands stay unbatched unless the
+op needs equal shapes (lax semantics), where they are broadcast (IREE fuses that broadcast).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ember._mlir import ir, tensor_type
+from ember.dialects import OPS, aval_of_type
+from ember.dialects.base import encode_attrs
+
+BATCHING: dict[str, Callable] = {}
+
+
+def batching(*names):
+    def deco(fn):
+        for n in names:
+            BATCHING[f"ember.{n}"] = fn
+        return fn
+    return deco
+
+
+class BatchContext:
+    """Emits ember ops (typed by the dialect's rules) where the batched code goes."""
+
+    def __init__(self, size: int):
+        self.size = size
+
+    def emit(self, name: str, operands, **attrs) -> list[ir.Value]:
+        opdef = OPS[name]
+        attrs = opdef.check_attrs(attrs)
+        avals = [aval_of_type(v.type) for v in operands]
+        outs = opdef.result_avals(avals, attrs)
+        op = ir.Operation.create(name, results=[tensor_type(o.shape, o.dtype) for o in outs],
+                                 operands=list(operands),
+                                 attributes=encode_attrs(opdef, attrs))
+        return list(op.results)
+
+    def move(self, value, bdim: int, to: int):
+        """``value`` with its batch dimension moved from ``bdim`` to ``to``."""
+        if bdim == to:
+            return value
+        perm = list(range(aval_of_type(value.type).ndim))
+        perm.insert(to, perm.pop(bdim))
+        return self.emit("ember.transpose", [value], permutation=tuple(perm))[0]
+
+    def materialize(self, value, bdim, to: int = 0):
+        """``value`` batched at ``to``: moved there, or broadcast if it is not batched."""
+        if bdim is not None:
+            return self.move(value, bdim, to)
+        aval = aval_of_type(value.type)
+        shape = list(aval.shape)
+        shape.insert(to, self.size)
+        dims = [d if d < to else d + 1 for d in range(aval.ndim)]
+        return self.emit("ember.broadcast_in_dim", [value], shape=tuple(shape),
+                         broadcast_dimensions=tuple(dims))[0]
+
+
+def _shift(axes, bdim: int) -> tuple[int, ...]:
+    """Per-example axes as axes of the batched value whose batch dimension is ``bdim``."""
+    return tuple(a + (a >= bdim) for a in axes)
+
+
+# --- elementwise: one rule for the whole family -------------------------------------------
+
+def batch_elementwise(ctx: BatchContext, op, inputs, attrs):
+    """Operands that agree keep their batch dimension; the others are moved to it or, when
+    not batched, broadcast to the batched shape (lax ops need equal shapes)."""
+    target = next(b for _, b in inputs if b is not None)
+    operands = [ctx.materialize(v, b, target) for v, b in inputs]
+    return [(r, target) for r in ctx.emit(op.name, operands, **attrs)]
+
+
+for _name, _op in OPS.items():
+    if _op.family == "elementwise":
+        BATCHING[_name] = batch_elementwise
+
+
+@batching("constant", "iota")
+def _no_operands(ctx, op, inputs, attrs):
+    raise AssertionError("ops without operands are never batched")
+
+
+# --- shape ops: batch dimension in front ----------------------------------------------------
+
+@batching("broadcast_in_dim")
+def _broadcast_in_dim(ctx, op, inputs, attrs):
+    ((x, b),) = inputs
+    x = ctx.move(x, b, 0)
+    dims = (0,) + tuple(d + 1 for d in attrs["broadcast_dimensions"])
+    return [(ctx.emit(op.name, [x], shape=(ctx.size,) + tuple(attrs["shape"]),
+                      broadcast_dimensions=dims)[0], 0)]
+
+
+@batching("reshape")
+def _reshape(ctx, op, inputs, attrs):
+    ((x, b),) = inputs
+    x = ctx.move(x, b, 0)
+    return [(ctx.emit(op.name, [x], new_sizes=(ctx.size,) + tuple(attrs["new_sizes"]))[0], 0)]
+
+
+@batching("transpose")
+def _transpose(ctx, op, inputs, attrs):
+    ((x, b),) = inputs
+    # Keep the batch dimension where it is: insert it into the permutation.
+    perm = [p + (p >= b) for p in attrs["permutation"]]
+    perm.insert(b, b)
+    return [(ctx.emit(op.name, [x], permutation=tuple(perm))[0], b)]
+
+
+@batching("rev")
+def _rev(ctx, op, inputs, attrs):
+    ((x, b),) = inputs
+    return [(ctx.emit(op.name, [x], dimensions=_shift(attrs["dimensions"], b))[0], b)]
+
+
+@batching("slice")
+def _slice(ctx, op, inputs, attrs):
+    ((x, b),) = inputs
+    start, limit = list(attrs["start_indices"]), list(attrs["limit_indices"])
+    strides = list(attrs["strides"] or (1,) * len(start))
+    start.insert(b, 0)
+    limit.insert(b, ctx.size)
+    strides.insert(b, 1)
+    return [(ctx.emit(op.name, [x], start_indices=tuple(start), limit_indices=tuple(limit),
+                      strides=tuple(strides))[0], b)]
+
+
+@batching("concatenate")
+def _concatenate(ctx, op, inputs, attrs):
+    operands = [ctx.materialize(v, b, 0) for v, b in inputs]
+    return [(ctx.emit(op.name, operands, dimension=attrs["dimension"] + 1)[0], 0)]
+
+
+@batching("pad")
+def _pad(ctx, op, inputs, attrs):
+    (x, bx), (value, bv) = inputs
+    if bv is not None:
+        raise NotImplementedError("ember-batch: ember.pad with a batched padding value")
+    low, high, interior = (list(attrs[k]) for k in ("low", "high", "interior"))
+    for lst in (low, high, interior):
+        lst.insert(bx, 0)
+    return [(ctx.emit(op.name, [x, value], low=tuple(low), high=tuple(high),
+                      interior=tuple(interior))[0], bx)]
+
+
+# --- reductions -----------------------------------------------------------------------------
+
+@batching("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or")
+def _reduce(ctx, op, inputs, attrs):
+    ((x, b),) = inputs
+    axes = _shift(attrs["axes"], b)
+    out_b = b - sum(1 for a in axes if a < b)
+    return [(ctx.emit(op.name, [x], axes=axes)[0], out_b)]
+
+
+@batching("argmax", "argmin")
+def _arg_reduce(ctx, op, inputs, attrs):
+    ((x, b),) = inputs
+    (axis,) = _shift((attrs["axis"],), b)
+    return [(ctx.emit(op.name, [x], axis=axis, index_dtype=attrs["index_dtype"])[0],
+             b - (axis < b))]
+
+
+@batching("cumsum", "cumprod", "cummax", "cummin")
+def _cumulative(ctx, op, inputs, attrs):
+    ((x, b),) = inputs
+    new = dict(attrs, axis=_shift((attrs["axis"],), b)[0])
+    return [(ctx.emit(op.name, [x], **new)[0], b)]
+
+
+@batching("sort")
+def _sort(ctx, op, inputs, attrs):
+    operands = [ctx.materialize(v, b, 0) for v, b in inputs]
+    new = dict(attrs, dimension=attrs["dimension"] + 1)
+    return [(r, 0) for r in ctx.emit(op.name, operands, **new)]
+
+
+# --- contraction ----------------------------------------------------------------------------
+
+@batching("dot_general")
+def _dot_general(ctx, op, inputs, attrs):
+    (lhs, lb), (rhs, rb) = inputs
+    lc, rc = attrs["lhs_contracting"], attrs["rhs_contracting"]
+    lbatch, rbatch = attrs["lhs_batch"], attrs["rhs_batch"]
+    if lb is not None and rb is not None:
+        # Both batched: the vmapped axis becomes one more batch dimension (the first).
+        lhs, rhs = ctx.move(lhs, lb, 0), ctx.move(rhs, rb, 0)
+        out = ctx.emit(op.name, [lhs, rhs], lhs_contracting=_shift(lc, 0),
+                       rhs_contracting=_shift(rc, 0), lhs_batch=(0,) + _shift(lbatch, 0),
+                       rhs_batch=(0,) + _shift(rbatch, 0))[0]
+        return [(out, 0)]
+    # One side batched: its batch dimension is a free dimension of the contraction.
+    lhs_nd, rhs_nd = aval_of_type(lhs.type).ndim, aval_of_type(rhs.type).ndim
+    if lb is not None:
+        lc2, lbatch2 = _shift(lc, lb), _shift(lbatch, lb)
+        free = [d for d in range(lhs_nd) if d not in lc2 and d not in lbatch2]
+        out_b = len(lbatch) + free.index(lb)
+        out = ctx.emit(op.name, [lhs, rhs], lhs_contracting=lc2, rhs_contracting=rc,
+                       lhs_batch=lbatch2, rhs_batch=rbatch)[0]
+        return [(out, out_b)]
+    rc2, rbatch2 = _shift(rc, rb), _shift(rbatch, rb)
+    free = [d for d in range(rhs_nd) if d not in rc2 and d not in rbatch2]
+    lhs_free = lhs_nd - len(lc) - len(lbatch)
+    out_b = len(lbatch) + lhs_free + free.index(rb)
+    out = ctx.emit(op.name, [lhs, rhs], lhs_contracting=lc, rhs_contracting=rc2,
+                   lhs_batch=lbatch, rhs_batch=rbatch2)[0]
+    return [(out, out_b)]
