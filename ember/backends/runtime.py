@@ -101,9 +101,10 @@ class Executable:
             raise RuntimeFailure(f"compiled module has no function {function!r}")
         self.reflection = self.function.reflection
 
-    def run(self, leaves, in_avals, out_avals, wrap, array_type):
-        """Call the function on argument leaves; ``wrap(buffer_view, device, aval)`` makes
-        each result. This is the per-call hot path: keep it flat."""
+    def run(self, leaves, in_avals, out_avals, array_type):
+        """Call the function on argument leaves (``array_type`` instances are passed as their
+        buffers, anything else is uploaded); results come back as
+        ``array_type(buffer_view, device, aval)``. The per-call hot path: keep it flat."""
         args = _VariantList(len(in_avals))
         push = args.push_ref
         device = self.device
@@ -118,9 +119,10 @@ class Executable:
         except Exception as e:
             raise RuntimeFailure(f"IREE runtime error while running the program: {e}") from None
         if len(out_avals) == 1:
-            return [wrap(results.get_as_object(0, _BufferView), device, out_avals[0])]
+            return [array_type(results.get_as_object(0, _BufferView), device, out_avals[0])]
         get = results.get_as_object
-        return [wrap(get(i, _BufferView), device, aval) for i, aval in enumerate(out_avals)]
+        return [array_type(get(i, _BufferView), device, aval)
+                for i, aval in enumerate(out_avals)]
 
 
 def canonical_aval(x) -> ShapedArray:

@@ -152,7 +152,7 @@ class Compiled:
 
     def run_flat(self, leaves) -> list[Array]:
         """Run on flat argument leaves (already matching ``in_avals``); returns flat Arrays."""
-        return self.executable.run(leaves, self.in_avals, self.out_avals, Array, Array)
+        return self.executable.run(leaves, self.in_avals, self.out_avals, Array)
 
     def __call__(self, *args, **kwargs):
         leaves, tree = tree_util.tree_flatten((args, kwargs))
@@ -311,8 +311,7 @@ class JitFunction:
             compiled = self._cache.get(key)
             if compiled is None:
                 compiled = self._cache[key] = self._lower(leaves, tree, static, args).compile()
-        outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals, Array,
-                                       Array)
+        outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals, Array)
         return outs[0] if compiled.single_output else \
             tree_util.tree_unflatten(compiled.out_tree, outs)
 
