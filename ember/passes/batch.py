@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from ember._mlir import ir, walk
 from ember.dialects import OPS, decode_attrs
-from ember.passes import batching  # noqa: F401  (the rules)
+from ember.passes import (
+    batch_control_flow,  # noqa: F401  (control-flow rules)
+    batch_indexing,  # noqa: F401  (indexing rules)
+    batching,  # noqa: F401  (the rules)
+)
 from ember.passes.batching import BATCHING, BatchContext
 from ember.passes.lowering import LOWERINGS
 from ember.passes.registry import Pass, PassError, func_ops, register
@@ -78,35 +82,48 @@ def batch_body(ctx: BatchContext, func, inputs):
     """Emit the batched body of ``func`` at the current insertion point; ``inputs`` are the
     (value, bdim) of its arguments. Returns (value, bdim) of its results."""
     block = func.regions[0].blocks[0]
-    env = {arg: vb for arg, vb in zip(block.arguments, inputs)}
-    for op in block.operations:
-        op = op.operation
-        if op.name == "func.return":
-            return [env[v] for v in op.operands]
-        ins = [env[v] for v in op.operands]
-        if all(b is None for _, b in ins) and not _uses_batched_from_regions(op, env):
-            new = op.clone()
-            for i, (v, _) in enumerate(ins):
-                new.operands[i] = v
-            _remap_nested(new, env)
-            for old, r in zip(op.results, new.results):
-                env[old] = (r, None)
-            continue
-        if op.name == "ember.call":
-            callee_name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-            callee = ir.SymbolTable(_module_of(func))[callee_name]
-            outs = batch_body(ctx, callee, ins)
-        else:
-            rule = BATCHING.get(op.name)
+    return batch_block(ctx, block, dict(zip(block.arguments, inputs)))
+
+
+def batch_block(ctx: BatchContext, block, env: dict):
+    """Emit the batched ops of ``block`` (all but its terminator) at the current insertion
+    point and return the (value, bdim) of the terminator's operands (``func.return`` or
+    ``ember.yield``).
+
+    ``env`` maps values to their batched (value, bdim): the block's arguments and, for the
+    block of a region, the values of the enclosing blocks its ops read. It is extended with
+    the block's values and is ``ctx.env`` while the rules run, so that rules of region ops
+    (see ``batch_control_flow.py``) can batch their regions' blocks with it.
+    """
+    outer_env = getattr(ctx, "env", None)
+    ctx.env = env
+    try:
+        for op in block.operations:
+            op = op.operation
+            if op.name in ("func.return", "ember.yield"):
+                return [env[v] for v in op.operands]
+            ins = [env[v] for v in op.operands]
+            if all(b is None for _, b in ins) and not _uses_batched_from_regions(op, env):
+                new = op.clone()
+                for i, (v, _) in enumerate(ins):
+                    new.operands[i] = v
+                _remap_nested(new, env)
+                for old, r in zip(op.results, new.results):
+                    env[old] = (r, None)
+                continue
+            rule = BATCHING.get(op.name)     # ember.call: batching._call inlines the callee
             if rule is None:
                 raise NotImplementedError(
                     f"ember-batch: no batching rule for '{op.name}' (at {op.location})")
             with op.location:
                 outs = rule(ctx, op, ins, decode_attrs(OPS[op.name], op)
                             if op.name in OPS else {})
-        for old, vb in zip(op.results, outs):
-            env[old] = vb
-    raise PassError(f"{func.location}: error: function has no func.return")
+            for old, vb in zip(op.results, outs):
+                env[old] = vb
+    finally:
+        ctx.env = outer_env
+    raise PassError(f"{block.owner.location}: error: block has no terminator "
+                    "(func.return or ember.yield)")
 
 
 def _uses_batched_from_regions(op, env) -> bool:

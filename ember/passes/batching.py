@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from ember._mlir import ir, tensor_type
 from ember.dialects import OPS, aval_of_type
 from ember.dialects.base import encode_attrs
@@ -143,12 +145,32 @@ def _concatenate(ctx, op, inputs, attrs):
 def _pad(ctx, op, inputs, attrs):
     (x, bx), (value, bv) = inputs
     if bv is not None:
-        raise NotImplementedError("ember-batch: ember.pad with a batched padding value")
+        return [_pad_batched_value(ctx, op, x, bx, value, bv, attrs)]
     low, high, interior = (list(attrs[k]) for k in ("low", "high", "interior"))
     for lst in (low, high, interior):
         lst.insert(bx, 0)
     return [(ctx.emit(op.name, [x, value], low=tuple(low), high=tuple(high),
                       interior=tuple(interior))[0], bx)]
+
+
+def _pad_batched_value(ctx, op, x, bx, value, bv, attrs):
+    """A padding value per example: pad with any scalar, then select the padding value where
+    a (shared, per-example shaped) mask of the padded positions is false."""
+    x = ctx.materialize(x, bx, 0)
+    aval = aval_of_type(x.type)
+    per_shape = aval.shape[1:]
+    config = {k: tuple(attrs[k]) for k in ("low", "high", "interior")}
+    zero = ctx.emit("ember.constant", [], value=np.zeros((), aval.dtype))[0]
+    padded = ctx.emit(op.name, [x, zero], **{k: (0,) + v for k, v in config.items()})[0]
+    true = ctx.emit("ember.constant", [], value=np.ones(per_shape, np.bool_))[0]
+    false = ctx.emit("ember.constant", [], value=np.zeros((), np.bool_))[0]
+    mask = ctx.emit(op.name, [true, false], **config)[0]
+    shape = aval_of_type(padded.type).shape
+    mask = ctx.emit("ember.broadcast_in_dim", [mask], shape=shape,
+                    broadcast_dimensions=tuple(range(1, len(shape))))[0]
+    value = ctx.emit("ember.broadcast_in_dim", [ctx.move(value, bv, 0)], shape=shape,
+                     broadcast_dimensions=(0,))[0]
+    return ctx.emit("ember.select", [mask, padded, value])[0], 0
 
 
 # --- reductions -----------------------------------------------------------------------------
@@ -213,3 +235,14 @@ def _dot_general(ctx, op, inputs, attrs):
     out = ctx.emit(op.name, [lhs, rhs], lhs_contracting=lc, rhs_contracting=rc2,
                    lhs_batch=lbatch, rhs_batch=rbatch2)[0]
     return [(out, out_b)]
+
+
+# --- calls ----------------------------------------------------------------------------------
+
+@batching("call")
+def _call(ctx, op, inputs, attrs):
+    """A call inside a mapped function: its callee's body, batched in place (inlined)."""
+    from ember.passes.batch import _module_of, batch_body
+
+    callee = ir.SymbolTable(_module_of(op))[attrs["callee"]]
+    return batch_body(ctx, callee, inputs)
