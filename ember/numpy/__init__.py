@@ -795,3 +795,37 @@ from ember.numpy._indexing import *  # noqa: E402, F403
 from ember.numpy._reductions import *  # noqa: E402, F403
 from ember.numpy._shape import *  # noqa: E402, F403
 from ember.numpy._ufuncs import *  # noqa: E402, F403
+
+
+class _ScalarType:
+    """A dtype that is also callable, as JAX's: ``enp.float32(1.5)`` is a 0-d float32 array.
+
+    It converts like its dtype (``np.dtype(enp.int8)``) and compares equal to it.
+    """
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+        self.__name__ = self.dtype.name
+
+    def __call__(self, x):
+        return asarray(x, dtype=self.dtype)
+
+    def __eq__(self, other):
+        try:
+            return self.dtype == np.dtype(other)
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __repr__(self):
+        return f"ember.numpy.{self.dtype.name}"
+
+
+# The public names become callable scalar types (the module's own code only compares and
+# converts with them, which a _ScalarType does as its dtype does).
+for _scalar_dtype in dtypes.SUPPORTED:
+    globals()["bool_" if _scalar_dtype == dtypes.bool_ else _scalar_dtype.name] = \
+        _ScalarType(_scalar_dtype)
+del _scalar_dtype
