@@ -308,3 +308,19 @@ def test_donation_is_not_silently_ignored():
     a = ember.device_put(X)
     np.testing.assert_allclose(np.asarray(f(a)), X + 1)
     np.testing.assert_allclose(np.asarray(a), X)     # not donated: still valid
+
+
+def test_compile_falls_back_to_other_flags_and_caches_it(tmp_path, monkeypatch):
+    """IREE bugs hit by some optimization flags: other flag sets are tried, once."""
+    from ember.backends import compiler, cpu
+    monkeypatch.setattr(ember.config, "_values", dict(ember.config._values,
+                                                      cache_dir=str(tmp_path)))
+    broken = ("--iree-hal-target-device=nosuch",)
+    vmfb = compiler.compile_mlir(GOOD_IR, broken, fallbacks=[cpu.compiler_flags()])
+    assert vmfb[:16] == compiler.compile_mlir(GOOD_IR, cpu.compiler_flags())[:16]
+    with pytest.raises(errors.CompileError, match="nosuch"):
+        compiler.compile_mlir(GOOD_IR, broken, use_cache=False, fallbacks=[broken])
+    calls = []
+    monkeypatch.setattr(compiler, "_compile_uncached", lambda *a: calls.append(a))
+    assert compiler.compile_mlir(GOOD_IR, broken, fallbacks=[cpu.compiler_flags()]) == vmfb
+    assert not calls      # the fallback's module was cached under the first flags' key

@@ -35,10 +35,13 @@ def _cache_path(key: str) -> str:
 
 
 def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | None = None,
-                 use_cache: bool | None = None) -> bytes:
+                 use_cache: bool | None = None, fallbacks=()) -> bytes:
     """Compile lowered MLIR text to a ``.vmfb`` with the given IREE flags.
 
-    Raises CompileError with IREE's diagnostics; the IR is saved to a file named in the error.
+    ``fallbacks`` are other whole flag sets to try, in turn, when IREE fails with ``flags``
+    (IREE bugs that only some optimizations trigger); a fallback's module is cached under the
+    key of ``flags`` too, so the failure is paid once. Raises CompileError with IREE's
+    diagnostics of the first attempt; the IR is saved to a file named in the error.
 
     Example:
         >>> vmfb = compile_mlir(text, cpu_flags())
@@ -53,7 +56,17 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
     if use_cache and os.path.exists(path):
         with open(path, "rb") as f:
             return f.read()
-    vmfb = _compile_uncached(mlir_text, flags)
+    try:
+        vmfb = _compile_uncached(mlir_text, flags)
+    except CompileError as first:
+        for other in fallbacks:
+            try:
+                vmfb = _compile_uncached(mlir_text, tuple(other))
+                break
+            except CompileError:
+                continue
+        else:
+            raise first from None
     if use_cache:
         _atomic_write(path, vmfb)
     return vmfb

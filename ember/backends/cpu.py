@@ -24,3 +24,14 @@ def compiler_flags(cpu: str = "host") -> tuple[str, ...]:
 
 def driver_for(largest_tensor_bytes: int) -> str:
     return "local-sync" if largest_tensor_bytes < SMALL_PROGRAM_BYTES else "local-task"
+
+
+
+def fallback_flags(cpu: str = "host") -> tuple[tuple[str, ...], ...]:
+    """Flag sets to try in turn when IREE fails with compiler_flags(): O3 together with data
+    tiling mis-compiles some large fused programs in IREE 3.13 ("linalg.unpack ... restricted
+    to workgroup distribution"); data tiling alone, then neither, compile them."""
+    full = compiler_flags(cpu)
+    return (tuple(f for f in full if f != "--iree-opt-level=O3"),
+            tuple(f for f in full if f not in ("--iree-opt-level=O3",
+                                               "--iree-opt-data-tiling=true")))

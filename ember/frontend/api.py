@@ -111,7 +111,8 @@ class Lowered:
 
     def compile(self) -> Compiled:
         """Compile with IREE for the backend and load it; returns a callable Compiled."""
-        vmfb = compile_mlir(self.as_text("linalg"), cpu.compiler_flags())
+        vmfb = compile_mlir(self.as_text("linalg"), cpu.compiler_flags(),
+                            fallbacks=cpu.fallback_flags())
         device = get_device(cpu.driver_for(_largest_tensor(self._stage("linalg"))))
         return Compiled(Executable(vmfb, device), self)
 

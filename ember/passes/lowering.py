@@ -692,31 +692,32 @@ def _lower_reduce(c: LowerCall):
 
 @lowering("argmax", "argmin")
 def _lower_argreduce(c: LowerCall):
+    """Two single-result reductions: the extreme value (NaN-propagating), then the first
+    index holding it. (One two-result linalg.generic was shorter, but IREE's transpose
+    propagation mis-compiles it when the result is transposed, as vmap often does.)"""
     is_max = c.op.name.endswith("argmax")
     (x,), (xa,), out = c.operands, c.in_avals, c.out_avals[0]
     axis, rank = c.attrs["axis"], xa.ndim
     out_map = dims_map(rank, [d for d in range(rank) if d != axis])
     iters = ["reduction" if d == axis else "parallel" for d in range(rank)]
-    vals = filled(ShapedArray(out.shape, xa.dtype), _reduce_init("max" if is_max else "min",
-                                                                  xa.dtype))
-    idxs = filled(out, 0)
+    kind = "max" if is_max else "min"
+    combine = SCALAR[kind]
+    (best,) = generic([x], [identity_map(rank)],
+                      [filled(ShapedArray(out.shape, xa.dtype), _reduce_init(kind, xa.dtype))],
+                      [out_map], iters, lambda a, acc: [combine([acc, a], xa.dtype, xa.dtype, {})])
+    first = np.iinfo(out.dtype).max
 
-    def body(a, best, best_i):
+    def body(a, m, acc):
+        hit = SCALAR["eq"]([a, m], xa.dtype, dtypes.bool_, {})
+        if dtypes.is_float(xa.dtype):   # the max/min is NaN when any element is: find it
+            hit = arith.OrIOp(hit, arith.AndIOp(_cmpf("uno", a, a),
+                                                _cmpf("uno", m, m)).result).result
         i = index_of(axis, out.dtype)
-        better = SCALAR["gt" if is_max else "lt"]([a, best], xa.dtype, dtypes.bool_, {})
-        same = SCALAR["eq"]([a, best], xa.dtype, dtypes.bool_, {})
-        earlier = _cmpi("slt", i, best_i)
-        take = arith.OrIOp(better, arith.AndIOp(same, earlier).result).result
-        if dtypes.is_float(xa.dtype):   # NaN wins, the first NaN most of all
-            a_nan, b_nan = _cmpf("uno", a, a), _cmpf("uno", best, best)
-            nan_take = arith.AndIOp(a_nan, arith.OrIOp(
-                arith.XOrIOp(b_nan, scalar_const(True, dtypes.bool_)).result,
-                earlier).result).result
-            take = arith.SelectOp(b_nan, nan_take, arith.OrIOp(take, a_nan).result).result
-        return [arith.SelectOp(take, a, best).result, arith.SelectOp(take, i, best_i).result]
+        cand = arith.SelectOp(hit, i, scalar_const(first, out.dtype)).result
+        return [arith.MinSIOp(acc, cand).result]
 
-    return generic([x], [identity_map(rank)], [vals, idxs], [out_map, out_map], iters,
-                   body)[1:]
+    return generic([x, best], [identity_map(rank), out_map], [filled(out, first)], [out_map],
+                   iters, body)
 
 
 # --- contraction --------------------------------------------------------------------------
