@@ -35,9 +35,8 @@ class Batch(Pass):
             for f in func_ops(module):
                 mapped |= self._batch_function(f)
             # Per-example callees nothing else refers to any more are dead.
-            used = {ir.FlatSymbolRefAttr(op.attributes[a]).value
-                    for op in walk(module.operation) for a in ("callee",)
-                    if a in op.attributes and op.name != "func.func"}
+            used = {ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                    for op in walk(module.operation) if "callee" in op.attributes}
             for name in mapped - used:
                 f = self._table[name]
                 if "sym_visibility" in f.attributes:
