@@ -196,6 +196,18 @@ def decode_attrs(opdef: OpDef, op: ir.Operation) -> dict:
     return opdef.check_attrs(out)
 
 
+def callee_type(op: ir.Operation, name: str, verb: str) -> ir.FunctionType:
+    """The type of the func.func ``name`` that ``op`` refers to; raises OpTypeError (``op
+    <verb> @name, which is not defined``) when the enclosing module has none."""
+    module = op.parent
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    table = ir.SymbolTable(module.opview) if module is not None else None
+    if table is None or name not in table:
+        raise OpTypeError(f"{verb} @{name}, which is not defined")
+    return ir.TypeAttr(table[name].attributes["function_type"]).value
+
+
 def aval_of_type(t: ir.Type) -> ShapedArray:
     """The ShapedArray of a ranked tensor type; raises OpTypeError for anything else."""
     if not isinstance(t, ir.RankedTensorType):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.core import ShapedArray
-from ember.dialects.base import Attr, OpTypeError, define
+from ember.dialects.base import Attr, OpTypeError, callee_type, define
 
 # --- dtype classes ------------------------------------------------------------------------
 
@@ -333,16 +333,8 @@ define("dot_general", 2, _dot_general,
 
 def _verify_call(op, attrs):
     """Check operand and result types against the callee's signature."""
-    from ember._mlir import ir
-
     name = attrs["callee"]
-    module = op.parent
-    while module is not None and module.name != "builtin.module":
-        module = module.parent
-    table = ir.SymbolTable(module.opview) if module is not None else None
-    if table is None or name not in table:
-        raise OpTypeError(f"calls @{name}, which is not defined")
-    ftype = ir.TypeAttr(table[name].attributes["function_type"]).value
+    ftype = callee_type(op, name, "calls")
     if list(ftype.inputs) != [v.type for v in op.operands] or \
             list(ftype.results) != [r.type for r in op.results]:
         raise OpTypeError(f"types do not match the signature of @{name}: {ftype}")

@@ -7,7 +7,7 @@ operand is shared (``in_axes=None``) or the result is not batched (``out_axes=No
 
 from __future__ import annotations
 
-from ember.dialects.base import Attr, OpTypeError, aval_of_type, define
+from ember.dialects.base import Attr, OpTypeError, aval_of_type, callee_type, define
 
 __all__: list[str] = []
 
@@ -22,16 +22,8 @@ def with_batch(aval, axis: int, size: int):
 
 
 def _verify_vmap(op, attrs):
-    from ember._mlir import ir
-
     name = attrs["callee"]
-    module = op.parent
-    while module is not None and module.name != "builtin.module":
-        module = module.parent
-    table = ir.SymbolTable(module.opview) if module is not None else None
-    if table is None or name not in table:
-        raise OpTypeError(f"maps @{name}, which is not defined")
-    ftype = ir.TypeAttr(table[name].attributes["function_type"]).value
+    ftype = callee_type(op, name, "maps")
     in_axes, out_axes, size = attrs["in_axes"], attrs["out_axes"], attrs["axis_size"]
     if len(in_axes) != len(op.operands) or len(out_axes) != len(op.results) or \
             len(ftype.inputs) != len(op.operands) or len(ftype.results) != len(op.results):
