@@ -38,3 +38,17 @@ def test_float64_sin_cos():
         np.testing.assert_allclose(np.asarray(c), np.cos(x), rtol=0, atol=1e-15)
     finally:
         ember.config.update("enable_x64", False)
+
+
+def test_float64_tanh():
+    """IREE links no libm tanh for float64: ember builds it from expm1 and a series."""
+    ember.config.update("enable_x64", True)
+    try:
+        x = np.concatenate([np.linspace(-30, 30, 601), np.logspace(-300, 1.5, 500),
+                            -np.logspace(-20, 0, 100), [0.0, -0.0, np.inf, -np.inf, 710.0]])
+        y = ember.jit(ember.lax.tanh)(x)
+        assert y.dtype == np.float64
+        np.testing.assert_allclose(np.asarray(y), np.tanh(x), rtol=4e-15, atol=0)
+        assert np.signbit(np.asarray(y)[-4]) and np.isnan(np.asarray(ember.lax.tanh(np.nan)))
+    finally:
+        ember.config.update("enable_x64", False)

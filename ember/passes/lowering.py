@@ -265,7 +265,7 @@ def _math(op_cls):
 for _n, _cls in {"exp": math_d.ExpOp, "expm1": math_d.ExpM1Op, "log": math_d.LogOp,
                  "log1p": math_d.Log1pOp, "sqrt": math_d.SqrtOp, "rsqrt": math_d.RsqrtOp,
                  "tan": math_d.TanOp,
-                 "tanh": math_d.TanhOp, "erf": math_d.ErfOp, "floor": math_d.FloorOp,
+                 "erf": math_d.ErfOp, "floor": math_d.FloorOp,
                  "ceil": math_d.CeilOp}.items():
     SCALAR[_n] = _math(_cls)
     LOWERINGS[f"ember.{_n}"] = lower_elementwise
@@ -420,6 +420,27 @@ def _sin_cos(is_sin: bool):
 
 
 SCALAR["sin"], SCALAR["cos"] = _sin_cos(True), _sin_cos(False)
+
+
+@scalar("tanh")
+@_in_f32
+def _tanh(args, dt, attrs):
+    """float64 tanh from expm1 (IREE links no libm tanh for float64): with t = expm1(-2|x|),
+    tanh|x| = -t / (2 + t), accurate near zero too; the sign is copied back (-0.0 too)."""
+    (x,) = args
+    if np.dtype(dt).itemsize < 8:
+        return math_d.TanhOp(x).result
+    ax = math_d.AbsFOp(x).result
+    t = math_d.ExpM1Op(arith.MulFOp(scalar_const(-2.0, dt), ax).result).result
+    mag = arith.DivFOp(arith.NegFOp(t).result,
+                       arith.AddFOp(scalar_const(2.0, dt), t).result).result
+    # Near zero IREE's float64 expm1 loses digits: tanh's series is exact to 1 ulp there.
+    z = arith.MulFOp(ax, ax).result
+    series = arith.MulFOp(ax, _poly(z, (1.0, -1 / 3, 2 / 15, -17 / 315, 62 / 2835,
+                                        -1382 / 155925), dt)).result
+    small = _cmpf("olt", ax, scalar_const(0.02, dt))
+    mag = arith.SelectOp(small, series, mag).result
+    return math_d.CopySignOp(mag, x).result
 LOWERINGS["ember.sin"] = LOWERINGS["ember.cos"] = lower_elementwise
 
 
