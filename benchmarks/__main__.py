@@ -49,14 +49,12 @@ from benchmarks.timing import (
     fmt_diff,
     fmt_ratio,
     fmt_time,
+    log,
     once_ns,
     per_call_ns,
+    report_failures,
     steady_ns,
 )
-
-
-def _log(msg: str) -> None:
-    print(f"  ... {msg}", file=sys.stderr, flush=True)
 
 
 def blas_info() -> str:
@@ -177,7 +175,7 @@ def small_call(rep: Report, jax, jnp, quick: bool) -> None:
     xn = np.arange(4, dtype=np.float32)
     want = xn + 1
     jf = ember.jit(lambda x: programs.add_one(enp, x))
-    _log("compiling x+1 (cold)")
+    log("compiling x+1 (cold)")
     first_ns, first_out, aot, compiled = _ember_cold(jf, [xn], [ember.device_put(xn)])
     rep.check("ember x+1 (first call)", first_out, want, 0, 0)
     ex = compiled.executable
@@ -248,7 +246,7 @@ def small_call(rep: Report, jax, jnp, quick: bool) -> None:
         fns["jax NumPy"] = lambda: jjf(xn).block_until_ready()
         ok["jax"] = rep.check("jax x+1", jout, want, 0, 0)
         ok["jax NumPy"] = rep.check("jax x+1 (NumPy arg)", jjf(xn), want, 0, 0)
-    _log(f"timing {len(fns)} per-call variants ({batches} batches of {inner} calls)")
+    log(f"timing {len(fns)} per-call variants ({batches} batches of {inner} calls)")
     t = per_call_ns(fns, inner, batches)
     t.setdefault("jax", None)
     t.setdefault("jax NumPy", None)
@@ -291,19 +289,19 @@ def _steady_case(rep: Report, jax, jnp, name, prog, args, rtol, atol, repeats, w
     import ember.numpy as enp
 
     section = "2 steady-state"
-    _log(f"{name}: NumPy reference")
+    log(f"{name}: NumPy reference")
     want = prog(np, *args)
     jf = ember.jit(lambda *a: prog(enp, *a))
-    _log(f"{name}: ember cold compile")
+    log(f"{name}: ember cold compile")
     first_ns, first_out, aot, compiled = _ember_cold(
         jf, args, [ember.device_put(a) for a in args])
     ok_first = rep.check(f"ember {name} (first call)", first_out, want, rtol, atol)
     dev = compiled.executable.device
     eargs = [ember.device_put(a, dev) for a in args]
     ok_e = rep.check(f"ember {name}", jf(*eargs), want, rtol, atol) and ok_first
-    _log(f"{name}: timing ember on {dev.driver}")
+    log(f"{name}: timing ember on {dev.driver}")
     e = steady_ns(lambda: jf(*eargs), repeats, warmup)
-    _log(f"{name}: timing numpy")
+    log(f"{name}: timing numpy")
     n = steady_ns(lambda: prog(np, *args), repeats, warmup)
     j = jax_first = None
     ok_j = True
@@ -312,7 +310,7 @@ def _steady_case(rep: Report, jax, jnp, name, prog, args, rtol, atol, repeats, w
         jargs = [jax.device_put(a) for a in args]
         for a in jargs:
             a.block_until_ready()
-        _log(f"{name}: jax compile + timing")
+        log(f"{name}: jax compile + timing")
         jax_first, jout = once_ns(lambda: jjf(*jargs).block_until_ready())
         ok_j = rep.check(f"jax {name}", jout, want, rtol, atol)
         j = steady_ns(lambda: jjf(*jargs).block_until_ready(), repeats, warmup)
@@ -371,7 +369,7 @@ def main(argv=None) -> int:
     rep = Report()
     try:
         # Load and initialise IREE's compiler once, outside the compile-time figures.
-        _log("warming up the IREE compiler")
+        log("warming up the IREE compiler")
         ember.jit(lambda x: x * 2)(np.float32(1))
         small_call(rep, jax, jnp, args.quick)
         steady_state(rep, jax, jnp, args.quick)
@@ -385,12 +383,7 @@ def main(argv=None) -> int:
         print(line)
     print(f"total {time.perf_counter() - t0:.1f} s; load average now "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    if rep.failures:
-        print("\nWRONG RESULTS:")
-        for msg in rep.failures:
-            print("  " + msg.replace("\n", "\n  "))
-        return 1
-    return 0
+    return report_failures(rep.failures)
 
 
 if __name__ == "__main__":

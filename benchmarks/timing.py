@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import statistics
+import sys
 import time
 from collections.abc import Callable
 
@@ -141,3 +142,18 @@ class Table:
         for r in self.rows:
             out.append(rule if r is None else line(r))
         return "\n".join(out)
+
+
+def report_failures(failures) -> int:
+    """Print the programs whose results were wrong; the exit status for the benchmark."""
+    if not failures:
+        return 0
+    print("\nWRONG RESULTS:")
+    for msg in failures:
+        print("  " + msg.replace("\n", "\n  "))
+    return 1
+
+
+def log(msg: str) -> None:
+    """Progress on stderr, so the table on stdout stays clean."""
+    print(f"  ... {msg}", file=sys.stderr, flush=True)

@@ -41,16 +41,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchmarks.timing import Table, fmt_ratio, fmt_time, once_ns, per_call_ns, steady_ns
+from benchmarks.timing import (
+    Table,
+    fmt_ratio,
+    fmt_time,
+    log,
+    once_ns,
+    per_call_ns,
+    report_failures,
+    steady_ns,
+)
 
 BATCH = 256
 WIDTH = 512
 TOL = 2e-6      # Newton sqrt: a lane stops when |x*x - a| <= TOL * a ...
 MAXIT = 60      # ... or after MAXIT steps
-
-
-def _log(msg: str) -> None:
-    print(f"  ... {msg}", file=sys.stderr, flush=True)
 
 
 # --- the programs, written once against a NumPy-like module ``m`` and a lax-like ``lax`` ----
@@ -269,12 +274,12 @@ def run_case(rep: Report, case: Case, jax, jnp, quick: bool) -> None:
     def per_example(*a):
         return case.per_example(enp, elax, *a)
     vmapped = ember.jit(case.vmapper(ember.vmap, per_example))
-    _log(f"{name}: ember vmap compile")
+    log(f"{name}: ember vmap compile")
     try:
         out = vmapped(*args)
     except NotImplementedError as e:
         notes["vmap"] = "n/a (no rule yet)"
-        _log(f"{name}: ember.vmap: NotImplementedError: {str(e).splitlines()[0]}")
+        log(f"{name}: ember.vmap: NotImplementedError: {str(e).splitlines()[0]}")
     else:
         ok["vmap"] = rep.check(f"ember vmap {name}", out, want, case.rtol, case.atol)
         vargs = _put(args, out.device)
@@ -283,7 +288,7 @@ def run_case(rep: Report, case: Case, jax, jnp, quick: bool) -> None:
 
     # (b) hand-batched ember.
     hand = ember.jit(lambda *a: case.batched(enp, elax, *a))
-    _log(f"{name}: ember hand-batched compile")
+    log(f"{name}: ember hand-batched compile")
     out = hand(*args)
     ok["hand"] = rep.check(f"ember hand-batched {name}", out, want, case.rtol, case.atol)
     hargs = _put(args, out.device)
@@ -294,14 +299,14 @@ def run_case(rep: Report, case: Case, jax, jnp, quick: bool) -> None:
     if jax is not None:
         jv = jax.jit(case.vmapper(jax.vmap, lambda *a: case.per_example(jnp, jax.lax, *a)))
         jargs = jax.device_put(args)
-        _log(f"{name}: jax compile")
+        log(f"{name}: jax compile")
         ok["jax"] = rep.check(f"jax vmap {name}", jv(*jargs), want, case.rtol, case.atol)
         fns["jax"] = lambda: jv(*jargs).block_until_ready()
 
     # (a) Python loop of the jitted per-example function, per-example inputs uploaded.
     single = ember.jit(per_example)
     items = case.loop_items(*args)
-    _log(f"{name}: ember per-example compile, uploading {len(items)} examples")
+    log(f"{name}: ember per-example compile, uploading {len(items)} examples")
     dev = single(*items[0]).device
     uploaded: dict[int, tuple] = {}
 
@@ -323,11 +328,11 @@ def run_case(rep: Report, case: Case, jax, jnp, quick: bool) -> None:
     budget = 0.05e9 if quick else 0.25e9  # ns per batch of the slowest contender
     inner = int(min(2000, max(3, budget / max(max(per.values()), 1))))
     batches = 3 if quick else 7
-    _log(f"{name}: timing {', '.join(fns)} ({batches} batches of {inner} calls)")
+    log(f"{name}: timing {', '.join(fns)} ({batches} batches of {inner} calls)")
     t = per_call_ns(fns, inner, batches, warmup=min(inner, 20))
     loop_once = once_ns(loop)[0]
     repeats = max(3, min(15 if not quick else 5, int(2e9 / loop_once)))
-    _log(f"{name}: timing the Python loop ({repeats} repeats of {loop_once / 1e6:.0f} ms)")
+    log(f"{name}: timing the Python loop ({repeats} repeats of {loop_once / 1e6:.0f} ms)")
     t["loop"] = steady_ns(loop, repeats, warmup=1)
 
     v = t.get("vmap")
@@ -386,12 +391,7 @@ def main(argv=None) -> int:
         print(f"NOTE: load average {load:.1f} on {os.cpu_count()} cores: times (not ratios) "
               "are inflated, rerun on an idle machine")
     print(f"total {time.perf_counter() - t0:.1f} s")
-    if rep.failures:
-        print("\nWRONG RESULTS:")
-        for msg in rep.failures:
-            print("  " + msg.replace("\n", "\n  "))
-        return 1
-    return 0
+    return report_failures(rep.failures)
 
 
 if __name__ == "__main__":

@@ -24,22 +24,19 @@ def _over(amount, dt):
     return _cmpi("uge", amount, scalar_const(_width(dt), dt))
 
 
-@scalar("shift_left")
-def _shift_left(args, dt, out_dt, attrs):
-    x, y = args
-    zero = scalar_const(0, dt)
-    over = _over(y, dt)
-    safe = arith.SelectOp(over, zero, y).result
-    return arith.SelectOp(over, zero, arith.ShLIOp(x, safe).result).result
+def _zero_past_width(shift_op):
+    """Logical shifts: by the bit width or more (or a negative amount) the result is 0."""
+    def emit(args, dt, out_dt, attrs):
+        x, y = args
+        zero = scalar_const(0, dt)
+        over = _over(y, dt)
+        safe = arith.SelectOp(over, zero, y).result
+        return arith.SelectOp(over, zero, shift_op(x, safe).result).result
+    return emit
 
 
-@scalar("shift_right_logical")
-def _shift_right_logical(args, dt, out_dt, attrs):
-    x, y = args
-    zero = scalar_const(0, dt)
-    over = _over(y, dt)
-    safe = arith.SelectOp(over, zero, y).result
-    return arith.SelectOp(over, zero, arith.ShRUIOp(x, safe).result).result
+scalar("shift_left")(_zero_past_width(arith.ShLIOp))
+scalar("shift_right_logical")(_zero_past_width(arith.ShRUIOp))
 
 
 @scalar("shift_right_arithmetic")
