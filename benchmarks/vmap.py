@@ -31,10 +31,8 @@ Python loop, no slower than JAX, and as many dispatches as hand-batched.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -180,33 +178,13 @@ def cases(seed: int = 0) -> list[Case]:
 
 # --- measuring --------------------------------------------------------------------------------
 
-def dispatch_count(jf, args) -> int | None:
+def dispatch_count(jf, args) -> int:
     """IREE's ``dispatch-count`` for the linalg text ember compiles for ``jf(*args)``."""
     from ember.backends import cpu
-    from ember.backends.compiler import compile_mlir
+    from ember.backends.statistics import program_statistics
 
     text = jf.lower(*args).as_text("linalg")
-    fd, path = tempfile.mkstemp(prefix="ember-stats-", suffix=".json")
-    os.close(fd)
-    try:
-        compile_mlir(text, cpu.compiler_flags(), stats_file=path)
-        with open(path) as f:
-            stats = json.load(f)
-    finally:
-        os.unlink(path)
-    return _find_key(stats, "dispatch-count")
-
-
-def _find_key(tree, key):
-    """The value of ``key`` in nested dicts (``stream-aggregate.execution.dispatch-count``)."""
-    if isinstance(tree, dict):
-        if key in tree:
-            return tree[key]
-        for v in tree.values():
-            found = _find_key(v, key)
-            if found is not None:
-                return found
-    return None
+    return program_statistics(text, cpu.compiler_flags(), cpu.fallback_flags()).dispatch_count
 
 
 class Report:
