@@ -306,3 +306,83 @@ def test_columns_right_without_module_on_first_line():
     assert proc.stderr.startswith(f"<stdin>:1:{col}: error: 'ember.nope' is not an ember op")
     ok = opt_main("--ember-verify", stdin=text.replace("ember.nope", "ember.neg"))
     assert ok.returncode == 0 and "func.func @b()" in ok.stdout
+
+
+# --- instrumentation flags ----------------------------------------------------------------
+
+def _dumps(stderr: str) -> list[tuple[str, str, str]]:
+    """(when, pass, module text) of each IR dump in ``stderr``."""
+    import re
+    parts = re.split(r"^// -----// IR Dump (Before|After) (.*?) //----- //\n", stderr,
+                     flags=re.M)
+    return [(parts[i], parts[i + 1], parts[i + 2]) for i in range(1, len(parts), 3)]
+
+
+def test_print_ir_after_all(add_file):
+    proc = opt_main(add_file, "--ember-simplify", "--ember-to-linalg", "--cse",
+                    "--mlir-print-ir-after-all")
+    assert proc.returncode == 0, proc.stderr
+    dumps = _dumps(proc.stderr)
+    assert [(w, p) for w, p, _ in dumps] == [("After", "ember-simplify"),
+                                              ("After", "ember-to-linalg"), ("After", "cse")]
+    # Each dump is the IR at that point: one add after simplify, no ember op after lowering.
+    assert dumps[0][2].count('"ember.add"') == 1 and "linalg" not in dumps[0][2]
+    assert "ember." not in dumps[1][2] and dumps[1][2].count("tensor.empty") == 2
+    assert dumps[2][2].count("tensor.empty") == 1           # cse merged the two
+    assert dumps[2][2].strip() == proc.stdout.strip()       # the last dump is the output
+    assert "IR Dump" not in proc.stdout
+
+
+def test_print_ir_before_and_after_named(add_file):
+    proc = opt_main(add_file, "--pass-pipeline=builtin.module(ember-simplify,ember-to-linalg,"
+                    "func.func(cse),canonicalize)", "--mlir-print-ir-before=ember-to-linalg,cse",
+                    "--mlir-print-ir-after", "canonicalize")
+    assert proc.returncode == 0, proc.stderr
+    dumps = _dumps(proc.stderr)
+    assert [(w, p) for w, p, _ in dumps] == [("Before", "ember-to-linalg"),
+                                              ("Before", "func.func(cse)"),
+                                              ("After", "canonicalize")]
+    assert '"ember.mul"' in dumps[0][2] and "ember." not in dumps[1][2]
+    # Not a pass of this run: nothing printed.
+    proc = opt_main(add_file, "--ember-simplify", "--mlir-print-ir-before=cse")
+    assert proc.returncode == 0 and proc.stderr == ""
+    proc = opt_main(add_file, "--ember-simplify", "--mlir-print-ir-before=")
+    assert proc.returncode == 1 and "needs pass names" in proc.stderr
+
+
+def test_timing(add_file):
+    proc = opt_main(add_file, "--ember-simplify", "--ember-to-linalg", "--cse", "--mlir-timing")
+    assert proc.returncode == 0, proc.stderr
+    assert "execution time report" in proc.stderr
+    rows = {}
+    import re
+    for m in re.finditer(r"^\s+([\d.]+) \(\s*([\d.]+)%\)  (\S+)$", proc.stderr, re.M):
+        rows[m.group(3)] = (float(m.group(1)), float(m.group(2)))
+    assert list(rows) == ["Parse", "ember-simplify", "ember-to-linalg", "cse", "Output",
+                          "Total"]
+    total = sum(t for name, (t, _) in rows.items() if name != "Total")
+    assert abs(total - rows["Total"][0]) < 1e-3 * len(rows)
+    assert abs(sum(p for name, (_, p) in rows.items() if name != "Total") - 100) < 0.5
+    assert proc.stdout.count("linalg.generic") == 2
+
+
+def test_debug_shows_tracebacks_of_internal_errors(add_file, monkeypatch):
+    from ember.passes.registry import Pass
+
+    class Broken(Pass):
+        name = "ember-broken-for-test"
+        summary = "raises"
+
+        def run(self, module):
+            raise RuntimeError("boom")
+
+    monkeypatch.setitem(PASSES, Broken.name, Broken)
+    proc = opt_main(add_file, f"--{Broken.name}")
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (f"{add_file}: error: pass '{Broken.name}' failed: "
+                                   "RuntimeError: boom (run with --debug for a traceback)")
+    with pytest.raises(RuntimeError, match="boom"):
+        opt_main(add_file, f"--{Broken.name}", "--debug")
+    # --debug changes nothing for errors in the input: they stay diagnostics.
+    proc = opt_main("--ember-verify", "--debug", stdin="func.func @f( {")
+    assert proc.returncode == 1 and proc.stderr.startswith("<stdin>:1:")

@@ -17,6 +17,7 @@ import dataclasses
 import os
 import re
 import sys
+import time
 
 USAGE = """\
 usage: ember-opt [options] [input.mlir | -]
@@ -34,6 +35,13 @@ options:
   --list-passes              list ember's passes with their options
   --mlir-print-op-generic    print every op in generic form
   --mlir-print-debuginfo     print locations
+  --mlir-print-ir-after-all  print the IR after every pass (on stderr)
+  --mlir-print-ir-before=NAME[,NAME]
+                             print the IR before each run of the named passes (on stderr)
+  --mlir-print-ir-after=NAME[,NAME]
+                             print the IR after each run of the named passes (on stderr)
+  --mlir-timing              print the time each stage took (on stderr)
+  --debug                    show Python tracebacks of internal errors
   -h, --help                 show this help
 """
 
@@ -122,6 +130,11 @@ class Options:
     list_passes: bool = False
     print_generic: bool = False
     print_debuginfo: bool = False
+    print_after_all: bool = False
+    print_before: list[str] = dataclasses.field(default_factory=list)
+    print_after: list[str] = dataclasses.field(default_factory=list)
+    timing: bool = False
+    debug: bool = False
     help: bool = False
 
 
@@ -129,7 +142,9 @@ _BOOL_FLAGS = {
     "split-input-file": "split_input_file", "verify-diagnostics": "verify_diagnostics",
     "list-passes": "list_passes", "mlir-print-op-generic": "print_generic",
     "mlir-print-debuginfo": "print_debuginfo", "help": "help", "h": "help",
+    "mlir-print-ir-after-all": "print_after_all", "mlir-timing": "timing", "debug": "debug",
 }
+_LIST_FLAGS = {"mlir-print-ir-before": "print_before", "mlir-print-ir-after": "print_after"}
 _IGNORED_FLAGS = {"allow-unregistered-dialect"}   # ember-opt always allows them
 
 
@@ -161,6 +176,16 @@ def parse_args(argv: list[str]) -> Options:
                 opts.pipeline = value
             else:
                 opts.output = value
+        elif key in _LIST_FLAGS:
+            if not eq:
+                if i >= len(argv):
+                    raise UsageError(f"option '{arg}' needs a value")
+                value = argv[i]
+                i += 1
+            names = [n.strip() for n in value.split(",") if n.strip()]
+            if not names:
+                raise UsageError(f"option '--{key}' needs pass names, e.g. --{key}=cse")
+            getattr(opts, _LIST_FLAGS[key]).extend(names)
         elif key in _BOOL_FLAGS:
             if eq:
                 raise UsageError(f"option '--{key}' takes no value")
@@ -295,33 +320,85 @@ def pipeline_from_flags(flags: list[str], ctx) -> list[Step]:
     return steps
 
 
-def run_steps(module, steps: list[Step]) -> None:
+class Instrumentation:
+    """What ``--mlir-print-ir-*``, ``--mlir-timing`` and ``--debug`` ask of a run.
+
+    IR dumps go to ``stream`` (stderr) with mlir-opt's header lines; times are collected in
+    ``times`` as (label, seconds) and printed by :meth:`report`.
+    """
+
+    def __init__(self, opts: Options | None = None, stream=None):
+        opts = opts or Options()
+        self.print_after_all = opts.print_after_all
+        self.print_before = set(opts.print_before)
+        self.print_after = set(opts.print_after)
+        self.timing = opts.timing
+        self.debug = opts.debug or bool(os.environ.get("EMBER_OPT_TRACEBACK"))
+        self.generic = opts.print_generic
+        self.debuginfo = opts.print_debuginfo
+        self.stream = stream
+        self.times: list[tuple[str, float]] = []
+
+    def _dump(self, when: str, step: Step, module) -> None:
+        stream = self.stream or sys.stderr
+        text = module.operation.get_asm(enable_debug_info=self.debuginfo,
+                                        print_generic_op_form=self.generic)
+        stream.write(f"// -----// IR Dump {when} {step.text} //----- //\n{text}")
+        if not text.endswith("\n"):
+            stream.write("\n")
+
+    def before(self, step: Step, module) -> None:
+        if self.print_before & step_names(step):
+            self._dump("Before", step, module)
+
+    def after(self, step: Step, module) -> None:
+        if self.print_after_all or self.print_after & step_names(step):
+            self._dump("After", step, module)
+
+    def report(self) -> str:
+        """The times in the layout of MLIR's ``--mlir-timing`` report."""
+        total = sum(t for _, t in self.times) or 1e-12
+        rule = "===" + "-" * 73 + "==="
+        lines = [rule, "ember-opt execution time report".center(79).rstrip(), rule,
+                 f"  Total Execution Time: {total:.4f} seconds", "",
+                 "  ----Wall Time----  ----Name----"]
+        for label, t in self.times:
+            lines.append(f"  {t:8.4f} ({100 * t / total:5.1f}%)  {label}")
+        lines.append(f"  {total:8.4f} (100.0%)  Total")
+        return "\n".join(lines) + "\n"
+
+
+def step_names(step: Step) -> set[str]:
+    """Pass names in a step: ``func.func(cse,canonicalize{x=1})`` gives all three."""
+    if step.ember is not None:
+        return {step.ember.name}
+    text = re.sub(r"\{[^{}]*\}", "", step.text)
+    return set(re.findall(r"[\w.\-]+", text))
+
+
+def run_steps(module, steps: list[Step], instrument: Instrumentation | None = None) -> None:
     """Run the steps in order; raise Failure with the diagnostics of the first failing one."""
     from ember._mlir import ir
     from ember.passes import PassError, run_pipeline
 
-    i = 0
-    while i < len(steps):
-        step = steps[i]
-        if step.ember is not None:
-            group, i = [step.ember], i + 1
-        else:
-            j = i
-            while j < len(steps) and steps[j].ember is None:
-                j += 1
-            group, i = [s.upstream for s in steps[i:j]], j
+    instrument = instrument or Instrumentation()
+    for step in steps:
+        instrument.before(step, module)
+        start = time.perf_counter()
         try:
-            run_pipeline(module, group)
+            run_pipeline(module, [step.ember if step.ember is not None else step.upstream])
         except PassError as e:
             raise Failure(_from_pass_error(e)) from None
         except ir.MLIRError as e:
             raise Failure(_from_mlir_error(e)) from None
         except Exception as e:
-            if os.environ.get("EMBER_OPT_TRACEBACK"):
+            if instrument.debug:
                 raise
-            what = step.text if step.ember is not None else ",".join(group)
-            raise Failure([Diagnostic("error", f"pass '{what}' failed: "
-                                      f"{type(e).__name__}: {e}")]) from None
+            raise Failure([Diagnostic("error", f"pass '{step.text}' failed: "
+                                      f"{type(e).__name__}: {e} (run with --debug for a "
+                                      f"traceback)")]) from None
+        finally:
+            instrument.times.append((step.text, time.perf_counter() - start))
         if step.ember is not None:
             try:
                 module.operation.verify()
@@ -329,6 +406,7 @@ def run_steps(module, steps: list[Step]) -> None:
                 diags = _from_mlir_error(e)
                 diags.insert(0, Diagnostic("error", f"the IR after '{step.text}' is invalid"))
                 raise Failure(diags) from None
+        instrument.after(step, module)
 
 
 # --- input --------------------------------------------------------------------------------
@@ -534,13 +612,18 @@ def run(opts: Options) -> int:
         steps = pipeline_from_flags(opts.pass_flags, ctx)
     text, source_name = _read_input(opts.input)
 
+    instrument = Instrumentation(opts)
     outputs, ok = [], True
     for chunk in split_chunks(text, opts.split_input_file):
         produced: list[Diagnostic] = []
         module, shifted = None, None
         try:
-            module, shifted = parse_module(chunk, source_name, ctx)
-            run_steps(module, steps)
+            start = time.perf_counter()
+            try:
+                module, shifted = parse_module(chunk, source_name, ctx)
+            finally:
+                instrument.times.append(("Parse", time.perf_counter() - start))
+            run_steps(module, steps, instrument)
         except Failure as e:
             produced = _unshift(e.diagnostics, shifted)
             module = None
@@ -552,7 +635,9 @@ def run(opts: Options) -> int:
             print(d.format(source_name), file=sys.stderr)
         ok = ok and not problems
         if module is not None:
+            start = time.perf_counter()
             outputs.append(_print_module(module, opts))
+            instrument.times.append(("Output", time.perf_counter() - start))
     result = "// -----\n".join(outputs)
     if opts.output == "-":
         sys.stdout.write(result)
@@ -564,6 +649,8 @@ def run(opts: Options) -> int:
         except OSError as e:
             raise Failure([Diagnostic("error", f"cannot write output file '{opts.output}': "
                                       f"{e.strerror or e}", "ember-opt")]) from None
+    if opts.timing:
+        sys.stderr.write(instrument.report())
     return 0 if ok else 1
 
 
@@ -591,10 +678,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
     except Exception as e:  # a bug in ember: say so, briefly
-        if os.environ.get("EMBER_OPT_TRACEBACK"):
+        if opts.debug or os.environ.get("EMBER_OPT_TRACEBACK"):
             raise
         print(f"ember-opt: error: internal error: {type(e).__name__}: {e} "
-              f"(set EMBER_OPT_TRACEBACK=1 for a traceback)", file=sys.stderr)
+              f"(run with --debug for a traceback)", file=sys.stderr)
         return 1
 
 
