@@ -5,6 +5,10 @@ Example:
     >>> f = ember.jit(lambda x: enp.tanh(x).sum())
     >>> float(f(np.ones(4, np.float32)))
     3.0463766
+
+Without ``iree-base-compiler`` installed only the runtime side imports: ``ember.load`` (run
+an exported ``.vmfb``), ``Array``, ``dtypes``, ``errors``, ``tree_util``, ``config``; the
+other attributes raise ImportError naming the missing package.
 """
 
 from ember import _quiet  # noqa: F401, I001  (first: silences exit-time leak reports)
@@ -12,21 +16,41 @@ from ember import dtypes, errors, tree_util
 from ember.backends.array import Array, device_put
 from ember.config import config
 from ember.core import ShapedArray, ShapeDtypeStruct
-from ember.frontend import array_methods as _array_methods
-from ember.frontend.api import Compiled, Lowered, clear_caches, jit
-from ember.frontend.tracing import Tracer
-from ember.frontend.vmap import vmap
-
-_array_methods.install(Array)
-_array_methods.install(Tracer)
-
-# After the methods are installed: these modules build on them.
-from ember import lax, nn, numpy, random, scipy  # noqa: E402
-from ember.scipy import special  # noqa: E402, F401
-
-numpy.ndarray = Array
+from ember.exported import load
 
 __version__ = "0.1.0"
-__all__ = ["Array", "Compiled", "Lowered", "ShapeDtypeStruct", "ShapedArray", "clear_caches",
-           "config", "device_put", "dtypes", "errors", "jit", "lax", "nn", "numpy", "random",
-           "scipy", "tree_util", "vmap"]
+
+try:
+    import iree.compiler  # noqa: F401
+except ImportError as _e:
+    _COMPILER_MISSING = _e
+else:
+    _COMPILER_MISSING = None
+
+if _COMPILER_MISSING is None:
+    from ember.exported.build import Exported, export
+    from ember.frontend import array_methods as _array_methods
+    from ember.frontend.api import Compiled, Lowered, clear_caches, jit
+    from ember.frontend.tracing import Tracer
+    from ember.frontend.vmap import vmap
+
+    _array_methods.install(Array)
+    _array_methods.install(Tracer)
+
+    # After the methods are installed: these modules build on them.
+    from ember import lax, nn, numpy, random, scipy  # noqa: E402
+    from ember.scipy import special  # noqa: E402, F401
+
+    numpy.ndarray = Array
+else:
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise ImportError(
+            f"ember.{name} needs the IREE compiler, which is not installed here "
+            f"({_COMPILER_MISSING}); install it with `pip install iree-base-compiler==3.13.*`. "
+            "Without it, ember.load runs exported .vmfb modules.")
+
+__all__ = ["Array", "Compiled", "Exported", "Lowered", "ShapeDtypeStruct", "ShapedArray",
+           "clear_caches", "config", "device_put", "dtypes", "errors", "export", "jit", "lax",
+           "load", "nn", "numpy", "random", "scipy", "tree_util", "vmap"]

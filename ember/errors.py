@@ -48,3 +48,9 @@ class RuntimeFailure(EmberError, RuntimeError):
 
 class UnsupportedDtypeError(EmberError, TypeError):
     """A dtype ember does not support (complex, object, strings, ...)."""
+
+
+class ExportError(EmberError):
+    """An exported module (``.vmfb``) cannot be written, read or run as asked: a corrupt or
+    truncated file, a file without ember's signature metadata or from an incompatible ember,
+    or a backend the file was not compiled for. The message names the file."""

@@ -1,0 +1,253 @@
+"""``ember.export``: trace, lower and compile a function into one self-describing ``.vmfb``.
+
+Needs the compiler (``iree-base-compiler``); reading the result back does not (see
+:mod:`ember.exported`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ember import tree_util
+from ember.errors import ExportError
+from ember.exported import (
+    FUNCTION,
+    SIGNATURE_KEY,
+    Signature,
+    leaf_json,
+    tree_to_json,
+)
+
+TARGET_DEVICE = "--iree-hal-target-device="
+
+
+def target_flags(targets) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """(flags, fallback flag sets) that compile one module for all ``targets``.
+
+    IREE 3.13 puts several targets in one module as one device that selects among them at
+    run time (``--iree-hal-target-device=local,vulkan``): the module then runs on whichever
+    of those drivers it is loaded on. Each backend's other flags are kept. With several
+    targets, executable linking is turned off: IREE 3.13 links the CPU variants of all
+    dispatches into one executable that has no Vulkan variant, and the module then fails to
+    load on Vulkan ("does not support any variant of executable"; checked here).
+
+    Example:
+        >>> target_flags(["cpu", "vulkan"])[0][0]
+        '--iree-hal-target-device=local,vulkan'
+    """
+    from ember.backends import get_backend
+
+    targets = list(targets)
+    if not targets:
+        raise ExportError("no target given; targets are cpu, vulkan, cuda")
+    if len(set(targets)) != len(targets):
+        raise ExportError(f"a target is given twice: {targets}")
+    backends = []
+    for name in targets:
+        try:
+            backends.append(get_backend(name))
+        except ValueError as e:
+            raise ExportError(str(e)) from None
+    mains = [tuple(b.compiler_flags()) for b in backends]
+    fallbacks = [tuple(tuple(f) for f in b.fallback_flags()) for b in backends]
+    unlinked = ("--iree-hal-link-executables=false",) if len(targets) > 1 else ()
+    flags = merge_flags(mains) + unlinked
+    extra = []
+    for i in range(max((len(f) for f in fallbacks), default=0)):
+        extra.append(merge_flags([fb[i] if i < len(fb) else main
+                                  for fb, main in zip(fallbacks, mains)]) + unlinked)
+    return flags, tuple(extra)
+
+
+def merge_flags(flag_sets) -> tuple[str, ...]:
+    """One flag list from per-target lists: the target devices joined into one selecting
+    device, every other flag once. Two targets that set one flag differently are an error."""
+    devices: list[str] = []
+    others: dict[str, str] = {}
+    for flags in flag_sets:
+        for flag in flags:
+            if flag.startswith(TARGET_DEVICE):
+                for d in flag[len(TARGET_DEVICE):].split(","):
+                    if d and d not in devices:
+                        devices.append(d)
+                continue
+            key = flag.split("=", 1)[0]
+            if key in others and others[key] != flag:
+                raise ExportError(f"targets disagree on an IREE flag: {others[key]} and {flag}")
+            others[key] = flag
+    return (TARGET_DEVICE + ",".join(devices), *others.values())
+
+
+def compile_for_targets(linalg_text: str, targets) -> bytes:
+    """A ``.vmfb`` of lowered IR for all ``targets`` (cached on disk like every compile).
+
+    One target compiles in-process. Several go through the ``iree-compile`` tool: the flag
+    that turns executable linking off is a global one that an in-process Session rejects
+    ("option not found").
+    """
+    from ember.backends.compiler import compile_mlir
+
+    flags, fallbacks = target_flags(targets)
+    if len(tuple(targets)) == 1:
+        return compile_mlir(linalg_text, flags, fallbacks=fallbacks)
+    from ember.backends import compiler
+    from ember.config import config
+
+    key = compiler.cache_key(linalg_text, ("iree-compile",) + flags)
+    path = compiler._cache_path(key)
+    if config.compile_cache and os.path.exists(path):
+        with open(path, "rb") as f:
+            return f.read()
+    from iree.compiler.tools import CompilerToolError, compile_str
+
+    errors = []
+    for attempt in (flags, *fallbacks):
+        try:
+            vmfb = compile_str(linalg_text, extra_args=list(attempt))
+            break
+        except CompilerToolError as e:
+            errors.append(str(e))
+    else:
+        raise compiler._failure(f"IREE failed to compile the program for "
+                                f"{', '.join(targets)}", errors[0][-8000:], linalg_text)
+    if config.compile_cache:
+        compiler._atomic_write(path, vmfb)
+    return vmfb
+
+
+def add_reflection(linalg_text: str, signature: Signature, function: str = FUNCTION) -> str:
+    """The module text with ``iree.reflection = {ember.signature = ...}`` on ``@function``."""
+    from ember._mlir import ir, new_session
+
+    session = new_session()
+    with session.context:
+        module = ir.Module.parse(linalg_text)
+        for op in module.body.operations:
+            if op.operation.name == "func.func" and \
+                    ir.StringAttr(op.attributes["sym_name"]).value == function:
+                break
+        else:
+            raise ExportError(f"the lowered module has no function @{function}")
+        entries = {}
+        if "iree.reflection" in op.attributes:
+            old = ir.DictAttr(op.attributes["iree.reflection"])
+            entries = {old[i].name: old[i].attr for i in range(len(old))}
+        entries[SIGNATURE_KEY] = ir.StringAttr.get(signature.to_json())
+        op.attributes["iree.reflection"] = ir.DictAttr.get(entries)
+        return str(module)
+
+
+def _leaf_names(jitted, tree, n: int) -> list[str]:
+    names = []
+    for i in range(n):
+        name = jitted._leaf_name(tree, i)
+        names.append(re.sub(r"^'([^']*)'", r"\1", name))
+    return names
+
+
+def _drop_static(in_tree_json, static_argnums, n_args: int):
+    """The argument structure without the positions of static arguments (baked in)."""
+    (args, kwargs) = in_tree_json["tuple"]
+    kept = [c for i, c in enumerate(args["tuple"])
+            if not (i in static_argnums and i < n_args)]
+    return {"tuple": [{"tuple": kept}, kwargs]}
+
+
+class Exported:
+    """A function traced and lowered for fixed argument shapes, ready to save as a ``.vmfb``.
+
+    Made by :func:`export`. ``in_tree``/``out_tree`` and ``in_avals``/``out_avals`` describe
+    the signature; ``mlir_text()`` is what IREE compiles; ``save(path)`` writes the module.
+    """
+
+    def __init__(self, lowered, signature: Signature, targets: tuple[str, ...]):
+        self.lowered = lowered
+        self.signature = signature
+        self.targets = targets
+        self.fun_name = signature.function
+        from ember.exported import tree_from_json
+        self.in_tree = lowered.in_tree if tree_to_json(lowered.in_tree) == signature.in_tree \
+            else tree_from_json(signature.in_tree)      # static arguments left out
+        self.out_tree = lowered.out_tree
+        self.in_avals = list(lowered.in_avals)
+        self.out_avals = list(lowered.out_avals)
+        self._text = None
+        self._vmfb = None
+
+    def __repr__(self):
+        return (f"<ember.Exported {self.fun_name} for {', '.join(self.targets)}: "
+                f"{', '.join(a.str_short() for a in self.in_avals)} -> "
+                f"{', '.join(a.str_short() for a in self.out_avals)}>")
+
+    def mlir_text(self, stage: str = "linalg") -> str:
+        """The program's IR: "linalg" (default) is what IREE compiles, with the signature
+        metadata on ``@main``; "ember" and "optimized" are the earlier stages."""
+        if stage != "linalg":
+            return self.lowered.as_text(stage)
+        if self._text is None:
+            self._text = add_reflection(self.lowered.as_text("linalg"), self.signature)
+        return self._text
+
+    def serialize(self) -> bytes:
+        """The ``.vmfb`` bytes (compiled once, then kept)."""
+        if self._vmfb is None:
+            self._vmfb = compile_for_targets(self.mlir_text(), self.targets)
+        return self._vmfb
+
+    def save(self, path) -> None:
+        """Write the compiled module to ``path`` (a ``.vmfb``).
+
+        Example:
+            >>> ember.export(ember.jit(f), x_spec).save("model.vmfb")
+        """
+        data = self.serialize()
+        try:
+            tmp = f"{path}.tmp{os.getpid()}"
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except OSError as e:
+            raise ExportError(f"cannot write '{path}': {e.strerror or e}") from None
+
+
+def export(fun, *arg_specs, targets=("cpu",), **kwarg_specs) -> Exported:
+    """Trace ``fun`` for these argument specs and prepare one ``.vmfb`` for ``targets``.
+
+    Specs are arrays or ``ember.ShapeDtypeStruct``s in pytrees (and the values of static
+    arguments). The module's entry is ``@main``; its inputs are the argument leaves in
+    pytree order (static arguments are baked in and left out), its outputs the result
+    leaves. ``ember.load`` gives back a callable that takes and returns the same pytrees.
+
+    Example:
+        >>> spec = ember.ShapeDtypeStruct((8, 4), np.float32)
+        >>> exp = ember.export(ember.jit(predict), params, spec, targets=("cpu", "vulkan"))
+        >>> exp.save("model.vmfb")
+        >>> ember.load("model.vmfb")(params, x)
+    """
+    from ember.frontend.api import JitFunction, jit
+
+    if isinstance(targets, str):
+        targets = (targets,)
+    targets = tuple(targets)
+    target_flags(targets)               # unknown or repeated targets fail before tracing
+    jitted = fun if isinstance(fun, JitFunction) else jit(fun)
+    lowered = jitted.lower(*arg_specs, **kwarg_specs)
+    where = f"ember.export({jitted.fun_name})"
+    _, dyn_args, dyn_kwargs = jitted._split(arg_specs, kwarg_specs)
+    leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    names = _leaf_names(jitted, tree, len(leaves))
+    in_json = _drop_static(tree_to_json(lowered.in_tree, f"{where}: arguments"),
+                           jitted.static_argnums, len(arg_specs))
+    out_json = tree_to_json(lowered.out_tree, f"{where}: results")
+    out_paths = tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(lowered.out_tree, list(range(lowered.out_tree.num_leaves))))[0]
+    out_names = ["result" + tree_util.keystr(p) for p, _ in out_paths]
+    sig = Signature(function=jitted.fun_name, in_tree=in_json, out_tree=out_json,
+                    inputs=[leaf_json(a, n) for a, n in zip(lowered.in_avals, names)],
+                    outputs=[leaf_json(a, n) for a, n in zip(lowered.out_avals, out_names)],
+                    targets=list(targets))
+    return Exported(lowered, sig, targets)
+
+
+__all__ = ["Exported", "export", "merge_flags", "target_flags"]
