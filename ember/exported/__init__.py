@@ -44,6 +44,7 @@ DRIVERS = {"cpu": "local-task", "vulkan": "vulkan", "cuda": "cuda"}
 
 _DTYPES = {name: (np.dtype(bfloat16) if name == "bfloat16" else np.dtype(name))
            for name in _HAL_TYPE_BY_NAME}
+_SUPPORTED = frozenset(_DTYPES.values())
 # Element types in IREE's ABI declaration (unsigned integers are signless there).
 _ABI_ELEMENT = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
                 "uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64",
@@ -335,7 +336,7 @@ class Loaded:
             arr = np.asarray(x)
         except Exception:
             arr = None
-        if arr is None or arr.dtype.kind not in "biuf" or arr.dtype.name not in _DTYPES:
+        if arr is None or arr.dtype not in _SUPPORTED:
             raise ArgumentError(f"{fun}: argument {name} must be an array "
                                 f"{aval.str_short()}, got a {type(x).__name__}")
         if arr.shape != aval.shape or arr.dtype != aval.dtype:
