@@ -28,6 +28,9 @@ def pair(a, b):
     return a * b, a - b
 
 not_a_function = 3
+
+def broken(x):
+    raise ValueError("boom in user code")
 """
 
 EMBER_MLIR = """\
@@ -247,3 +250,14 @@ def test_python_dash_m_entry_points(model_vmfb):
     proc = subprocess.run([sys.executable, "-m", "ember.tools.run", str(path), "--describe"],
                           capture_output=True, text=True, cwd=REPO, timeout=120)
     assert proc.returncode == 0 and "function: predict" in proc.stdout, proc.stderr
+
+
+def test_debug_shows_the_traceback(workdir):
+    d, _, _ = workdir
+    args = [f"{d}/model.py:broken", "--arg", "f32[2]", "--emit", "ember"]
+    rc, out, err = cli(compile_tool, *args)
+    assert rc == 1 and out == ""
+    assert err.strip() == ("ember-compile: error: ValueError: boom in user code (run with "
+                           "--debug for a traceback)")
+    with pytest.raises(ValueError, match="boom in user code"):
+        compile_tool.main([*args, "--debug"])

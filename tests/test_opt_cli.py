@@ -386,3 +386,19 @@ def test_debug_shows_tracebacks_of_internal_errors(add_file, monkeypatch):
     # --debug changes nothing for errors in the input: they stay diagnostics.
     proc = opt_main("--ember-verify", "--debug", stdin="func.func @f( {")
     assert proc.returncode == 1 and proc.stderr.startswith("<stdin>:1:")
+
+
+def test_malformed_pipelines_point_at_the_column(add_file):
+    cases = [("builtin.module(ember-verify", "unbalanced '(' or '{'"),
+             ("builtin.module(ember-verify,,cse)", "empty pass name"),
+             ("builtin.module(ember-simplify{fold-limit=4)", "unbalanced"),
+             ("builtin.module(cse))", "unbalanced ')'")]
+    for pipeline, message in cases:
+        proc = opt_main(add_file, f"--pass-pipeline={pipeline}")
+        assert proc.returncode == 1 and proc.stdout == "", pipeline
+        first = proc.stderr.splitlines()[0]
+        assert first.startswith("<pass-pipeline>:1:") and message in first, first
+        col = int(first.split(":")[2])
+        assert 1 <= col <= len(pipeline) + 1
+    proc = opt_main(add_file, "--pass-pipeline=builtin.module(ember-verify,,cse)")
+    assert proc.stderr.startswith(f"<pass-pipeline>:1:{len('builtin.module(ember-verify,') + 1}:")
