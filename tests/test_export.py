@@ -431,3 +431,22 @@ def test_tree_json_round_trip():
         assert tree_to_json(back) == desc and back.num_leaves == td.num_leaves
         if "Pair" not in repr(td):
             assert back == td
+
+
+def test_cpu_and_cuda_in_one_module(tmp_path):
+    """Compiles here without a GPU; runs on the CPU, and on CUDA where a GPU is present."""
+    import iree.runtime as rt
+
+    x = np.linspace(-3, 3, 6, dtype=np.float32)
+    ember.export(ember.jit(lambda a: enp.exp(a) * 2), x, targets=("cpu", "cuda")) \
+        .save(tmp_path / "cc.vmfb")
+    want = np.exp(x) * 2
+    np.testing.assert_allclose(ember.load(tmp_path / "cc.vmfb")(x), want, rtol=1e-6)
+    try:
+        rt.get_device("cuda")
+    except Exception:
+        with pytest.raises(ExportError, match="no device for any of its targets.*cuda"):
+            ember.load(tmp_path / "cc.vmfb", backend="cuda")
+    else:
+        on_gpu = ember.load(tmp_path / "cc.vmfb", backend="cuda")
+        np.testing.assert_allclose(on_gpu(x), want, rtol=1e-5)
