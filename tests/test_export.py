@@ -450,3 +450,16 @@ def test_cpu_and_cuda_in_one_module(tmp_path):
     else:
         on_gpu = ember.load(tmp_path / "cc.vmfb", backend="cuda")
         np.testing.assert_allclose(on_gpu(x), want, rtol=1e-5)
+
+
+def test_a_target_that_cannot_run_a_dtype_is_refused(tmp_path):
+    """float16 compiles for Vulkan but computes wrong results there (DESIGN.md): refused
+    before IREE sees it, by the backends' legality check (where this tree has it)."""
+    pytest.importorskip("ember.backends.legality")
+    from ember.errors import EmberError
+
+    exp = ember.export(ember.jit(lambda a: a * 2), np.ones(3, np.float16),
+                       targets=("cpu", "vulkan"))
+    with pytest.raises(EmberError, match="float16.*vulkan"):
+        exp.save(tmp_path / "h.vmfb")
+    assert not (tmp_path / "h.vmfb").exists()

@@ -30,7 +30,7 @@ import iree.runtime as rt
 import numpy as np
 
 from ember import tree_util
-from ember.backends.runtime import _HAL_TYPE_BY_NAME, get_device, to_host
+from ember.backends.runtime import _HAL_TYPE_BY_NAME, get_device
 from ember.core import ShapedArray
 from ember.dtypes import bfloat16
 from ember.errors import ArgumentError, ExportError
@@ -360,19 +360,29 @@ class Loaded:
                 for i, aval in enumerate(self.out_avals)]
 
     def _read_back(self, bv, aval: ShapedArray) -> np.ndarray:
-        if self.device.platform == "cpu" or aval.size == 0:
-            return to_host(bv, aval)
-        # GPU drivers cannot map device memory into the host: copy into a host buffer.
-        hal = self.device.hal
-        staging = self.device.allocator.allocate_buffer(
-            memory_type=rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE,
-            allowed_usage=rt.BufferUsage.TRANSFER_TARGET | rt.BufferUsage.MAPPING_SCOPED,
-            allocation_size=bv.byte_length)
-        sem = hal.create_semaphore(0)
-        hal.queue_copy(bv.get_buffer(), staging, [], [(sem, 1)])
-        sem.wait(1)
-        raw = np.dtype(f"u{aval.dtype.itemsize}") if aval.dtype.kind != "b" else np.dtype("u1")
-        return np.array(staging.map().asarray(aval.shape, raw)).view(aval.dtype)
+        own = getattr(self.device, "to_host", None)     # a backend's own readback, if any
+        if own is not None:
+            return own(bv, aval)
+        return read_back(self.device, bv, aval)
+
+
+def read_back(device, bv, aval: ShapedArray) -> np.ndarray:
+    """A result buffer's contents as a new NumPy array of the aval's dtype."""
+    raw = np.dtype(f"u{aval.dtype.itemsize}")   # bytes as they are; bfloat16 included
+    if aval.size == 0:
+        return np.zeros(aval.shape, aval.dtype)
+    if device.platform == "cpu":
+        return np.array(bv.map().asarray(aval.shape, raw)).view(aval.dtype)
+    # GPU drivers cannot map device memory into the host: copy into a host buffer first.
+    hal = device.hal
+    staging = device.allocator.allocate_buffer(
+        memory_type=rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE,
+        allowed_usage=rt.BufferUsage.TRANSFER_TARGET | rt.BufferUsage.MAPPING_SCOPED,
+        allocation_size=bv.byte_length)
+    sem = hal.create_semaphore(0)
+    hal.queue_copy(bv.get_buffer(), staging, [], [(sem, 1)])
+    sem.wait(1)
+    return np.array(staging.map().asarray(aval.shape, raw)).view(aval.dtype)
 
 
 def load(path, backend: str | None = None) -> Loaded:

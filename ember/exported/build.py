@@ -189,9 +189,22 @@ class Exported:
             self._text = add_reflection(self.lowered.as_text("linalg"), self.signature)
         return self._text
 
+    def check_targets(self) -> None:
+        """Refuse a target that cannot run the program correctly (e.g. float16 on Vulkan),
+        using the backends' per-target legality check where this ember has one."""
+        try:
+            from ember.backends import legality
+        except ImportError:
+            return
+        from ember.backends import get_backend
+        for name in self.targets:
+            legality.check(get_backend(name), self.lowered._stage("optimized"),
+                           self.lowered._stage("linalg"), self.fun_name)
+
     def serialize(self) -> bytes:
         """The ``.vmfb`` bytes (compiled once, then kept)."""
         if self._vmfb is None:
+            self.check_targets()
             self._vmfb = compile_for_targets(self.mlir_text(), self.targets)
         return self._vmfb
 
