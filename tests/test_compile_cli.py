@@ -43,15 +43,15 @@ func.func @scale(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 """
 
 
-def cli(module, *args):
+def cli(module, *args, stdin=""):
     """Run a tool's ``main`` in this process: (status, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
-    old = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err
+    old = sys.stdout, sys.stderr, sys.stdin
+    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
     try:
         rc = module.main([str(a) for a in args])
     finally:
-        sys.stdout, sys.stderr = old
+        sys.stdout, sys.stderr, sys.stdin = old
     return rc, out.getvalue(), err.getvalue()
 
 
@@ -153,6 +153,10 @@ def test_compile_a_mlir_file(workdir):
     assert [x["name"] for x in loaded.signature.inputs] == ["arg0", "arg1"]
     rc, out, _ = cli(compile_tool, d / "scale.mlir", "--emit", "optimized")
     assert rc == 0 and out.count('"ember.mul"') == 1      # ember-simplify ran
+    rc, from_stdin, err = cli(compile_tool, "-", "--emit", "optimized", stdin=EMBER_MLIR)
+    assert rc == 0 and from_stdin == out, err
+    rc, _, err = cli(compile_tool, d / "missing.mlir", "--emit", "ember")
+    assert rc == 1 and "cannot read input file" in err and "missing.mlir" in err
 
 
 def _vulkan_available() -> bool:

@@ -192,14 +192,9 @@ class MlirProgram:
         from ember.frontend.api import Lowered
         from ember.tools import opt
 
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except (OSError, UnicodeDecodeError) as e:
-            raise UsageError(f"cannot read '{path}': {getattr(e, 'strerror', None) or e}") \
-                from None
+        text, source = opt._read_input(path)
         self.session = new_session()
-        module, _ = opt.parse_module(text, path, self.session.context)
+        module, _ = opt.parse_module(text, source, self.session.context)
         with self.session.context:
             funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
             public = [f for f in funcs if "sym_visibility" not in f.attributes or
@@ -212,7 +207,7 @@ class MlirProgram:
             else:
                 raise opt.Failure([opt.Diagnostic(
                     "error", "expected a public func.func @main or exactly one public "
-                    f"func.func, found {names or 'none'}", path)])
+                    f"func.func, found {names or 'none'}", source)])
             fun_name = ir.StringAttr(entry.attributes["sym_name"]).value
             if fun_name != "main":
                 table = ir.SymbolTable(module.operation)
@@ -230,7 +225,7 @@ class MlirProgram:
                         raise opt.Failure([opt.Diagnostic(
                             "error", f"@{fun_name} {what} {i} has type {t}; exported functions "
                             "take and return static-shape tensors of ember's dtypes",
-                            path)]) from None
+                            source)]) from None
                 return out
 
             in_avals = avals(ftype.inputs, "argument")
