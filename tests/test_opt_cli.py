@@ -402,3 +402,20 @@ def test_malformed_pipelines_point_at_the_column(add_file):
         assert 1 <= col <= len(pipeline) + 1
     proc = opt_main(add_file, "--pass-pipeline=builtin.module(ember-verify,,cse)")
     assert proc.stderr.startswith(f"<pass-pipeline>:1:{len('builtin.module(ember-verify,') + 1}:")
+
+
+def test_every_pass_has_a_filecheck_file():
+    """Each registered ember pass runs, piped into filecheck, in some ``tests/mlir`` file."""
+    import re
+
+    from test_mlir_files import FILES, run_lines
+
+    checked = set()
+    for path in FILES:
+        for _, command in run_lines(path.read_text()):
+            if "filecheck" not in command and "--verify-diagnostics" not in command:
+                continue
+            checked |= set(re.findall(r"--(ember-[\w-]+)", command))
+            for pipeline in re.findall(r"--pass-pipeline='([^']*)'", command):
+                checked |= set(re.findall(r"ember-[\w-]+", pipeline))
+    assert set(PASSES) <= checked, f"no FileCheck test runs {sorted(set(PASSES) - checked)}"
