@@ -545,8 +545,64 @@ def test_axis_out_of_range():
 def test_out_axes_none_for_batched_output():
     x = np.ones((2, 3), np.float32)
     f = ember.jit(ember.vmap(lambda x: x * 2, out_axes=None))
-    with pytest.raises(Exception, match="out_axes=None"):
-        f.lower(x).as_text("optimized")   # raised by ember-batch, before IREE compiles
+    with pytest.raises(ValueError, match="vmap has mapped output but out_axes is None"):
+        f.lower(x)                        # at trace time: before any pass or compile
+    g = ember.vmap(lambda x, w: {"a": x * 2, "b": (w.sum(), x.sum())}, in_axes=(0, None),
+                   out_axes={"a": 0, "b": None})
+    with pytest.raises(ValueError, match=r"out_axes is None: output\['b'\]\[1\]"):
+        g(x, x)
+
+
+def test_out_axes_none_for_unmapped_loop_carry():
+    # As JAX: a carry that never meets a mapped value stays unmapped, so None is allowed.
+    xs = _f32(B, 3)
+
+    def f(x):
+        return lax.fori_loop(0, 3, lambda i, c: (c[0] + x, c[1] + 2.0), (x, np.float32(1)))
+
+    got = ember.vmap(f, out_axes=(0, None))(xs)
+    _close(got[0], xs * 4)
+    _close(got[1], np.float32(7))
+    with pytest.raises(ValueError, match="mapped output but out_axes is None"):
+        ember.vmap(f, out_axes=None)(xs)
+
+
+def _ones(shape):
+    return np.ones(shape, np.float32)
+
+
+_BAD_INPUTS = {
+    "inconsistent sizes": (lambda: ember.vmap(_add), (_ones((2, 3)), _ones((4, 3)))),
+    "len\\(in_axes\\)=3": (lambda: ember.vmap(_add, in_axes=(0, 0, 0)),
+                            (_ones(2), _ones(2))),
+    "tree prefix": (lambda: ember.vmap(lambda p: p["a"], in_axes=({"a": 0, "b": 0},)),
+                    ({"a": _ones(2)},)),
+    "rank should be at least 3": (lambda: ember.vmap(_add, in_axes=(2, 0)),
+                                  (_ones((2, 3)), _ones((2, 3)))),
+    "out_axes 1 is out of range": (lambda: ember.vmap(lambda x: x.sum(), out_axes=1),
+                                   (_ones((2, 3)),)),
+    "out_axes is None": (lambda: ember.vmap(_add, in_axes=(0, None), out_axes=None),
+                         (_ones((2, 3)), _ones(3))),
+    "at least one non-None": (lambda: ember.vmap(lambda w: w * 2, in_axes=None),
+                              (_ones(3),)),
+}
+
+
+@pytest.mark.parametrize("match", sorted(_BAD_INPUTS))
+def test_bad_input_raises_before_any_pass_or_compile(match, monkeypatch):
+    import ember.frontend.api as api
+    from ember.passes import pipelines
+
+    def forbidden(*a, **k):
+        raise AssertionError("a pass or a compile ran before the error was raised")
+
+    monkeypatch.setattr(pipelines, "run_pipeline", forbidden)
+    monkeypatch.setattr(api, "compile_mlir", forbidden)
+    make, args = _BAD_INPUTS[match]
+    with pytest.raises(ValueError, match=match):
+        ember.jit(make()).lower(*args)
+    with pytest.raises(ValueError, match=match):
+        make()(*args)                     # eager vmap: the same errors
 
 
 def test_no_batched_argument_and_no_axis_size():
