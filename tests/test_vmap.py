@@ -358,32 +358,6 @@ def test_numpy_nn_functions_vmap_eager():
     _check_dict(got, _funcs_ref())
 
 
-def test_numpy_nn_functions_batch_axis_last_out_middle():
-    in_axes = (-1, 1, None, 2)
-    args = _moved(_FUNCS_ARGS, in_axes)
-    want = _funcs_ref()
-    out_axes = {k: min(1, a.ndim - 1) for k, a in want.items()}
-    got = ember.jit(ember.vmap(funcs, in_axes=in_axes, out_axes=out_axes))(*args)
-    _check_dict(got, {k: np.moveaxis(a, 0, out_axes[k]) for k, a in want.items()})
-
-
-def test_numpy_nn_functions_nested_twice():
-    # vmap(vmap(f)): outer over axis 1 of a and n (and b unbatched), inner over axis 0.
-    a, b, m, n = _f32(2, B, 4, 5), _f32(5, lo=0.5, hi=2.0), _f32(5, 5), _i32(2, B, 4, 5)
-    few = {k: FUNCS[k] for k in ["add_bcast", "sum_axis", "matmul", "softmax0", "argmax",
-                                 "cumsum", "transpose", "pad", "sort", "einsum", "where"]}
-
-    def f(a, b, m, n):
-        return {k: g(a, b, m, n) for k, g in few.items()}
-
-    inner = ember.vmap(f, in_axes=(0, None, None, 0))
-    got = ember.jit(ember.vmap(inner, in_axes=(1, None, None, 1)))(a, b, m, n)
-    jf = ember.jit(f)
-    want = {k: np.stack([np.stack([np.asarray(jf(a[p, q], b, m, n[p, q])[k]) for p in range(2)])
-                         for q in range(B)]) for k in few}
-    _check_dict(got, want)
-
-
 # Functions that need batching rules for control flow or indexing ops (other modules).
 _INDEXING_FUNCS = {
     "take": lambda a, b, m, n: enp.take(b, enp.array([4, 0, 2])),
@@ -497,6 +471,28 @@ def test_shared_weight_not_broadcast_reduction_and_matmul():
         assert types == ["tensor<4x5xf32>"], (op, text)
     want = np.stack([x @ w * w.sum(axis=0) + w.max() for x in xs])
     _close(ember.jit(ember.vmap(f, in_axes=(None, 0)))(w, xs), want.astype(np.float32))
+
+
+def test_vmapped_mlp_lowers_like_hand_batched():
+    # x @ w on one vector is one contraction; batched, it is the hand-written matmul (no
+    # reshapes or transposes around it, no 3-D dot_general).
+    params = [(_f32(6, 6), _f32(6)) for _ in range(2)]
+    xs = _f32(8, 6)
+
+    def mlp(params, x):
+        for w, b in params:
+            x = enp.maximum(x @ w + b, 0.0)
+        return x
+
+    def ops(text):
+        return [op for op in re.findall(r'"ember\.(\w+)"', text)
+                if op not in ("constant", "broadcast_in_dim")]
+
+    vmapped = _optimized(ember.vmap(mlp, in_axes=(None, 0)), params, xs)
+    hand = _optimized(mlp, params, xs)
+    assert ops(vmapped) == ops(hand) == ["dot_general", "add", "max"] * 2, vmapped
+    want = np.asarray(ember.jit(mlp)(params, xs))
+    _close(ember.jit(ember.vmap(mlp, in_axes=(None, 0)))(params, xs), want)
 
 
 def test_elementwise_keeps_batch_axis_without_transposes():
