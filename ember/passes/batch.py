@@ -80,7 +80,12 @@ class Batch(Pass):
 def batched_results(module, callee: str, in_batched, size: int) -> list[bool]:
     """Which results of ``callee`` a vmap with the given batched arguments maps (carries a
     batch dimension in): found by batching a scratch copy of ``module`` exactly as the pass
-    will, so that the frontend can check ``out_axes`` before anything is compiled."""
+    will, so that the frontend can check ``out_axes`` before anything is compiled.
+
+    Example:
+        >>> batched_results(module, "f_per_example", [True, False], 8)   # f(x, w)
+        [True, False]
+    """
     with module.context, ir.Location.unknown():
         scratch = module.operation.clone()
         try:
