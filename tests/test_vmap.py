@@ -358,32 +358,6 @@ def test_numpy_nn_functions_vmap_eager():
     _check_dict(got, _funcs_ref())
 
 
-def test_numpy_nn_functions_batch_axis_last_out_middle():
-    in_axes = (-1, 1, None, 2)
-    args = _moved(_FUNCS_ARGS, in_axes)
-    want = _funcs_ref()
-    out_axes = {k: min(1, a.ndim - 1) for k, a in want.items()}
-    got = ember.jit(ember.vmap(funcs, in_axes=in_axes, out_axes=out_axes))(*args)
-    _check_dict(got, {k: np.moveaxis(a, 0, out_axes[k]) for k, a in want.items()})
-
-
-def test_numpy_nn_functions_nested_twice():
-    # vmap(vmap(f)): outer over axis 1 of a and n (and b unbatched), inner over axis 0.
-    a, b, m, n = _f32(2, B, 4, 5), _f32(5, lo=0.5, hi=2.0), _f32(5, 5), _i32(2, B, 4, 5)
-    few = {k: FUNCS[k] for k in ["add_bcast", "sum_axis", "matmul", "softmax0", "argmax",
-                                 "cumsum", "transpose", "pad", "sort", "einsum", "where"]}
-
-    def f(a, b, m, n):
-        return {k: g(a, b, m, n) for k, g in few.items()}
-
-    inner = ember.vmap(f, in_axes=(0, None, None, 0))
-    got = ember.jit(ember.vmap(inner, in_axes=(1, None, None, 1)))(a, b, m, n)
-    jf = ember.jit(f)
-    want = {k: np.stack([np.stack([np.asarray(jf(a[p, q], b, m, n[p, q])[k]) for p in range(2)])
-                         for q in range(B)]) for k in few}
-    _check_dict(got, want)
-
-
 # Functions that need batching rules for control flow or indexing ops (other modules).
 _INDEXING_FUNCS = {
     "take": lambda a, b, m, n: enp.take(b, enp.array([4, 0, 2])),
@@ -499,6 +473,28 @@ def test_shared_weight_not_broadcast_reduction_and_matmul():
     _close(ember.jit(ember.vmap(f, in_axes=(None, 0)))(w, xs), want.astype(np.float32))
 
 
+def test_vmapped_mlp_lowers_like_hand_batched():
+    # x @ w on one vector is one contraction; batched, it is the hand-written matmul (no
+    # reshapes or transposes around it, no 3-D dot_general).
+    params = [(_f32(6, 6), _f32(6)) for _ in range(2)]
+    xs = _f32(8, 6)
+
+    def mlp(params, x):
+        for w, b in params:
+            x = enp.maximum(x @ w + b, 0.0)
+        return x
+
+    def ops(text):
+        return [op for op in re.findall(r'"ember\.(\w+)"', text)
+                if op not in ("constant", "broadcast_in_dim")]
+
+    vmapped = _optimized(ember.vmap(mlp, in_axes=(None, 0)), params, xs)
+    hand = _optimized(mlp, params, xs)
+    assert ops(vmapped) == ops(hand) == ["dot_general", "add", "max"] * 2, vmapped
+    want = np.asarray(ember.jit(mlp)(params, xs))
+    _close(ember.jit(ember.vmap(mlp, in_axes=(None, 0)))(params, xs), want)
+
+
 def test_elementwise_keeps_batch_axis_without_transposes():
     xs, ys = _f32(4, B, 2), _f32(4, B, 2)
     text = _optimized(ember.vmap(lambda x, y: enp.exp(x) * y + 1.0, in_axes=1, out_axes=1),
@@ -545,8 +541,64 @@ def test_axis_out_of_range():
 def test_out_axes_none_for_batched_output():
     x = np.ones((2, 3), np.float32)
     f = ember.jit(ember.vmap(lambda x: x * 2, out_axes=None))
-    with pytest.raises(Exception, match="out_axes=None"):
-        f.lower(x).as_text("optimized")   # raised by ember-batch, before IREE compiles
+    with pytest.raises(ValueError, match="vmap has mapped output but out_axes is None"):
+        f.lower(x)                        # at trace time: before any pass or compile
+    g = ember.vmap(lambda x, w: {"a": x * 2, "b": (w.sum(), x.sum())}, in_axes=(0, None),
+                   out_axes={"a": 0, "b": None})
+    with pytest.raises(ValueError, match=r"out_axes is None: output\['b'\]\[1\]"):
+        g(x, x)
+
+
+def test_out_axes_none_for_unmapped_loop_carry():
+    # As JAX: a carry that never meets a mapped value stays unmapped, so None is allowed.
+    xs = _f32(B, 3)
+
+    def f(x):
+        return lax.fori_loop(0, 3, lambda i, c: (c[0] + x, c[1] + 2.0), (x, np.float32(1)))
+
+    got = ember.vmap(f, out_axes=(0, None))(xs)
+    _close(got[0], xs * 4)
+    _close(got[1], np.float32(7))
+    with pytest.raises(ValueError, match="mapped output but out_axes is None"):
+        ember.vmap(f, out_axes=None)(xs)
+
+
+def _ones(shape):
+    return np.ones(shape, np.float32)
+
+
+_BAD_INPUTS = {
+    "inconsistent sizes": (lambda: ember.vmap(_add), (_ones((2, 3)), _ones((4, 3)))),
+    "len\\(in_axes\\)=3": (lambda: ember.vmap(_add, in_axes=(0, 0, 0)),
+                            (_ones(2), _ones(2))),
+    "tree prefix": (lambda: ember.vmap(lambda p: p["a"], in_axes=({"a": 0, "b": 0},)),
+                    ({"a": _ones(2)},)),
+    "rank should be at least 3": (lambda: ember.vmap(_add, in_axes=(2, 0)),
+                                  (_ones((2, 3)), _ones((2, 3)))),
+    "out_axes 1 is out of range": (lambda: ember.vmap(lambda x: x.sum(), out_axes=1),
+                                   (_ones((2, 3)),)),
+    "out_axes is None": (lambda: ember.vmap(_add, in_axes=(0, None), out_axes=None),
+                         (_ones((2, 3)), _ones(3))),
+    "at least one non-None": (lambda: ember.vmap(lambda w: w * 2, in_axes=None),
+                              (_ones(3),)),
+}
+
+
+@pytest.mark.parametrize("match", sorted(_BAD_INPUTS))
+def test_bad_input_raises_before_any_pass_or_compile(match, monkeypatch):
+    import ember.frontend.api as api
+    from ember.passes import pipelines
+
+    def forbidden(*a, **k):
+        raise AssertionError("a pass or a compile ran before the error was raised")
+
+    monkeypatch.setattr(pipelines, "run_pipeline", forbidden)
+    monkeypatch.setattr(api, "compile_mlir", forbidden)
+    make, args = _BAD_INPUTS[match]
+    with pytest.raises(ValueError, match=match):
+        ember.jit(make()).lower(*args)
+    with pytest.raises(ValueError, match=match):
+        make()(*args)                     # eager vmap: the same errors
 
 
 def test_no_batched_argument_and_no_axis_size():

@@ -111,10 +111,31 @@ class VmapFunction:
         _, inner, out_tree, outs = trace_flat(self.fun, self.fun_name, tree, inner_avals, names,
                                               module=outer.module, name=name, public=False)
         out_axes = self._out_axes(out_tree, outs)
+        if -1 in out_axes:
+            self._check_unmapped_outputs(outer.module, name, norm_axes, inner, size, out_axes,
+                                         out_tree)
         operands = tracers + [o for o, _ in inner.captured]
         in_axes = norm_axes + [-1] * len(inner.captured)
         results = _emit_vmap(name, operands, in_axes, out_axes, size, outs)
         return tree_util.tree_unflatten(out_tree, results)
+
+    def _check_unmapped_outputs(self, module, callee, norm_axes, inner, size, out_axes,
+                                out_tree) -> None:
+        """``out_axes=None`` for an output that the vmap maps: JAX's error, at trace time."""
+        from ember.passes.batch import batched_results
+
+        in_batched = [a >= 0 for a in norm_axes] + [False] * len(inner.captured)
+        mapped = batched_results(module, callee, in_batched, size)
+        placeholder = tree_util.tree_unflatten(out_tree, list(range(len(out_axes))))
+        paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(
+            placeholder)[0]]
+        for axis, is_mapped, path in zip(out_axes, mapped, paths):
+            if axis < 0 and is_mapped:
+                where = f"output{path} of {self.fun_name}" if path else \
+                    f"the output of {self.fun_name}"
+                raise VmapError(f"vmap has mapped output but out_axes is None: {where} "
+                                "depends on a mapped argument; give it an out_axes entry "
+                                "(an int) instead of None")
 
     def _axis_size(self, tracers, axes, paths) -> int:
         sizes = []

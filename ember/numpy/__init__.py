@@ -533,6 +533,13 @@ def matmul(x1, x2):
         _error("matmul: input operand does not have enough dimensions (scalars are not "
                "allowed; use multiply)")
     a1, b1 = a.ndim == 1, b.ndim == 1
+    if (a1 and b.ndim <= 2) or (b1 and a.ndim <= 2):
+        # vector @ matrix, matrix @ vector, vector @ vector: one contraction, no unit
+        # dimensions (which would batch, under vmap, into a 3-D contraction).
+        if a.shape[-1] != b.shape[0]:
+            _error(f"matmul: contracting dimensions differ: {tuple(x1.shape)} @ "
+                   f"{tuple(x2.shape)} ({a.shape[-1]} != {b.shape[0]})")
+        return lax.dot_general(a, b, (((a.ndim - 1,), (0,)), ((), ())))
     if a1:
         a = lax.reshape(a, (1,) + a.shape)
     if b1:

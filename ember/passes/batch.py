@@ -8,8 +8,8 @@ operands are all unbatched are copied as they are, so shared weights stay unbatc
 
 from __future__ import annotations
 
-from ember._mlir import ir, walk
-from ember.dialects import OPS, decode_attrs
+from ember._mlir import ir, tensor_type, walk
+from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes import (
     batch_control_flow,  # noqa: F401  (control-flow rules)
     batch_indexing,  # noqa: F401  (indexing rules)
@@ -75,6 +75,41 @@ class Batch(Pass):
             old.replace_all_uses_with(new)
         op.erase()
         return mapped
+
+
+def batched_results(module, callee: str, in_batched, size: int) -> list[bool]:
+    """Which results of ``callee`` a vmap with the given batched arguments maps (carries a
+    batch dimension in): found by batching a scratch copy of ``module`` exactly as the pass
+    will, so that the frontend can check ``out_axes`` before anything is compiled.
+
+    Example:
+        >>> batched_results(module, "f_per_example", [True, False], 8)   # f(x, w)
+        [True, False]
+    """
+    with module.context, ir.Location.unknown():
+        scratch = module.operation.clone()
+        try:
+            batch = Batch()
+            batch._table, batch._done = ir.SymbolTable(scratch), set()
+            func = batch._table[callee]
+            batch._batch_function(func)       # nested vmaps inside the callee first
+            block = func.regions[0].blocks[0]
+            types = [_type_with_batch(a.type, size) if b else a.type
+                     for a, b in zip(block.arguments, in_batched)]
+            with ir.InsertionPoint(scratch.regions[0].blocks[0]):
+                holder = ir.Operation.create("ember.region_holder", regions=1)
+            args = holder.regions[0].blocks.append(*types)
+            with ir.InsertionPoint(args):
+                outs = batch_body(BatchContext(size), func, [
+                    (v, 0 if b else None) for v, b in zip(args.arguments, in_batched)])
+            return [b is not None for _, b in outs]
+        finally:
+            scratch.erase()
+
+
+def _type_with_batch(t, size: int):
+    a = aval_of_type(t)
+    return tensor_type((size,) + tuple(a.shape), a.dtype)
 
 
 def batch_body(ctx: BatchContext, func, inputs):

@@ -1,0 +1,470 @@
+"""Every public function of ember.numpy, ember.nn, ember.lax, ember.random and
+ember.scipy.special under ``ember.vmap``.
+
+One table entry per public function (some functions have several): a per-example function of
+the sample arguments ``a`` (4, 5) float32 in (0.1, 0.9), ``b`` (5,) float32 in (0.5, 2),
+``m`` (5, 5) float32 in (-1, 1) (always shared: ``in_axes=None``), ``n`` (4, 5) int32 in
+[-20, 20) and ``k`` a PRNG key (uint32[2]). ``test_every_public_function_has_an_entry``
+walks each module's public names and fails for a function without an entry (the few
+exclusions are listed, each with its reason).
+
+Oracle: the per-example function, jitted, applied to each example in a Python loop and
+stacked (its own results are checked against NumPy/JAX by the per-module tests). The table is
+split into a few groups; each group is one program returning a dict, compiled once as
+``jit(vmap(vmap(jit(g))))``: every function is batched twice (the inner vmap is batched
+first, as a single vmap, then the outer one batches its result), its arguments mapped at
+axis 0, at the end or in the middle (see the test for which is where), ``m`` unbatched, and
+each output's batch axes put at 0, at the end or in the middle. Two compiles per group (the
+per-example reference and the batched program) keep a cold run to about 3 CPU-minutes on the
+2-core machine (seconds with the disk cache).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import ember
+import ember.lax as lax
+import ember.nn as nn
+import ember.numpy as enp
+import ember.random as random
+import ember.scipy.special as special
+from ember import tree_util
+
+B1, B2 = 3, 2
+_rng = np.random.default_rng(11)
+f32, i32, u32 = np.dtype("float32"), np.dtype("int32"), np.dtype("uint32")
+
+
+def _dn(lc, rc, lb=(), rb=()):
+    return ((lc, rc), (lb, rb))
+
+
+# --- the table: "module.function" (optionally "#variant") -> per-example function ----------
+
+CASES: dict[str, object] = {}
+
+
+def case(name, fn):
+    assert name not in CASES, name
+    CASES[name] = fn
+
+
+# ember.numpy: elementwise (one and two arguments).
+_UNARY_DOMAIN = {  # argument in the function's domain, from a in (0.1, 0.9)
+    "arccosh": lambda a: a + 1.0, "acosh": lambda a: a + 1.0,
+    "abs": lambda a: a - 0.5, "absolute": lambda a: a - 0.5, "fabs": lambda a: a - 0.5,
+    "sign": lambda a: a - 0.5, "signbit": lambda a: a - 0.5, "negative": lambda a: a - 0.5,
+    "ceil": lambda a: a * 8 - 4, "floor": lambda a: a * 8 - 4, "rint": lambda a: a * 8 - 4,
+    "trunc": lambda a: a * 8 - 4, "fix": lambda a: a * 8 - 4, "cbrt": lambda a: a - 0.5,
+    "sinc": lambda a: a * 4 - 2, "i0": lambda a: a * 3,
+}
+for _n in ["abs", "absolute", "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh",
+           "arctan", "arctanh", "asin", "asinh", "atan", "atanh", "cbrt", "ceil", "cos", "cosh",
+           "deg2rad", "degrees", "exp", "exp2", "expm1", "fabs", "fix", "floor", "i0",
+           "log", "log10", "log1p", "log2", "negative", "positive", "rad2deg", "radians",
+           "reciprocal", "rint", "sign", "signbit", "sin", "sinc", "sinh", "sqrt", "square",
+           "tan", "tanh", "trunc"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(
+        _UNARY_DOMAIN.get(_n, lambda a: a)(a)))
+for _n in ["add", "arctan2", "atan2", "copysign", "divide", "float_power", "fmax", "fmin",
+           "heaviside", "hypot", "logaddexp", "logaddexp2", "maximum", "minimum", "multiply",
+           "nextafter", "pow", "power", "subtract", "true_divide", "equal", "not_equal",
+           "greater", "greater_equal", "less", "less_equal"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(a - 0.5, b))
+for _n in ["floor_divide", "fmod", "mod", "remainder"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(n, 7))
+    case(f"numpy.{_n}#float", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(a * 9 - 4, b))
+for _n in ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+           "bitwise_right_shift", "left_shift", "right_shift"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(n, enp.abs(n) % 5))
+for _n in ["bitwise_not", "invert", "bitwise_count"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(n))
+for _n in ["logical_and", "logical_or", "logical_xor"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(a > 0.5, n > 0))
+case("numpy.logical_not", lambda a, b, m, n, k: enp.logical_not(a > 0.5))
+for _n in ["isfinite", "isinf", "isnan", "isneginf", "isposinf"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(
+        enp.log(a - 0.5) * (n - 0.5)))
+case("numpy.divmod", lambda a, b, m, n, k: enp.divmod(n, 6))
+case("numpy.around", lambda a, b, m, n, k: enp.around(a * 10, 1))
+case("numpy.round", lambda a, b, m, n, k: enp.round(a * 10 - 5))
+case("numpy.clip", lambda a, b, m, n, k: enp.clip(a, 0.3, b))
+case("numpy.nan_to_num", lambda a, b, m, n, k: enp.nan_to_num(enp.log(a - 0.5), neginf=-9.0))
+case("numpy.where", lambda a, b, m, n, k: enp.where(a > m[:4], a, -b))
+case("numpy.where#size", lambda a, b, m, n, k: enp.where(b > 1.0, size=5, fill_value=-1)[0])
+for _n in ["bfloat16", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
+           "int64", "uint8", "uint16", "uint32", "uint64"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(
+        enp.abs(n) if _n.startswith("u") else n))
+case("numpy.astype", lambda a, b, m, n, k: enp.astype(a * 10, np.int32))
+
+# ember.numpy: reductions and statistics.
+for _n in ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "ptp",
+           "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(
+        enp.where(a > 0.85, np.nan, a) if _n.startswith("nan") else a, axis=1))
+case("numpy.sum#all", lambda a, b, m, n, k: enp.sum(n, keepdims=True))
+case("numpy.max#where", lambda a, b, m, n, k: enp.max(a, axis=0, where=a < 0.7, initial=0.0))
+for _n in ["all", "any"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(a > 0.3, axis=0))
+case("numpy.count_nonzero", lambda a, b, m, n, k: enp.count_nonzero(n > 0, axis=1))
+case("numpy.argmax", lambda a, b, m, n, k: enp.argmax(a, axis=1))
+case("numpy.argmin", lambda a, b, m, n, k: enp.argmin(n))
+case("numpy.average", lambda a, b, m, n, k: enp.average(a, axis=1, weights=b))
+for _n in ["cumsum", "cumprod", "nancumsum", "nancumprod"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(a + 0.5, axis=1))
+case("numpy.cumulative_sum", lambda a, b, m, n, k: enp.cumulative_sum(
+    n, axis=0, include_initial=True))
+case("numpy.cumulative_prod", lambda a, b, m, n, k: enp.cumulative_prod(b))
+for _n in ["median", "nanmedian"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(a, axis=0))
+for _n in ["percentile", "nanpercentile"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(a, 30.0, axis=1))
+for _n in ["quantile", "nanquantile"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(b, 0.25))
+case("numpy.sort", lambda a, b, m, n, k: enp.sort(a, axis=0))
+case("numpy.argsort", lambda a, b, m, n, k: enp.argsort(b))
+case("numpy.searchsorted", lambda a, b, m, n, k: enp.searchsorted(enp.sort(b), a[0] * 2))
+case("numpy.unique", lambda a, b, m, n, k: enp.unique(n % 4, size=5, fill_value=-9))
+case("numpy.nonzero", lambda a, b, m, n, k: enp.nonzero(b > 1.0, size=5)[0])
+case("numpy.flatnonzero", lambda a, b, m, n, k: enp.flatnonzero(n > 0, size=20))
+case("numpy.argwhere", lambda a, b, m, n, k: enp.argwhere(n > 0, size=20, fill_value=-1))
+
+# ember.numpy: linear algebra.
+case("numpy.matmul", lambda a, b, m, n, k: enp.matmul(a, m))
+case("numpy.dot", lambda a, b, m, n, k: enp.dot(a, b))
+case("numpy.vdot", lambda a, b, m, n, k: enp.vdot(a, a))
+case("numpy.inner", lambda a, b, m, n, k: enp.inner(a, m))
+case("numpy.outer", lambda a, b, m, n, k: enp.outer(b, a[0]))
+case("numpy.tensordot", lambda a, b, m, n, k: enp.tensordot(m, a, axes=([1], [1])))
+case("numpy.einsum", lambda a, b, m, n, k: enp.einsum("ij,jk,k->i", a, m, b))
+case("numpy.kron", lambda a, b, m, n, k: enp.kron(b, b[:2]))
+case("numpy.cross", lambda a, b, m, n, k: enp.cross(a[:, :3], b[:3]))
+case("numpy.trace", lambda a, b, m, n, k: enp.trace(a, 1))
+case("numpy.diagonal", lambda a, b, m, n, k: enp.diagonal(a, -1))
+case("numpy.diag", lambda a, b, m, n, k: enp.diag(b, 1))
+case("numpy.tril", lambda a, b, m, n, k: enp.tril(a))
+case("numpy.triu", lambda a, b, m, n, k: enp.triu(n, 1))
+case("numpy.linalg.norm", lambda a, b, m, n, k: enp.linalg.norm(a, axis=1))
+
+# ember.numpy: creation (an unbatched value combined with a batched one).
+case("numpy.arange", lambda a, b, m, n, k: enp.arange(5) * b)
+case("numpy.linspace", lambda a, b, m, n, k: enp.linspace(0, 1, 5) + b)
+case("numpy.logspace", lambda a, b, m, n, k: enp.logspace(0, 1, 5) * b)
+case("numpy.eye", lambda a, b, m, n, k: enp.eye(4, 5, 1) * a)
+case("numpy.identity", lambda a, b, m, n, k: enp.identity(5) @ b)
+case("numpy.tri", lambda a, b, m, n, k: enp.tri(4, 5) * n)
+case("numpy.zeros", lambda a, b, m, n, k: enp.zeros((4, 5)) + a)
+case("numpy.ones", lambda a, b, m, n, k: enp.ones(5, np.int32) + n)
+case("numpy.full", lambda a, b, m, n, k: enp.full((4, 5), 2.5) * a)
+case("numpy.empty", lambda a, b, m, n, k: enp.broadcast_to(b, enp.empty((4, 5)).shape))
+case("numpy.zeros_like", lambda a, b, m, n, k: enp.zeros_like(a) + b)
+case("numpy.ones_like", lambda a, b, m, n, k: enp.ones_like(n) - n)
+case("numpy.full_like", lambda a, b, m, n, k: enp.full_like(a, 3) * b)
+case("numpy.array", lambda a, b, m, n, k: enp.array([b, a[0], m[0]]) * 2)
+case("numpy.asarray", lambda a, b, m, n, k: enp.asarray(n, dtype=np.float32) + a)
+case("numpy.indices", lambda a, b, m, n, k: enp.indices((4, 5))[1] * n)
+case("numpy.meshgrid", lambda a, b, m, n, k: enp.meshgrid(b, a[:, 0])[1])
+
+# ember.numpy: shape and movement.
+case("numpy.reshape", lambda a, b, m, n, k: enp.reshape(a, (2, 10)))
+case("numpy.ravel", lambda a, b, m, n, k: enp.ravel(n))
+case("numpy.transpose", lambda a, b, m, n, k: enp.transpose(a[None], (2, 0, 1)))
+case("numpy.swapaxes", lambda a, b, m, n, k: enp.swapaxes(a, 0, 1))
+case("numpy.moveaxis", lambda a, b, m, n, k: enp.moveaxis(a[None], 0, -1))
+case("numpy.expand_dims", lambda a, b, m, n, k: enp.expand_dims(a, (0, 2)))
+case("numpy.squeeze", lambda a, b, m, n, k: enp.squeeze(a[:, None, :1]))
+case("numpy.broadcast_to", lambda a, b, m, n, k: enp.broadcast_to(b, (3, 5)))
+case("numpy.broadcast_arrays", lambda a, b, m, n, k: enp.broadcast_arrays(a, b)[1])
+case("numpy.atleast_1d", lambda a, b, m, n, k: enp.atleast_1d(b.sum()))
+case("numpy.atleast_2d", lambda a, b, m, n, k: enp.atleast_2d(b))
+case("numpy.atleast_3d", lambda a, b, m, n, k: enp.atleast_3d(a))
+case("numpy.flip", lambda a, b, m, n, k: enp.flip(a, axis=1))
+case("numpy.fliplr", lambda a, b, m, n, k: enp.fliplr(a))
+case("numpy.flipud", lambda a, b, m, n, k: enp.flipud(n))
+case("numpy.rot90", lambda a, b, m, n, k: enp.rot90(a, 3))
+case("numpy.roll", lambda a, b, m, n, k: enp.roll(a, 2, axis=1))
+case("numpy.roll#flat", lambda a, b, m, n, k: enp.roll(n, -3))
+case("numpy.tile", lambda a, b, m, n, k: enp.tile(b, (2, 1)))
+case("numpy.repeat", lambda a, b, m, n, k: enp.repeat(a, 2, axis=0))
+case("numpy.concatenate", lambda a, b, m, n, k: enp.concatenate([a, m], axis=0))
+case("numpy.stack", lambda a, b, m, n, k: enp.stack([b, m[1]], axis=1))
+case("numpy.hstack", lambda a, b, m, n, k: enp.hstack([b, b]))
+case("numpy.vstack", lambda a, b, m, n, k: enp.vstack([a, b]))
+case("numpy.dstack", lambda a, b, m, n, k: enp.dstack([a, a * 2]))
+case("numpy.column_stack", lambda a, b, m, n, k: enp.column_stack([b, m[0]]))
+case("numpy.split", lambda a, b, m, n, k: enp.split(a, [1, 3], axis=1))
+case("numpy.array_split", lambda a, b, m, n, k: enp.array_split(b, 3))
+case("numpy.hsplit", lambda a, b, m, n, k: enp.hsplit(n, [2]))
+case("numpy.vsplit", lambda a, b, m, n, k: enp.vsplit(a, 2))
+case("numpy.dsplit", lambda a, b, m, n, k: enp.dsplit(a[..., None] * b[:2], 2))
+case("numpy.pad", lambda a, b, m, n, k: enp.pad(a, ((1, 0), (0, 2))))
+case("numpy.pad#reflect", lambda a, b, m, n, k: enp.pad(b, 2, mode="reflect"))
+case("numpy.take", lambda a, b, m, n, k: enp.take(b, enp.array([4, 0, 2])))
+case("numpy.take#batched_index", lambda a, b, m, n, k: enp.take(m, enp.abs(n) % 5, axis=0))
+case("numpy.take_along_axis", lambda a, b, m, n, k: enp.take_along_axis(
+    a, enp.argsort(a, axis=1), 1))
+case("numpy.put_along_axis", lambda a, b, m, n, k: enp.put_along_axis(
+    a, enp.argmax(a, axis=1, keepdims=True), -1.0, 1, inplace=False))
+case("numpy.ndim", lambda a, b, m, n, k: a * enp.ndim(a))
+case("numpy.shape", lambda a, b, m, n, k: a * enp.shape(a)[1])
+case("numpy.size", lambda a, b, m, n, k: b * enp.size(a))
+case("numpy.isscalar", lambda a, b, m, n, k: b * (1 + enp.isscalar(b)))
+
+# ember.nn.
+for _n in ["elu", "gelu", "log_sigmoid", "relu", "relu6", "selu", "sigmoid", "silu",
+           "softplus", "swish"]:
+    case(f"nn.{_n}", lambda a, b, m, n, k, _n=_n: getattr(nn, _n)(a * 8 - 4))
+case("nn.softmax", lambda a, b, m, n, k: nn.softmax(a, axis=0))
+case("nn.log_softmax", lambda a, b, m, n, k: nn.log_softmax(a))
+case("nn.logsumexp", lambda a, b, m, n, k: nn.logsumexp(a, axis=1))
+case("nn.one_hot", lambda a, b, m, n, k: nn.one_hot(enp.argmax(a, axis=1), 5))
+case("nn.standardize", lambda a, b, m, n, k: nn.standardize(a, axis=0))
+
+# ember.scipy.special.
+for _n in ["digamma", "erf", "erfc", "erfinv", "expit", "gammaln", "logit", "psi"]:
+    case(f"special.{_n}", lambda a, b, m, n, k, _n=_n: getattr(special, _n)(a))
+case("special.xlogy", lambda a, b, m, n, k: special.xlogy(a, b))
+case("special.logsumexp", lambda a, b, m, n, k: special.logsumexp(a, axis=0, b=b))
+
+# ember.random: the key is batched (per-example keys), the other arguments too where given.
+case("random.key", lambda a, b, m, n, k: random.key(n[0, 0]))
+case("random.PRNGKey", lambda a, b, m, n, k: random.PRNGKey(n[1, 2]))
+case("random.key_data", lambda a, b, m, n, k: random.key_data(k))
+case("random.split", lambda a, b, m, n, k: random.split(k, 3))
+case("random.fold_in", lambda a, b, m, n, k: random.fold_in(k, n[0, 1]))
+case("random.threefry_2x32", lambda a, b, m, n, k: random.threefry_2x32(
+    k, enp.abs(n[0]).astype(np.uint32)))
+case("random.bits", lambda a, b, m, n, k: random.bits(k, (3,)))
+case("random.uniform", lambda a, b, m, n, k: random.uniform(k, (4,), minval=-1.0,
+                                                           maxval=b[:4]))
+case("random.normal", lambda a, b, m, n, k: random.normal(k, (2, 3)))
+case("random.gumbel", lambda a, b, m, n, k: random.gumbel(k, (3,)))
+case("random.truncated_normal", lambda a, b, m, n, k: random.truncated_normal(
+    k, -1.0, b[:3], (3,)))
+case("random.bernoulli", lambda a, b, m, n, k: random.bernoulli(k, a[0]))
+case("random.randint", lambda a, b, m, n, k: random.randint(k, (5,), -3, n[0] % 9 + 10))
+case("random.categorical", lambda a, b, m, n, k: random.categorical(k, enp.log(a), axis=1))
+case("random.choice", lambda a, b, m, n, k: random.choice(k, b, (3,), replace=False))
+case("random.permutation", lambda a, b, m, n, k: random.permutation(k, a, axis=1))
+
+# ember.lax: elementwise.
+_LAX_UNARY = ["abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "ceil", "cos",
+              "cosh", "digamma", "erf", "erf_inv", "erfc", "exp", "exp2", "expm1", "floor",
+              "is_finite", "lgamma", "log", "log1p", "log2", "logistic", "neg", "round",
+              "rsqrt", "sign", "signbit", "sin", "sinh", "sqrt", "tan", "tanh"]
+for _n in _LAX_UNARY:
+    case(f"lax.{_n}", lambda a, b, m, n, k, _n=_n: getattr(lax, _n)(
+        _UNARY_DOMAIN.get(_n, lambda a: a)(a)))
+for _n in ["add", "atan2", "copysign", "div", "max", "min", "mul", "nextafter", "pow", "rem",
+           "sub", "eq", "ne", "lt", "le", "gt", "ge"]:
+    case(f"lax.{_n}", lambda a, b, m, n, k, _n=_n: getattr(lax, _n)(a - 0.5, m[:4]))
+for _n in ["bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
+           "shift_right_arithmetic", "shift_right_logical"]:
+    case(f"lax.{_n}", lambda a, b, m, n, k, _n=_n: getattr(lax, _n)(n, enp.abs(n) % 5))
+for _n in ["bitwise_not", "not_", "clz", "population_count"]:
+    case(f"lax.{_n}", lambda a, b, m, n, k, _n=_n: getattr(lax, _n)(n))
+case("lax.select", lambda a, b, m, n, k: lax.select(a > m[:4], a, m[:4]))
+case("lax.convert_element_type", lambda a, b, m, n, k: lax.convert_element_type(a * 9, i32))
+case("lax.bitcast_convert_type", lambda a, b, m, n, k: lax.bitcast_convert_type(a, i32))
+case("lax.iota", lambda a, b, m, n, k: lax.iota(f32, 5) * b)
+case("lax.broadcasted_iota", lambda a, b, m, n, k: lax.broadcasted_iota(i32, (4, 5), 0) + n)
+
+# ember.lax: structure, reductions, contractions, indexing.
+case("lax.broadcast_in_dim", lambda a, b, m, n, k: lax.broadcast_in_dim(b, (3, 5, 2), (1,)))
+case("lax.reshape", lambda a, b, m, n, k: lax.reshape(a, (5, 4)))
+case("lax.transpose", lambda a, b, m, n, k: lax.transpose(a, (1, 0)))
+case("lax.rev", lambda a, b, m, n, k: lax.rev(n, (0, 1)))
+case("lax.slice", lambda a, b, m, n, k: lax.slice(a, (1, 0), (4, 5), (2, 2)))
+case("lax.concatenate", lambda a, b, m, n, k: lax.concatenate([a, m[:4]], 1))
+case("lax.pad", lambda a, b, m, n, k: lax.pad(a, b[0], [(1, -1, 1), (0, 2, 0)]))
+for _n in ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min"]:
+    case(f"lax.{_n}", lambda a, b, m, n, k, _n=_n: getattr(lax, _n)(a, (0,)))
+for _n in ["reduce_and", "reduce_or"]:
+    case(f"lax.{_n}", lambda a, b, m, n, k, _n=_n: getattr(lax, _n)(n > 0, (1,)))
+case("lax.argmax", lambda a, b, m, n, k: lax.argmax(a, 0, i32))
+case("lax.argmin", lambda a, b, m, n, k: lax.argmin(n, 1, i32))
+for _n in ["cumsum", "cumprod", "cummax", "cummin"]:
+    case(f"lax.{_n}", lambda a, b, m, n, k, _n=_n: getattr(lax, _n)(a, 1, reverse=True))
+case("lax.dot_general", lambda a, b, m, n, k: lax.dot_general(a, m, _dn((1,), (0,))))
+case("lax.dot_general#batch", lambda a, b, m, n, k: lax.dot_general(
+    a, n.astype(f32), _dn((1,), (1,), (0,), (0,))))
+case("lax.sort", lambda a, b, m, n, k: lax.sort(a, dimension=0))
+case("lax.sort_key_val", lambda a, b, m, n, k: lax.sort_key_val(n, a, dimension=1))
+case("lax.gather", lambda a, b, m, n, k: lax.gather(a, enp.abs(n[:2, :1]) % 4, (0,)))
+case("lax.scatter", lambda a, b, m, n, k: lax.scatter(a, enp.array([[1], [3]]), m[:2], (0,)))
+for _n in ["scatter_add", "scatter_mul", "scatter_max", "scatter_min"]:
+    case(f"lax.{_n}", lambda a, b, m, n, k, _n=_n: getattr(lax, _n)(
+        a, enp.abs(n[:3, :1]) % 5, m[:3], (0,)))
+case("lax.dynamic_slice", lambda a, b, m, n, k: lax.dynamic_slice(
+    a, (enp.abs(n[0, 0]) % 3, 1), (2, 3)))
+case("lax.dynamic_update_slice", lambda a, b, m, n, k: lax.dynamic_update_slice(
+    a, m[:2, :2], (n[0, 0] % 4, 2)))
+case("lax.dynamic_index_in_dim", lambda a, b, m, n, k: lax.dynamic_index_in_dim(
+    a, n[1, 1], 1, keepdims=False))
+
+# ember.lax: control flow (batched predicates, bounds and carries).
+case("lax.cond", lambda a, b, m, n, k: lax.cond(b.sum() > 6, lambda t: t * 2, lambda t: -t,
+                                                 a))
+case("lax.cond#shared_pred", lambda a, b, m, n, k: lax.cond(m[0, 0] > 0, lambda t: t + m[0],
+                                                            lambda t: t * m[1], b))
+case("lax.switch", lambda a, b, m, n, k: lax.switch(
+    n[0, 0] % 3, [lambda t: t, lambda t: t * t, lambda t: -t], b))
+case("lax.while_loop", lambda a, b, m, n, k: lax.while_loop(
+    lambda c: c[0].sum() < 20, lambda c: (c[0] * 1.5, c[1] + 1), (b, np.int32(0))))
+case("lax.fori_loop", lambda a, b, m, n, k: lax.fori_loop(0, 3, lambda j, c: c * b + j, b))
+case("lax.fori_loop#batched_bound", lambda a, b, m, n, k: lax.fori_loop(
+    0, enp.abs(n[0, 0]) % 4, lambda j, c: c * 0.5 + a[0], b))
+case("lax.scan", lambda a, b, m, n, k: lax.scan(lambda c, r: (c + r, c * r), b, a))
+case("lax.map", lambda a, b, m, n, k: lax.map(lambda r: r @ m + b, a))
+
+# Rule paths where only some operands are batched.
+case("lax.scatter_add#shared_operand", lambda a, b, m, n, k: lax.scatter_add(
+    m, enp.array([[1], [1], [4]]), a[:3], (0,)))
+case("lax.gather#shared_indices", lambda a, b, m, n, k: lax.gather(
+    a, enp.array([[3], [0]]), (1,)))
+case("lax.sort_key_val#shared_keys", lambda a, b, m, n, k: lax.sort_key_val(m[0], b))
+case("lax.dynamic_update_slice#shared_operand", lambda a, b, m, n, k: (
+    lax.dynamic_update_slice(m, a[:2, :3], (n[0, 0], n[0, 1]))))
+case("lax.while_loop#shared_condition", lambda a, b, m, n, k: lax.while_loop(
+    lambda c: c[1] < 3, lambda c: (c[0] * b + m[c[1]], c[1] + 1), (a, 0)))
+case("lax.scan#shared_xs", lambda a, b, m, n, k: lax.scan(
+    lambda c, r: (c * r + 1.0, c.sum()), b, m))
+# A shared key that is not a constant (IREE evaluates a constant one at compile time, slowly).
+case("random.uniform#shared_key", lambda a, b, m, n, k: random.uniform(
+    lax.bitcast_convert_type(m[0, :2], u32), (4,), maxval=b[:4]))
+case("lax.select#shared_predicate", lambda a, b, m, n, k: lax.select(m[:4] > 0, a, -a))
+case("numpy.matmul#shared_lhs", lambda a, b, m, n, k: m @ a.T)
+
+
+# --- exclusions: public names that are not array functions -------------------------------
+
+EXCLUDED = {
+    # Classes re-exported for users to catch or check against, not functions of arrays.
+    "numpy.IndexingError", "numpy.NonConcreteBooleanIndexError", "numpy.TracingError",
+    "numpy.Tracer", "numpy.ndarray", "lax.Tracer", "numpy.linalg.UnsupportedNormError",
+    # dtype queries: they take dtypes, not arrays, and return host values.
+    "numpy.finfo", "numpy.iinfo", "numpy.promote_types", "numpy.result_type",
+    "numpy.can_cast",
+    # Tracing machinery (re-exported by the modules' own imports): no array semantics.
+    "numpy.current_trace", "numpy.eager", "numpy.user_where", "lax.current_trace",
+    "lax.eager", "lax.bind", "nn.eager",
+}
+
+MODULES = {"numpy": enp, "numpy.linalg": enp.linalg, "nn": nn, "lax": lax, "random": random,
+           "special": special}
+
+
+def _public_functions(prefix, module):
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n in dir(module) if not n.startswith("_")]
+    return {f"{prefix}.{n}" for n in names
+            if callable(getattr(module, n)) and not inspect.ismodule(getattr(module, n))}
+
+
+def test_every_public_function_has_an_entry():
+    covered = {name.split("#")[0] for name in CASES}
+    missing, stale = [], []
+    for prefix, module in MODULES.items():
+        for name in sorted(_public_functions(prefix, module)):
+            if name not in covered and name not in EXCLUDED:
+                missing.append(name)
+    public = set().union(*(_public_functions(p, m) for p, m in MODULES.items()))
+    stale = sorted((covered | EXCLUDED) - public)
+    assert not missing, f"public functions without a vmap test entry: {missing}"
+    assert not stale, f"entries for names that are not public functions: {stale}"
+
+
+# --- running the table ---------------------------------------------------------------------
+
+def _groups(size=45):
+    names = sorted(CASES)
+    return [names[i:i + size] for i in range(0, len(names), size)]
+
+
+GROUPS = _groups()
+
+
+def _program(names):
+    fns = [CASES[n] for n in names]
+
+    def per_example(a, b, m, n, k):
+        return {name: fn(a, b, m, n, k) for name, fn in zip(names, fns)}
+    return per_example
+
+
+def _examples(size):
+    """Per-example sample arguments, ``size`` of them stacked at axis 0 (m: one, shared)."""
+    a = _rng.uniform(0.1, 0.9, (size, 4, 5)).astype(f32)
+    b = _rng.uniform(0.5, 2.0, (size, 5)).astype(f32)
+    m = _rng.uniform(-1, 1, (5, 5)).astype(f32)
+    n = _rng.integers(-20, 20, (size, 4, 5)).astype(i32)
+    n[:, 0, 0] = np.arange(size) - 1          # include 0 (division by zero, empty loops)
+    k = _rng.integers(0, 2**32, (size, 2), dtype=np.uint64).astype(u32)
+    return a, b, m, n, k
+
+
+def _close(got, want, what):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (what, got.shape, want.shape)
+    assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
+    if np.issubdtype(want.dtype, np.floating) or want.dtype.name == "bfloat16":
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-5,
+                                   atol=2e-6, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+def _check(got, want_per_example, stack):
+    """``got`` (dict) against the per-example results stacked by ``stack(list, key)``."""
+    assert set(got) == set(want_per_example[0])
+    for key in got:
+        g_leaves, g_tree = tree_util.tree_flatten(got[key])
+        per = [tree_util.tree_flatten(w[key]) for w in want_per_example]
+        assert all(t == g_tree for _, t in per), (key, g_tree, per[0][1])
+        for i, g in enumerate(g_leaves):
+            _close(g, stack([np.asarray(p[0][i]) for p in per], key), key)
+
+
+def _out_axis(key, rank):
+    """A batch axis for each output: 0, the end, or the middle, by turns."""
+    choice = sum(map(ord, key)) % 3
+    return 0 if choice == 0 or rank == 0 else (-1 if choice == 1 or rank == 1 else 1)
+
+
+def _reference(names):
+    """Per-example inputs and results of the group's program, jitted, in a Python loop."""
+    a, b, m, n, k = _examples(B1 * B2)
+    jf = ember.jit(_program(names))
+    return (a, b, m, n, k), [jf(a[e], b[e], m, n[e], k[e]) for e in range(B1 * B2)]
+
+
+@pytest.mark.filterwarnings("ignore:.*64 values are computed as")
+@pytest.mark.parametrize("g", range(len(GROUPS)))
+def test_table_jit_of_nested_vmap_of_jit(g):
+    """``jit(vmap(vmap(jit(f))))``: each function batched twice, its arguments at axis 0, at
+    the end, in the middle or unbatched, its outputs' batch axes at 0, the end or the middle.
+    Example e = j * B1 + i has i along the inner vmap and j along the outer one."""
+    (a, b, m, n, k), outs = _reference(GROUPS[g])
+    grid = lambda x: x.reshape((B2, B1) + x.shape[1:])   # noqa: E731
+    a2 = np.moveaxis(np.moveaxis(grid(a), 1, 2), 0, -1)            # (4, B1, 5, B2)
+    b2 = np.moveaxis(grid(b), 0, 1)                                # (B1, B2, 5)
+    n2 = np.moveaxis(np.moveaxis(grid(n), 1, 2), 0, 1)             # (4, B2, B1, 5)
+    k2 = np.moveaxis(grid(k), 0, -1)                               # (B1, 2, B2)
+    ranks = {key: min(np.ndim(x) for x in tree_util.tree_leaves(v))
+             for key, v in outs[0].items()}
+    inner_out = {key: _out_axis(key, r) for key, r in ranks.items()}
+    outer_out = {key: _out_axis(key + "'", r + 1) for key, r in ranks.items()}
+    inner = ember.vmap(ember.jit(_program(GROUPS[g])), in_axes=(1, 0, None, 1, 0),
+                       out_axes=inner_out)
+    f = ember.jit(ember.vmap(inner, in_axes=(-1, 1, None, 1, -1), out_axes=outer_out))
+
+    def stack(xs, key):
+        rows = [np.stack(xs[j * B1:(j + 1) * B1], axis=inner_out[key]) for j in range(B2)]
+        return np.stack(rows, axis=outer_out[key])
+    _check(f(a2, b2, m, n2, k2), outs, stack)
