@@ -14,6 +14,7 @@ from ember.config import config
 from ember.core import ShapedArray, ShapeDtypeStruct
 from ember.frontend import array_methods as _array_methods
 from ember.frontend.api import Compiled, Lowered, clear_caches, jit
+from ember.frontend.checkpoint import checkpoint, remat
 from ember.frontend.tracing import Tracer
 from ember.frontend.vmap import vmap
 
@@ -27,6 +28,6 @@ from ember.scipy import special  # noqa: E402, F401
 numpy.ndarray = Array
 
 __version__ = "0.1.0"
-__all__ = ["Array", "Compiled", "Lowered", "ShapeDtypeStruct", "ShapedArray", "clear_caches",
-           "config", "device_put", "dtypes", "errors", "jit", "lax", "nn", "numpy", "random",
-           "scipy", "tree_util", "vmap"]
+__all__ = ["Array", "Compiled", "Lowered", "ShapeDtypeStruct", "ShapedArray", "checkpoint",
+           "clear_caches", "config", "device_put", "dtypes", "errors", "jit", "lax", "nn",
+           "numpy", "random", "remat", "scipy", "tree_util", "vmap"]

@@ -1,0 +1,234 @@
+"""Liveness of buffers over one block of ember IR, and a peak-aware list scheduler.
+
+The model is plain Python (ints and lists), built once from the IR: each top-level op of a
+function body is one node; an op holding regions (control flow, a fusion, a call) counts as
+one op whose internals need no buffers of their own, and a value of an enclosing block used
+inside its regions is a use by that op. A value is live from the op that defines it to its
+last use; an op's operands and results are live together while it runs (no in-place reuse
+is assumed). Function arguments belong to the caller and are not counted; results of the
+function live from their definition to the end; ``ember.constant`` values are IREE constants.
+
+IREE fuses elementwise ops into their consumers, so a value made by a ``fusable`` op (see
+``Program.from_block``) whose users all absorb it takes no buffer: its users read the values
+it was computed from instead, which therefore stay live until those users run.
+
+Example:
+    >>> prog = Program.from_block(func_body)
+    >>> profile = prog.profile(prog.order)
+    >>> profile.peak, profile.peak_index
+    (3145728, 4)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ember._mlir import ir
+
+ARG, TEMP, OUT, CONST = "arg", "temp", "out", "const"
+
+
+def tensor_bytes(t: ir.Type) -> int:
+    """Bytes of a statically shaped tensor type (i1 takes a byte, as in IREE's buffers)."""
+    if not isinstance(t, ir.RankedTensorType):
+        return 0
+    t = ir.RankedTensorType(t)
+    bits = getattr(t.element_type, "width", 32)
+    return int(np.prod(t.shape, dtype=np.int64)) * max(bits // 8, 1)
+
+
+def top_level(op: ir.Operation, block: ir.Block):
+    """The ancestor of ``op`` (itself included) that lies directly in ``block``, or None."""
+    while op is not None:
+        parent = op.parent
+        if parent is None:
+            return None
+        if op.block == block:
+            return op
+        op = parent
+    return None
+
+
+@dataclasses.dataclass
+class Profile:
+    """Live bytes at each step of an order: ``live[i]`` while the i-th op runs."""
+
+    live: list[int]
+    temp_live: list[int]
+
+    @property
+    def peak(self) -> int:
+        return max(self.live, default=0)
+
+    @property
+    def peak_index(self) -> int:
+        return int(np.argmax(self.live)) if self.live else 0
+
+    @property
+    def temp_peak(self) -> int:
+        return max(self.temp_live, default=0)
+
+
+@dataclasses.dataclass
+class Program:
+    """Ops as nodes (uses, defs: value ids), values with bytes and a kind."""
+
+    sizes: list[int]
+    kinds: list[str]
+    uses: list[list[int]]          # per op: distinct value ids it (or its regions) reads
+    defs: list[list[int]]          # per op: value ids it defines
+    barrier: list[bool]            # ops that keep their order relative to each other
+    order: list[int]               # the current program order (op ids)
+    direct: list = dataclasses.field(default_factory=list)     # per op: ids read in the IR
+    ops: list = dataclasses.field(default_factory=list)        # op id -> ir.Operation
+    values: list = dataclasses.field(default_factory=list)     # value id -> ir.Value
+
+    @classmethod
+    def from_block(cls, block: ir.Block, movable=lambda op: True, fusable=lambda op: False,
+                   absorbs=lambda op: False) -> Program:
+        """The model of a function body (its terminator excluded).
+
+        ``movable(op)``: False keeps the op's order relative to other such ops.
+        ``fusable(op)``: its results can be computed inside a consumer's kernel;
+        ``absorbs(op)``: the op's kernel can compute fusable producers inline.
+        """
+        ids: dict = {}
+        prog = cls([], [], [], [], [], [])
+        returned = set()
+        ops = list(block.operations)
+        terminator = ops[-1] if ops and ops[-1].operation.name == "func.return" else None
+        if terminator is not None:
+            returned = {v for v in terminator.operation.operands}
+            ops = ops[:-1]
+
+        def value_id(v, kind):
+            prog.sizes.append(tensor_bytes(v.type))
+            prog.kinds.append(kind)
+            prog.values.append(v)
+            ids[v] = len(prog.sizes) - 1
+            return ids[v]
+
+        for arg in block.arguments:
+            value_id(arg, ARG)
+        ops = [op.operation for op in ops]
+        users: dict = {}
+        for op in ops:
+            for inner in _walk(op):
+                for v in inner.operands:
+                    users.setdefault(v, set()).add(op)
+        fused: dict[int, list[int]] = {}     # fused value -> the buffers it is computed from
+        for i, op in enumerate(ops):
+            prog.ops.append(op)
+            prog.order.append(i)
+            used, direct = [], set()
+            for inner in _walk(op):
+                for v in inner.operands:
+                    vid = ids.get(v)
+                    if vid is None:
+                        continue
+                    direct.add(vid)
+                    for x in fused.get(vid, [vid]):
+                        if x not in used:
+                            used.append(x)
+            prog.uses.append(used)
+            prog.direct.append(direct)
+            const = op.name == "ember.constant"
+            defs = []
+            for r in op.results:
+                kind = CONST if const else OUT if r in returned else TEMP
+                vid = value_id(r, kind)
+                if kind == TEMP and fusable(op) and users.get(r) and all(
+                        absorbs(u) for u in users[r]):
+                    prog.sizes[vid] = 0
+                    fused[vid] = list(used)
+                defs.append(vid)
+            prog.defs.append(defs)
+            prog.barrier.append(not movable(op))
+        return prog
+
+    # -- liveness -------------------------------------------------------------------------
+
+    def profile(self, order: list[int]) -> Profile:
+        n = len(order)
+        pos = {op: i for i, op in enumerate(order)}
+        last: dict[int, int] = {}
+        for op in order:
+            for u in self.uses[op]:
+                last[u] = max(last.get(u, -1), pos[op])
+        delta = [0] * (n + 1)
+        temp_delta = [0] * (n + 1)
+        for op in order:
+            start = pos[op]
+            for d in self.defs[op]:
+                kind, size = self.kinds[d], self.sizes[d]
+                if kind in (ARG, CONST) or not size:
+                    continue
+                end = n - 1 if kind == OUT else last.get(d, start)
+                delta[start] += size
+                delta[end + 1] -= size
+                if kind == TEMP:
+                    temp_delta[start] += size
+                    temp_delta[end + 1] -= size
+        return Profile(list(np.cumsum(delta[:n], dtype=np.int64).tolist()),
+                       list(np.cumsum(temp_delta[:n], dtype=np.int64).tolist()))
+
+    # -- scheduling -----------------------------------------------------------------------
+
+    def schedule(self) -> list[int]:
+        """A list schedule of the ops that lowers the peak of live bytes.
+
+        Among the ops whose operands are ready, take the one that frees the most bytes net of
+        what it allocates (as XLA's memory-aware list schedulers do); ties keep program order.
+        Barrier ops keep their relative order.
+        """
+        order = self.order
+        producer = {d: op for op in order for d in self.defs[op]}
+        succs: dict[int, set[int]] = {op: set() for op in order}
+        npred = {op: 0 for op in order}
+        prev_barrier = None
+        for op in order:
+            preds = {producer[u] for u in self.uses[op] if u in producer}
+            if self.barrier[op]:
+                if prev_barrier is not None:
+                    preds.add(prev_barrier)
+                prev_barrier = op
+            for p in preds:
+                if op not in succs[p]:
+                    succs[p].add(op)
+                    npred[op] += 1
+        remaining = {}
+        for op in order:
+            for u in self.uses[op]:
+                remaining[u] = remaining.get(u, 0) + 1
+        rank = {op: i for i, op in enumerate(order)}
+        ready = {op for op in order if npred[op] == 0}
+        out = []
+        while ready:
+            best = max(ready, key=lambda op: (self._gain(op, remaining), -rank[op]))
+            ready.discard(best)
+            out.append(best)
+            for u in self.uses[best]:
+                remaining[u] -= 1
+            for s in succs[best]:
+                npred[s] -= 1
+                if npred[s] == 0:
+                    ready.add(s)
+        assert len(out) == len(order), "cycle in the dependence graph"
+        return out
+
+    def _gain(self, op: int, remaining: dict[int, int]) -> int:
+        freed = sum(self.sizes[u] for u in self.uses[op]
+                    if self.kinds[u] == TEMP and remaining[u] == 1)
+        alloc = sum(self.sizes[d] for d in self.defs[op]
+                    if self.kinds[d] == OUT or (self.kinds[d] == TEMP and d in remaining))
+        return freed - alloc
+
+
+def _walk(op):
+    yield op
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield from _walk(child.operation)
