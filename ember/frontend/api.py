@@ -17,8 +17,7 @@ from ember.backends.runtime import Executable, get_device
 from ember.core import ShapedArray, ShapeDtypeStruct
 from ember.dtypes import dtype_and_weak
 from ember.errors import ArgumentError, EmberError, UnsupportedDtypeError
-from ember.frontend import memory
-from ember.frontend import tracing
+from ember.frontend import memory, tracing
 from ember.frontend.tracing import Trace, Tracer
 
 _ALL_JITS: weakref.WeakSet = weakref.WeakSet()

@@ -91,7 +91,8 @@ def annotate(jitfn, module: ir.Module, leaves, tree, names) -> None:
         if jitfn.memory_budget is not None:
             main.attributes["ember.memory_budget"] = ir.IntegerAttr.get(
                 ir.IntegerType.get_signless(64), jitfn.memory_budget)
-    _, unusable = donation_pairs(main)
+    with module.context, ir.Location.unknown():
+        _, unusable = donation_pairs(main)
     for leaf, why in unusable:
         msg = (f"{jitfn.fun_name}: donated {names[leaf]} cannot be reused by any result: "
                f"{why}. It is not donated")
@@ -119,10 +120,15 @@ def plan_of(module: ir.Module) -> Plan:
 def donation_of(module: ir.Module) -> list[tuple[int, int]]:
     """(argument leaf, result) pairs of a lowered module's donations, in ABI order."""
     main = _main(module)
-    if "ember.donation" not in main.attributes:
+    if "arg_attrs" not in main.attributes:
         return []
-    flat = list(ir.DenseI64ArrayAttr(main.attributes["ember.donation"]))
-    return list(zip(flat[0::2], flat[1::2]))
+    pairs = []
+    for attrs in ir.ArrayAttr(main.attributes["arg_attrs"]):
+        attrs = ir.DictAttr(attrs)
+        if "donation.argument" in attrs:
+            pairs.append((ir.IntegerAttr(attrs["donation.argument"]).value,
+                          ir.IntegerAttr(attrs["iree.abi.output"]).value))
+    return pairs
 
 
 def check_budget(lowered) -> None:

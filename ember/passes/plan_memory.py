@@ -31,11 +31,11 @@ import re
 
 import numpy as np
 
-from ember._mlir import ir
+from ember._mlir import ir, signless
 from ember.dialects import OPS
 from ember.dialects.ops import BINARY, COMPARE, REDUCE, UNARY
 from ember.errors import MemoryBudgetError
-from ember.passes.liveness import ARG, OUT, TEMP, Program, tensor_bytes, top_level
+from ember.passes.liveness import OUT, TEMP, Program, tensor_bytes, top_level
 from ember.passes.registry import Pass, func_ops, register
 
 # Per-element cost of recomputing an op, for choosing what to rematerialize. Ops not listed
@@ -415,10 +415,11 @@ def donation_pairs(f) -> tuple[list[tuple[int, int]], list[tuple[int, str]]]:
     taken: set[int] = set()
     pairs, unused = [], []
     for a in donated:
+        want = str(signless(inputs[a]))    # ui32 storage serves an i32 result as well
         match = next((r for r, t in enumerate(results) if r not in taken
-                      and str(t) == str(inputs[a])), None)
+                      and str(signless(t)) == want), None)
         if match is None:
-            same = [r for r, t in enumerate(results) if str(t) == str(inputs[a])]
+            same = [r for r, t in enumerate(results) if str(signless(t)) == want]
             why = (f"each result of its type {inputs[a]} already reuses another donated "
                    "argument" if same else
                    f"no result has its type {inputs[a]} (results: "
@@ -435,8 +436,10 @@ class DonateBuffers(Pass):
     """Lower donation to IREE's ABI: one ``!hal.buffer {iree.abi.output = r}`` argument per
     usable donated argument, after the others, into which IREE writes result ``r``.
 
-    Runs on lowered IR; the pairs go to ``ember.donation = array<i64: arg0, res0, ...>`` so
-    that the runtime passes each donated argument's buffer in the same order.
+    Runs on lowered IR. Each such argument also names its donor (``donation.argument = a``)
+    so that the runtime passes argument ``a``'s buffer there. The planner's function
+    attributes (``ember.memory``, ``ember.donate``, ``ember.memory_budget``) are dropped:
+    IREE does not need them.
     """
 
     name = "ember-donate-buffers"
@@ -446,7 +449,10 @@ class DonateBuffers(Pass):
         with module.context, ir.Location.unknown():
             for f in func_ops(module):
                 pairs, _ = donation_pairs(f)
-                if not pairs or "ember.donation" in f.attributes or not f.regions[0].blocks:
+                for name in ("ember.memory", "ember.donate", "ember.memory_budget"):
+                    if name in f.attributes:
+                        del f.attributes[name]
+                if not pairs or not f.regions[0].blocks:
                     continue
                 block = f.regions[0].blocks[0]
                 ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
@@ -457,12 +463,11 @@ class DonateBuffers(Pass):
                 buffer = ir.Type.parse("!hal.buffer")
                 index = ir.IndexType.get()
                 new_attrs = []
-                for _, r in pairs:
+                for a, r in pairs:
                     block.add_argument(buffer, ir.Location.unknown())
                     new_attrs.append(ir.DictAttr.get(
-                        {"iree.abi.output": ir.IntegerAttr.get(index, r)}))
+                        {"iree.abi.output": ir.IntegerAttr.get(index, r),
+                         "donation.argument": ir.IntegerAttr.get(index, a)}))
                 f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
                     list(ftype.inputs) + [buffer] * len(pairs), list(ftype.results)))
                 f.attributes["arg_attrs"] = ir.ArrayAttr.get(old + new_attrs)
-                f.attributes["ember.donation"] = ir.DenseI64ArrayAttr.get(
-                    [x for pair in pairs for x in pair])
