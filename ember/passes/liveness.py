@@ -12,6 +12,11 @@ IREE fuses elementwise ops into their consumers, so a value made by a ``fusable`
 ``Program.from_block``) whose users all absorb it takes no buffer: its users read the values
 it was computed from instead, which therefore stay live until those users run.
 
+With data tiling (ember's default CPU flags), IREE copies each operand of a contraction into
+a packed layout once and reuses the copy in every contraction that reads the operand: the
+``encoded`` operands get a twin buffer of their size, live from the first to the last such
+contraction.
+
 Example:
     >>> prog = Program.from_block(func_body)
     >>> profile = prog.profile(prog.order)
@@ -27,7 +32,7 @@ import numpy as np
 
 from ember._mlir import ir
 
-ARG, TEMP, OUT, CONST = "arg", "temp", "out", "const"
+ARG, TEMP, OUT, CONST, ENC = "arg", "temp", "out", "const", "enc"
 
 
 def tensor_bytes(t: ir.Type) -> int:
@@ -87,12 +92,13 @@ class Program:
 
     @classmethod
     def from_block(cls, block: ir.Block, movable=lambda op: True, fusable=lambda op: False,
-                   absorbs=lambda op: False) -> Program:
+                   absorbs=lambda op: False, encoded=lambda op: ()) -> Program:
         """The model of a function body (its terminator excluded).
 
         ``movable(op)``: False keeps the op's order relative to other such ops.
         ``fusable(op)``: its results can be computed inside a consumer's kernel;
         ``absorbs(op)``: the op's kernel can compute fusable producers inline.
+        ``encoded(op)``: indices of the operands IREE packs (a twin buffer each).
         """
         ids: dict = {}
         prog = cls([], [], [], [], [], [])
@@ -119,6 +125,7 @@ class Program:
                 for v in inner.operands:
                     users.setdefault(v, set()).add(op)
         fused: dict[int, list[int]] = {}     # fused value -> the buffers it is computed from
+        twins: dict[int, int] = {}           # encoded value -> its packed copy
         for i, op in enumerate(ops):
             prog.ops.append(op)
             prog.order.append(i)
@@ -132,6 +139,17 @@ class Program:
                     for x in fused.get(vid, [vid]):
                         if x not in used:
                             used.append(x)
+            for k in encoded(op):
+                vid = ids.get(op.operands[k])
+                if vid is None:
+                    continue
+                if vid not in twins:
+                    twins[vid] = len(prog.sizes)
+                    prog.sizes.append(tensor_bytes(op.operands[k].type))
+                    prog.kinds.append(ENC)
+                    prog.values.append(None)
+                if twins[vid] not in used:
+                    used.append(twins[vid])
             prog.uses.append(used)
             prog.direct.append(direct)
             const = op.name == "ember.constant"
@@ -159,6 +177,15 @@ class Program:
                 last[u] = max(last.get(u, -1), pos[op])
         delta = [0] * (n + 1)
         temp_delta = [0] * (n + 1)
+        first: dict[int, int] = {}
+        for op in reversed(order):
+            for u in self.uses[op]:
+                first[u] = pos[op]
+        for v, kind in enumerate(self.kinds):
+            if kind == ENC and v in first:
+                for d in (delta, temp_delta):
+                    d[first[v]] += self.sizes[v]
+                    d[last[v] + 1] -= self.sizes[v]
         for op in order:
             start = pos[op]
             for d in self.defs[op]:

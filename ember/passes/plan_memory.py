@@ -117,6 +117,8 @@ class PlanMemory(Pass):
         "help": "bound on recomputed work, as a fraction of the function's estimated work"})
     enabled: bool = dataclasses.field(default=True, metadata={
         "help": "false: only record the analysis (as EMBER_NO_MEMORY_PLANNER=1)"})
+    data_tiling: bool = dataclasses.field(default=True, metadata={
+        "help": "model IREE's packed copies of contraction operands (CPU data tiling)"})
 
     def run(self, module: ir.Module) -> None:
         enabled = self.enabled and planner_enabled()
@@ -132,7 +134,7 @@ class PlanMemory(Pass):
                     budget = env_budget()
                 plan_function(f, module, budget=budget if enabled else None,
                               schedule=self.schedule and enabled,
-                              max_recompute=self.max_recompute)
+                              max_recompute=self.max_recompute, data_tiling=self.data_tiling)
 
 
 @dataclasses.dataclass
@@ -192,16 +194,20 @@ _FUSABLE = frozenset(RECOMPUTE_COST) | {"ember.transpose"}
 _ABSORBS = _FUSABLE | {f"ember.{n}" for n in REDUCE} | {"ember.argmax", "ember.argmin"}
 
 
-def model(block) -> Program:
-    """The buffer model of a function body, with IREE's elementwise fusion."""
+def model(block, data_tiling: bool = True) -> Program:
+    """The buffer model of a function body, with IREE's elementwise fusion and (with
+    ``data_tiling``) the packed operand copies of contractions."""
+    encoded = (lambda op: (0, 1) if op.name == "ember.dot_general" else ()) if data_tiling \
+        else (lambda op: ())
     return Program.from_block(block, _movable, lambda op: op.name in _FUSABLE,
-                              lambda op: op.name in _ABSORBS)
+                              lambda op: op.name in _ABSORBS, encoded)
 
 
-def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3) -> Plan:
+def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3,
+                  data_tiling=True) -> Plan:
     """Plan one ``func.func`` in place and record ``ember.memory`` on it; returns the Plan."""
     block = f.regions[0].blocks[0]
-    prog = model(block)
+    prog = model(block, data_tiling)
     before = prog.profile(prog.order)
     plan = Plan(unplanned_peak_bytes=before.peak, budget=budget or 0)
     if schedule and len(prog.order) > 2:
@@ -210,8 +216,9 @@ def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3) -> Pla
             _reorder(prog, order, block)
             plan.scheduled = True
     if budget is not None:
-        plan.rematerialized = _rematerialize(block, budget, max_recompute, module)
-    prog = model(block)
+        plan.rematerialized = _rematerialize(block, budget, max_recompute, module,
+                                             data_tiling)
+    prog = model(block, data_tiling)
     prof = prog.profile(prog.order)
     plan.peak_bytes, plan.temp_bytes = prof.peak, prof.temp_peak
     if prog.order:
@@ -304,14 +311,14 @@ def _recompute_cost(op, result_index: int, module) -> float | None:
     return None
 
 
-def _rematerialize(block, budget: int, max_recompute: float, module) -> int:
+def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling) -> int:
     """Recompute cheap values after the peak until the peak fits ``budget``; returns how many
     values were recomputed."""
-    prog = model(block)
+    prog = model(block, data_tiling)
     total_work = sum(_op_cost(op) for op in prog.ops) or 1.0
     spent, count = 0.0, 0
     while True:
-        prog = model(block)
+        prog = model(block, data_tiling)
         prof = prog.profile(prog.order)
         if prof.peak <= budget:
             return count
