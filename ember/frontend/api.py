@@ -152,7 +152,7 @@ class Compiled:
         self.single_output = tree_util.treedef_is_strict_leaf(self.out_tree)
         self.donation = memory.donation_of(lowered._stage("linalg"))
         self._memory = None
-        memory.check_budget(lowered)
+        memory.report(lowered)
 
     def memory_analysis(self) -> memory.MemoryAnalysis:
         """Bytes of arguments, outputs, aliased (donated) storage, temporaries and the peak:
@@ -363,9 +363,10 @@ class JitFunction:
         names = [f"argument {self._leaf_name(tree, i)}" for i in range(len(leaves))]
         module, _, out_tree, outs = trace_flat(self._with_static(static), self.fun_name, tree,
                                                avals, names)
-        memory.annotate(self, module, leaves, tree, names)
-        return Lowered(module, self.fun_name, tree, avals, out_tree, [o.aval for o in outs],
-                       self.backend)
+        lowered = Lowered(module, self.fun_name, tree, avals, out_tree, [o.aval for o in outs],
+                          self.backend)
+        memory.annotate(self, lowered, leaves, tree, names)
+        return lowered
 
     def _with_static(self, static):
         fun = self.fun

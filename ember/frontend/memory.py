@@ -71,9 +71,9 @@ def _donated_leaves(jitfn, tree) -> list[int]:
     return out
 
 
-def annotate(jitfn, module: ir.Module, leaves, tree, names) -> None:
-    """Record the donated leaves and the memory budget on the traced entry function, and
-    report donated leaves that cannot be donated (not arrays, or no result to reuse them)."""
+def annotate(jitfn, lowered, leaves, tree, names) -> None:
+    """Record the donated leaves and the memory budget on the traced entry function; raises
+    DonationError for a donated leaf that is not an array."""
     donated = _donated_leaves(jitfn, tree)
     for i in donated:
         leaf = leaves[i]
@@ -82,8 +82,10 @@ def annotate(jitfn, module: ir.Module, leaves, tree, names) -> None:
                 f"{jitfn.fun_name}: donated {names[i]} is a {type(leaf).__name__}, not an "
                 "array; only arrays have buffers to donate (remove it from donate_argnums/"
                 "donate_argnames)")
+    lowered.leaf_names = names
     if not donated and jitfn.memory_budget is None:
         return
+    module = lowered._stage("ember")
     main = _main(module)
     with module.context:
         if donated:
@@ -91,14 +93,26 @@ def annotate(jitfn, module: ir.Module, leaves, tree, names) -> None:
         if jitfn.memory_budget is not None:
             main.attributes["ember.memory_budget"] = ir.IntegerAttr.get(
                 ir.IntegerType.get_signless(64), jitfn.memory_budget)
+    lowered._text["ember"] = str(module)
+
+
+def report(lowered) -> None:
+    """Report donations that cannot be made (a warning, or DonationError when
+    ``donation_strict`` is on) and a memory budget given to ``ember.jit`` that the planner
+    could not meet (a warning)."""
+    module = lowered._stage("optimized")
+    main = _main(module)
+    names = getattr(lowered, "leaf_names", None)
     with module.context, ir.Location.unknown():
         _, unusable = donation_pairs(main)
     for leaf, why in unusable:
-        msg = (f"{jitfn.fun_name}: donated {names[leaf]} cannot be reused by any result: "
-               f"{why}. It is not donated")
+        what = names[leaf] if names and leaf < len(names) else f"argument leaf #{leaf}"
+        msg = (f"{lowered.fun_name}: donated {what} cannot be reused by any result: {why}. "
+               "It is not donated")
         if config.donation_strict:
             raise DonationError(msg + " (donation_strict is on)")
         warnings.warn(msg + ".", DonationWarning, stacklevel=user_stacklevel())
+    check_budget(lowered)
 
 
 def _main(module: ir.Module):

@@ -226,8 +226,11 @@ def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3,
         plan.peak_op = f"{op.name} at {_where(op)}"
     plan.argument_bytes = sum(tensor_bytes(a.type) for a in block.arguments)
     plan.output_bytes = sum(tensor_bytes(r.type) for r in _returned(block))
-    plan.alias_bytes = sum(tensor_bytes(block.arguments[a].type)
-                           for a, _ in donation_pairs(f)[0])
+    pairs, _ = donation_pairs(f)
+    plan.alias_bytes = sum(tensor_bytes(block.arguments[a].type) for a, _ in pairs)
+    if pairs:
+        f.attributes["ember.donation"] = ir.DenseI64ArrayAttr.get(
+            [x for pair in pairs for x in pair])
     if budget is not None:
         plan.budget_missed = max(0, plan.peak_bytes - budget)
     f.attributes["ember.memory"] = plan.attribute()
@@ -410,32 +413,74 @@ def donation_pairs(f) -> tuple[list[tuple[int, int]], list[tuple[int, str]]]:
     """Pair the donated arguments of ``f`` (``ember.donate``, argument indices) with results
     of the same type: ([(argument, result)], [(argument, why it cannot be used)]).
 
+    IREE writes a result into donated storage while the program runs, and does not know that
+    the storage is an argument: a donation is only made when no kernel can read the argument
+    after (or at other elements than) the result is written, that is when every use of the
+    argument is an elementwise op whose values flow only into that result.
+
     Example:
         >>> donation_pairs(main)
-        ([(0, 0)], [(2, 'no result has its type tensor<3xf32> (or each such result ...)')])
+        ([(0, 0)], [(2, 'no result has its type tensor<3xf32> (results: tensor<f32>)')])
     """
     if "ember.donate" not in f.attributes:
         return [], []
     donated = list(ir.DenseI64ArrayAttr(f.attributes["ember.donate"]))
     ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
     inputs, results = list(ftype.inputs), list(ftype.results)
+    block = f.regions[0].blocks[0] if f.regions[0].blocks else None
     taken: set[int] = set()
     pairs, unused = [], []
     for a in donated:
         want = str(signless(inputs[a]))    # ui32 storage serves an i32 result as well
-        match = next((r for r, t in enumerate(results) if r not in taken
-                      and str(signless(t)) == want), None)
-        if match is None:
-            same = [r for r, t in enumerate(results) if str(signless(t)) == want]
-            why = (f"each result of its type {inputs[a]} already reuses another donated "
-                   "argument" if same else
-                   f"no result has its type {inputs[a]} (results: "
+        same = [r for r, t in enumerate(results) if str(signless(t)) == want]
+        free = [r for r in same if r not in taken]
+        reached, why = _elementwise_slice(block, a) if block is not None else (set(), None)
+        if not same:
+            why = (f"no result has its type {inputs[a]} (results: "
                    f"{', '.join(str(t) for t in results) or 'none'})")
+        elif why is None and len(reached) > 1:
+            why = f"it flows into several results ({', '.join(map(str, sorted(reached)))})"
+        elif why is None and reached and next(iter(reached)) not in free:
+            why = (f"the result computed from it (#{next(iter(reached))}) has another type or "
+                   "already reuses another donated argument")
+        elif why is None and not free:
+            why = f"each result of its type {inputs[a]} already reuses another donated argument"
+        if why is not None:
             unused.append((a, why))
-        else:
-            taken.add(match)
-            pairs.append((a, match))
+            continue
+        r = next(iter(reached)) if reached else free[0]
+        taken.add(r)
+        pairs.append((a, r))
     return pairs, unused
+
+
+def _elementwise_slice(block, a: int):
+    """(results reached, None) when argument ``a`` is only read by elementwise ops (of its
+    shape) whose values flow only into results; else (set(), why not)."""
+    ret = list(block.operations)[-1].operation
+    seen, work, reached = set(), [block.arguments[a]], set()
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for use in v.uses:
+            owner = use.owner
+            owner = owner.operation if hasattr(owner, "operation") else owner
+            if owner == ret:
+                reached.add(use.operand_number)
+                continue
+            opdef = OPS.get(owner.name)
+            if owner.parent is None or owner.block != block:
+                return set(), f"it is read inside a region ({top_level(owner, block).name})"
+            shape = ir.RankedTensorType(v.type).shape
+            if opdef is None or opdef.family != "elementwise" or any(
+                    ir.RankedTensorType(r.type).shape != shape for r in owner.results):
+                return set(), (f"it is read by {owner.name} at {_where(owner)}, which may run "
+                               "after (or read other elements than) the result written into "
+                               "its buffer")
+            work.extend(owner.results)
+    return reached, None
 
 
 @register
@@ -443,10 +488,11 @@ class DonateBuffers(Pass):
     """Lower donation to IREE's ABI: one ``!hal.buffer {iree.abi.output = r}`` argument per
     usable donated argument, after the others, into which IREE writes result ``r``.
 
-    Runs on lowered IR. Each such argument also names its donor (``donation.argument = a``)
-    so that the runtime passes argument ``a``'s buffer there. The planner's function
-    attributes (``ember.memory``, ``ember.donate``, ``ember.memory_budget``) are dropped:
-    IREE does not need them.
+    Runs on lowered IR, on the pairs ``ember-plan-memory`` chose (``ember.donation =
+    array<i64: arg0, res0, ...>``). Each such argument also names its donor
+    (``donation.argument = a``) so that the runtime passes argument ``a``'s buffer there.
+    The planner's function attributes (``ember.memory``, ``ember.donate``,
+    ``ember.memory_budget``, ``ember.donation``) are dropped: IREE does not need them.
     """
 
     name = "ember-donate-buffers"
@@ -455,8 +501,12 @@ class DonateBuffers(Pass):
     def run(self, module: ir.Module) -> None:
         with module.context, ir.Location.unknown():
             for f in func_ops(module):
-                pairs, _ = donation_pairs(f)
-                for name in ("ember.memory", "ember.donate", "ember.memory_budget"):
+                pairs = []
+                if "ember.donation" in f.attributes:
+                    flat = list(ir.DenseI64ArrayAttr(f.attributes["ember.donation"]))
+                    pairs = list(zip(flat[0::2], flat[1::2]))
+                for name in ("ember.memory", "ember.donate", "ember.memory_budget",
+                             "ember.donation"):
                     if name in f.attributes:
                         del f.attributes[name]
                 if not pairs or not f.regions[0].blocks:
