@@ -151,6 +151,7 @@ class Compiled:
         self.out_tree, self.out_avals = lowered.out_tree, lowered.out_avals
         self.single_output = tree_util.treedef_is_strict_leaf(self.out_tree)
         self.donation = memory.donation_of(lowered._stage("linalg"))
+        self.donated_leaves = memory.donated_leaves_of(lowered._stage("ember"))
         self._memory = None
         memory.report(lowered)
 
@@ -174,7 +175,7 @@ class Compiled:
 
     def run_flat(self, leaves) -> list[Array]:
         """Run on flat argument leaves (already matching ``in_avals``); returns flat Arrays."""
-        if self.donation:
+        if self.donated_leaves:
             return memory.run_donating(self, leaves)
         return self.executable.run(leaves, self.in_avals, self.out_avals, Array)
 
@@ -334,7 +335,7 @@ class JitFunction:
             compiled = self._cache.get(key)
             if compiled is None:
                 compiled = self._cache[key] = self._lower(leaves, tree, static, args).compile()
-        if compiled.donation:
+        if compiled.donated_leaves:
             outs = memory.run_donating(compiled, leaves)
         else:
             outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals, Array)

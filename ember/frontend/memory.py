@@ -145,6 +145,14 @@ def donation_of(module: ir.Module) -> list[tuple[int, int]]:
     return pairs
 
 
+def donated_leaves_of(module: ir.Module) -> tuple[int, ...]:
+    """The argument leaves ``ember.jit`` was asked to donate (``ember.donate``)."""
+    main = _main(module)
+    if "ember.donate" not in main.attributes:
+        return ()
+    return tuple(ir.DenseI64ArrayAttr(main.attributes["ember.donate"]))
+
+
 def check_budget(lowered) -> None:
     """Warn when the planner could not meet a budget given to ``ember.jit``."""
     plan = plan_of(lowered._stage("optimized"))
@@ -213,7 +221,7 @@ def run_donating(compiled, leaves) -> list[Array]:
     donated Arrays are deleted afterwards."""
     donation = compiled.donation
     name = compiled.lowered.fun_name
-    donated = {a for a, _ in donation}
+    donated = set(compiled.donated_leaves)
     seen: dict[int, int] = {}
     for a in sorted(donated):
         leaf = leaves[a]

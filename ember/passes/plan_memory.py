@@ -320,6 +320,7 @@ def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling
     prog = model(block, data_tiling)
     total_work = sum(_op_cost(op) for op in prog.ops) or 1.0
     spent, count = 0.0, 0
+    refused: set = set()
     while True:
         prog = model(block, data_tiling)
         prof = prog.profile(prog.order)
@@ -338,8 +339,8 @@ def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling
                 if prog.kinds[v] != TEMP or not prog.sizes[v]:
                     continue
                 user_pos = users.get(v, [])
-                if p in user_pos or not any(q > p for q in user_pos) or any(
-                        v not in prog.direct[prog.order[q]] for q in user_pos if q > p):
+                if p in user_pos or prog.values[v] in refused or not any(
+                        q > p and v in prog.direct[prog.order[q]] for q in user_pos):
                     continue
                 cost = _recompute_cost(op, ri, module)
                 # Checkpointed results are recomputed at any cost: the user asked for it.
@@ -355,7 +356,14 @@ def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling
         if best is None:
             return count
         _, op_id, v, cost = best
-        _apply_remat(prog, op_id, v, p, block)
+        undo = _apply_remat(prog, op_id, v, p, block)
+        after = model(block, data_tiling)
+        if after.profile(after.order).peak >= prof.peak:
+            # The model's trial was optimistic (the value also reaches later ops through
+            # fused values computed before the peak): take the clone back.
+            undo()
+            refused.add(prog.values[v])
+            continue
         if CHECKPOINT_ATTR not in prog.ops[op_id].attributes:
             spent += cost
         count += 1
@@ -398,12 +406,20 @@ def _apply_remat(prog: Program, op_id: int, v: int, p: int, block) -> None:
     first = next(prog.ops[u] for u in prog.order[p + 1:] if prog.ops[u] in later_ops)
     clone = op.clone(ip=ir.InsertionPoint(first))
     new = clone.results[list(op.results).index(value)]
+    redirected = []
     for use in list(value.uses):
         owner = use.owner
         owner = owner.operation if hasattr(owner, "operation") else owner
         top = top_level(owner, block)
         if top is not None and top in later_ops:
             owner.operands[use.operand_number] = new
+            redirected.append((owner, use.operand_number))
+
+    def undo():
+        for owner, n in redirected:
+            owner.operands[n] = value
+        clone.erase()
+    return undo
 
 
 # --- donation ---------------------------------------------------------------------------
