@@ -87,6 +87,7 @@ class Program:
     barrier: list[bool]            # ops that keep their order relative to each other
     order: list[int]               # the current program order (op ids)
     direct: list = dataclasses.field(default_factory=list)     # per op: ids read in the IR
+    waves: bool = False    # model IREE running two independent kernels as one wave
     ops: list = dataclasses.field(default_factory=list)        # op id -> ir.Operation
     values: list = dataclasses.field(default_factory=list)     # value id -> ir.Value
 
@@ -181,18 +182,33 @@ class Program:
         for op in reversed(order):
             for u in self.uses[op]:
                 first[u] = pos[op]
+        # IREE's stream scheduler runs a kernel together with the one before it when it does
+        # not read its results: what the later one allocates is live from the earlier one.
+        begin = dict(pos)
+        if self.waves:
+            prev = None
+            for op in order:
+                allocates = any(self.sizes[d] and self.kinds[d] in (TEMP, OUT)
+                                for d in self.defs[op]) or any(
+                    self.kinds[u] == ENC and first.get(u) == pos[op] for u in self.uses[op])
+                if not allocates:
+                    continue
+                if prev is not None and not set(self.defs[prev]) & set(self.uses[op]):
+                    begin[op] = pos[prev]
+                prev = op
         for v, kind in enumerate(self.kinds):
             if kind == ENC and v in first:
+                start = min(begin[o] for o in order if pos[o] == first[v])
                 for d in (delta, temp_delta):
-                    d[first[v]] += self.sizes[v]
+                    d[start] += self.sizes[v]
                     d[last[v] + 1] -= self.sizes[v]
         for op in order:
-            start = pos[op]
+            start = begin[op]
             for d in self.defs[op]:
                 kind, size = self.kinds[d], self.sizes[d]
                 if kind in (ARG, CONST) or not size:
                     continue
-                end = n - 1 if kind == OUT else last.get(d, start)
+                end = n - 1 if kind == OUT else last.get(d, pos[op])
                 delta[start] += size
                 delta[end + 1] -= size
                 if kind == TEMP:
@@ -208,9 +224,14 @@ class Program:
 
         Among the ops whose operands are ready, take the one that frees the most bytes net of
         what it allocates (as XLA's memory-aware list schedulers do); ties keep program order.
-        Barrier ops keep their relative order.
+        Barrier ops keep their relative order. Ops that make no buffer (constants, values
+        fused into their users) are not scheduled on their own: each goes right before its
+        first user, where IREE computes it.
         """
-        order = self.order
+        lazy = {op for op in self.order if self.defs[op] and not self.barrier[op] and all(
+            self.kinds[d] == CONST or (self.kinds[d] == TEMP and not self.sizes[d])
+            for d in self.defs[op])}
+        order = [op for op in self.order if op not in lazy]
         producer = {d: op for op in order for d in self.defs[op]}
         succs: dict[int, set[int]] = {op: set() for op in order}
         npred = {op: 0 for op in order}
@@ -243,6 +264,16 @@ class Program:
                 if npred[s] == 0:
                     ready.add(s)
         assert len(out) == len(order), "cycle in the dependence graph"
+        users: dict[int, list[int]] = {}
+        for op in self.order:
+            for v in self.direct[op] if self.direct else self.uses[op]:
+                users.setdefault(v, []).append(op)
+        for op in reversed(self.order):
+            if op not in lazy:
+                continue
+            pos = {o: i for i, o in enumerate(out)}
+            at = [pos[u] for d in self.defs[op] for u in users.get(d, []) if u in pos]
+            out.insert(min(at) if at else 0, op)
         return out
 
     def _gain(self, op: int, remaining: dict[int, int]) -> int:

@@ -118,7 +118,9 @@ class PlanMemory(Pass):
     enabled: bool = dataclasses.field(default=True, metadata={
         "help": "false: only record the analysis (as EMBER_NO_MEMORY_PLANNER=1)"})
     data_tiling: bool = dataclasses.field(default=True, metadata={
-        "help": "model IREE's packed copies of contraction operands (CPU data tiling)"})
+        "help": "model IREE's packed copies of contraction operands (CPU data tiling) and "
+                "its waves of independent kernels; false: a plain one-buffer-per-value "
+                "model"})
 
     def run(self, module: ir.Module) -> None:
         enabled = self.enabled and planner_enabled()
@@ -196,11 +198,18 @@ _ABSORBS = _FUSABLE | {f"ember.{n}" for n in REDUCE} | {"ember.argmax", "ember.a
 
 def model(block, data_tiling: bool = True) -> Program:
     """The buffer model of a function body, with IREE's elementwise fusion and (with
-    ``data_tiling``) the packed operand copies of contractions."""
-    encoded = (lambda op: (0, 1) if op.name == "ember.dot_general" else ()) if data_tiling \
-        else (lambda op: ())
-    return Program.from_block(block, _movable, lambda op: op.name in _FUSABLE,
-                              lambda op: op.name in _ABSORBS, encoded)
+    ``data_tiling``, as ember's CPU flags compile) the packed operand copies of contractions
+    and IREE's pairing of independent kernels into one wave."""
+    if data_tiling:
+        # The packing kernel of a contraction operand computes elementwise producers inline.
+        absorbs = _ABSORBS | {"ember.dot_general"}
+        encoded = (lambda op: (0, 1) if op.name == "ember.dot_general" else ())
+    else:
+        absorbs, encoded = _ABSORBS, (lambda op: ())
+    prog = Program.from_block(block, _movable, lambda op: op.name in _FUSABLE,
+                              lambda op: op.name in absorbs, encoded)
+    prog.waves = data_tiling
+    return prog
 
 
 def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3,
