@@ -28,6 +28,19 @@ N = 256
 MB = N * N * 4     # one N x N float32 buffer
 
 
+@pytest.fixture(autouse=True)
+def _planner_defaults():
+    """These tests set budgets themselves: ignore EMBER_MEMORY_BUDGET (the whole suite may be
+    run with a tiny one, see the README) and EMBER_NO_MEMORY_PLANNER."""
+    saved = dict(ember.config._values)
+    ember.config._values.update(memory_budget=None, memory_planner=True,
+                                donation_strict=False)
+    ember.clear_caches()
+    yield
+    ember.config._values.update(saved)
+    ember.clear_caches()
+
+
 @pytest.fixture
 def config_value():
     """Set ember.config options for one test, restoring them (and the caches) after."""
