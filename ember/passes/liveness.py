@@ -198,7 +198,7 @@ class Program:
                 prev = op
         for v, kind in enumerate(self.kinds):
             if kind == ENC and v in first:
-                start = min(begin[o] for o in order if pos[o] == first[v])
+                start = begin[order[first[v]]]
                 for d in (delta, temp_delta):
                     d[start] += self.sizes[v]
                     d[last[v] + 1] -= self.sizes[v]
@@ -268,13 +268,25 @@ class Program:
         for op in self.order:
             for v in self.direct[op] if self.direct else self.uses[op]:
                 users.setdefault(v, []).append(op)
+        # Each lazy op goes before the first scheduled op that (maybe through other lazy
+        # ops) reads it; those before one op keep their program order.
+        pos = {o: i for i, o in enumerate(out)}
+        anchor: dict[int, int] = {}
         for op in reversed(self.order):
-            if op not in lazy:
-                continue
-            pos = {o: i for i, o in enumerate(out)}
-            at = [pos[u] for d in self.defs[op] for u in users.get(d, []) if u in pos]
-            out.insert(min(at) if at else 0, op)
-        return out
+            if op in lazy:
+                at = [pos[u] if u in pos else anchor[u]
+                      for d in self.defs[op] for u in users.get(d, [])]
+                anchor[op] = min(at, default=len(out))
+        before: dict[int, list[int]] = {}
+        for op in self.order:
+            if op in lazy:
+                before.setdefault(anchor[op], []).append(op)
+        final = []
+        for i, op in enumerate(out):
+            final.extend(before.get(i, ()))
+            final.append(op)
+        final.extend(before.get(len(out), ()))
+        return final
 
     def _gain(self, op: int, remaining: dict[int, int]) -> int:
         freed = sum(self.sizes[u] for u in self.uses[op]
