@@ -116,7 +116,13 @@ class Lowered:
 
     def memory_plan(self):
         """The memory planner's figures for the entry function (``ember.memory`` on it in the
-        "optimized" stage), as a :class:`ember.passes.plan_memory.Plan`."""
+        "optimized" stage), as a :class:`ember.passes.plan_memory.Plan`.
+
+        Example:
+            >>> plan = ember.jit(f, memory_budget="64MiB").lower(x).memory_plan()
+            >>> plan.peak_bytes, plan.peak_op, plan.budget_missed
+            (4194304, 'ember.dot_general at model.py:12', 0)
+        """
         return memory.plan_of(self._stage("optimized"))
 
 
