@@ -166,17 +166,13 @@ def test_liveness_and_schedule_against_brute_force(seed):
     # A valid order, never worse than program order, never better than the optimum.
     assert _count_peak(order, ops, result) * MB == prog.profile(scheduled).peak
     assert _brute_force_peak(ops, result) * MB <= prog.profile(scheduled).peak
-    # The pass keeps program order unless it is strictly better.
+    # The pass keeps program order unless the schedule saves 10% of the peak and 64 KiB.
     from ember.passes import make_pass
     with module.context:
         make_pass("ember-plan-memory", "data-tiling=false").run(module)
-    text = str(module)
-    final = [n for n in written if f'%{n}' in text]   # SSA names are renumbered: count ops
-    assert len(final) >= 0
     plan = _plan_attr(module)
-    assert plan["peak_bytes"] <= _count_peak(written, ops, result) * MB
-    assert plan["peak_bytes"] == min(_count_peak(order, ops, result),
-                                     _count_peak(written, ops, result)) * MB
+    kept, new = _count_peak(written, ops, result) * MB, _count_peak(order, ops, result) * MB
+    assert plan["peak_bytes"] == (new if new <= kept - max(64 * 1024, 0.1 * kept) else kept)
 
 
 def _plan_attr(module):
