@@ -1,12 +1,12 @@
 // ember-plan-memory under a budget: cheap values live across the peak are recomputed next to
 // their later uses, cheapest per byte first, until the budget holds; what is missed is
 // recorded.
-// RUN: ember-opt %s --split-input-file --ember-plan-memory='budget=600000 schedule=false data-tiling=false' \
+// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory='budget=600000 schedule=false data-tiling=false' \
 // RUN:   | filecheck %s
-// RUN: ember-opt %s --split-input-file --ember-plan-memory=data-tiling=false | filecheck %s --check-prefix=NONE
-// RUN: ember-opt %s --split-input-file --ember-plan-memory='budget=100kB data-tiling=false' \
+// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory=data-tiling=false | filecheck %s --check-prefix=NONE
+// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory='budget=100kB data-tiling=false' \
 // RUN:   | filecheck %s --check-prefix=MISS
-// RUN: not ember-opt %s --ember-plan-memory=budget=lots 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= not ember-opt %s --ember-plan-memory=budget=lots 2>&1 | filecheck %s --check-prefix=BAD
 // BAD: budget option 'lots' is not a size
 
 // The broadcast %b is live across the matmul chain only to be added at the end: under the
