@@ -31,6 +31,7 @@ if _COMPILER_MISSING is None:
     from ember.exported.build import Exported, export
     from ember.frontend import array_methods as _array_methods
     from ember.frontend.api import Compiled, Lowered, clear_caches, jit
+    from ember.frontend.checkpoint import checkpoint, remat
     from ember.frontend.tracing import Tracer
     from ember.frontend.vmap import vmap
 
@@ -52,5 +53,5 @@ else:
             "Without it, ember.load runs exported .vmfb modules.")
 
 __all__ = ["Array", "Compiled", "Exported", "Lowered", "ShapeDtypeStruct", "ShapedArray",
-           "clear_caches", "config", "device_put", "dtypes", "errors", "export", "jit", "lax",
-           "load", "nn", "numpy", "random", "scipy", "tree_util", "vmap"]
+           "checkpoint", "clear_caches", "config", "device_put", "dtypes", "errors", "export",
+           "jit", "lax", "load", "nn", "numpy", "random", "remat", "scipy", "tree_util", "vmap"]

@@ -23,6 +23,12 @@ class Config:
         self._values = {
             "enable_x64": _env_flag("EMBER_ENABLE_X64"),
             "compile_cache": not _env_flag("EMBER_NO_COMPILE_CACHE"),
+            # A donated argument that no result can reuse: an error (True) or a warning.
+            "donation_strict": _env_flag("EMBER_DONATION_STRICT"),
+            # The ember-plan-memory pass reorders and rematerializes (off: analysis only).
+            "memory_planner": not _env_flag("EMBER_NO_MEMORY_PLANNER"),
+            # Default memory budget of every jitted function (a size: "12 GB", 12e9, ...).
+            "memory_budget": os.environ.get("EMBER_MEMORY_BUDGET", "").strip() or None,
             "cache_dir": os.environ.get("EMBER_CACHE_DIR")
             or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
                             "ember"),
@@ -32,7 +38,7 @@ class Config:
         if name not in self._values:
             raise KeyError(f"unknown ember config option {name!r}; known: {sorted(self._values)}")
         self._values[name] = value
-        if name == "enable_x64":
+        if name in ("enable_x64", "memory_planner", "memory_budget"):
             # Traced programs depend on it: cached executables would be wrong.
             from ember.frontend import api
             api.clear_caches()

@@ -54,3 +54,26 @@ class ExportError(EmberError):
     """An exported module (``.vmfb``) cannot be written, read or run as asked: a corrupt or
     truncated file, a file without ember's signature metadata or from an incompatible ember,
     or a backend the file was not compiled for. The message names the file."""
+
+
+class DonationError(EmberError, ValueError):
+    """A donation that cannot be made: a static or non-array argument, one array donated twice
+    in a call, or (with ``ember.config.update("donation_strict", True)``) a donated argument
+    that no result can reuse. The message names the argument."""
+
+
+class DonatedArrayError(EmberError, RuntimeError):
+    """An Array was used after it was donated to a jitted call (its buffer now holds a result
+    of that call)."""
+
+
+class MemoryBudgetError(EmberError, ValueError):
+    """A memory budget that is not a size (``"12 GB"``, ``12e9`` and ``"1.5GiB"`` are)."""
+
+
+class DonationWarning(UserWarning):
+    """A donated argument that no result could reuse; it was not donated."""
+
+
+class MemoryBudgetWarning(UserWarning):
+    """The memory planner could not bring a function's peak under its budget."""

@@ -6,6 +6,7 @@ import numpy as np
 
 from ember.backends.runtime import Device, to_host
 from ember.core import ShapedArray
+from ember.errors import DonatedArrayError
 
 
 class Array:
@@ -20,7 +21,7 @@ class Array:
         ((3,), array([0., 2., 4.], dtype=float32))
     """
 
-    __slots__ = ("_bv", "device", "aval", "_host", "__weakref__")
+    __slots__ = ("_bv", "device", "aval", "_host", "_donated_to", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, bv, device: Device, aval: ShapedArray):
@@ -37,6 +38,11 @@ class Array:
     nbytes = property(lambda self: self.aval.nbytes)
 
     def _ember_host(self) -> np.ndarray:
+        if self._bv is None:
+            raise DonatedArrayError(
+                f"this {self.aval.str_short()} Array was donated to {self._donated_to} (its "
+                "buffer now holds a result of that call) and cannot be used any more; use "
+                "the call's result, or do not donate it")
         if self._host is None:
             self._host = to_host(self._bv, self.aval)
             self._host.flags.writeable = False
@@ -47,6 +53,19 @@ class Array:
         if dtype is not None and np.dtype(dtype) != host.dtype:
             return host.astype(dtype)
         return host.copy() if copy else host
+
+    def is_deleted(self) -> bool:
+        """True once the array was donated to a jitted call (as in JAX)."""
+        return self._bv is None
+
+    def _mark_donated(self, where: str) -> None:
+        """Delete the array: its buffer was donated to the jitted function ``where``."""
+        self._bv = None
+        self._host = None
+        self._donated_to = where
+        # The runtime passes an Array's buffer without looking at it; a deleted array takes
+        # the path of host data instead, which reads it through _ember_host and raises.
+        self.__class__ = _DeletedArray
 
     def block_until_ready(self) -> Array:
         """Results are ready when a call returns (IREE's synchronous ABI); kept for JAX code."""
@@ -94,6 +113,17 @@ class Array:
         return str(self)
 
     __hash__ = None  # arrays are mutable-looking values, as in NumPy and JAX
+
+
+class _DeletedArray(Array):
+    """An Array whose buffer was donated (see ``Array._mark_donated``)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"<deleted Array {self.aval.str_short()}: donated to {self._donated_to}>"
+
+    __str__ = __repr__
 
 
 def device_put(x, device=None) -> Array:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 import weakref
 
 import numpy as np
 
 from ember import tree_util
 from ember._mlir import ir, walk
-from ember._traceback import user_stacklevel
 from ember.backends import cpu
 from ember.backends.array import Array
 from ember.backends.compiler import compile_mlir
@@ -19,7 +17,7 @@ from ember.backends.runtime import Executable, get_device
 from ember.core import ShapedArray, ShapeDtypeStruct
 from ember.dtypes import dtype_and_weak
 from ember.errors import ArgumentError, EmberError, UnsupportedDtypeError
-from ember.frontend import tracing
+from ember.frontend import memory, tracing
 from ember.frontend.tracing import Trace, Tracer
 
 _ALL_JITS: weakref.WeakSet = weakref.WeakSet()
@@ -116,6 +114,17 @@ class Lowered:
         device = get_device(cpu.driver_for(_largest_tensor(self._stage("linalg"))))
         return Compiled(Executable(vmfb, device), self)
 
+    def memory_plan(self):
+        """The memory planner's figures for the entry function (``ember.memory`` on it in the
+        "optimized" stage), as a :class:`ember.passes.plan_memory.Plan`.
+
+        Example:
+            >>> plan = ember.jit(f, memory_budget="64MiB").lower(x).memory_plan()
+            >>> plan.peak_bytes, plan.peak_op, plan.budget_missed
+            (4194304, 'ember.dot_general at model.py:12', 0)
+        """
+        return memory.plan_of(self._stage("optimized"))
+
 
 def _largest_tensor(module: ir.Module) -> int:
     """Bytes of the largest tensor of the program (to pick the driver)."""
@@ -147,12 +156,33 @@ class Compiled:
         self.in_tree, self.in_avals = lowered.in_tree, lowered.in_avals
         self.out_tree, self.out_avals = lowered.out_tree, lowered.out_avals
         self.single_output = tree_util.treedef_is_strict_leaf(self.out_tree)
+        self.donation = memory.donation_of(lowered._stage("linalg"))
+        self.donated_leaves = memory.donated_leaves_of(lowered._stage("ember"))
+        self._memory = None
+        memory.report(lowered)
+
+    def memory_analysis(self) -> memory.MemoryAnalysis:
+        """Bytes of arguments, outputs, aliased (donated) storage, temporaries and the peak:
+        ember's plan beside IREE's own ``transient-memory-size`` (compiled once more, with
+        IREE's statistics on, the first time this is called).
+
+        Example:
+            >>> c = ember.jit(f).lower(x).compile()
+            >>> m = c.memory_analysis()
+            >>> m.temp_size_in_bytes, m.iree_transient_size_in_bytes
+            (4194304, 4194304)
+        """
+        if self._memory is None:
+            self._memory = memory.analysis(self.lowered)
+        return self._memory
 
     def as_text(self, stage: str = "linalg") -> str:
         return self.lowered.as_text(stage)
 
     def run_flat(self, leaves) -> list[Array]:
         """Run on flat argument leaves (already matching ``in_avals``); returns flat Arrays."""
+        if self.donated_leaves:
+            return memory.run_donating(self, leaves)
         return self.executable.run(leaves, self.in_avals, self.out_avals, Array)
 
     def __call__(self, *args, **kwargs):
@@ -198,7 +228,7 @@ class JitFunction:
     """A function compiled on first call per signature. Made by :func:`jit`."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 backend=None):
+                 backend=None, donate_argnames=(), memory_budget=None):
         if not callable(fun):
             raise TypeError(f"ember.jit needs a callable, got {type(fun).__name__}")
         self.fun = fun
@@ -230,12 +260,11 @@ class JitFunction:
         self._static_defaults = {
             i: (self._argnames[i], params[i].default) for i in nums
             if i < len(self._argnames) and params[i].default is not params[i].empty}
-        self.donate_argnums = _as_tuple(donate_argnums)
-        if self.donate_argnums:
-            warnings.warn(f"{self.fun_name}: buffer donation is not implemented yet; "
-                          f"arguments {self.donate_argnums} are not donated (their buffers "
-                          "stay valid and results get new buffers)", UserWarning,
-                          stacklevel=user_stacklevel())
+        self.donate_argnums, self.donate_argnames = memory.donated_args(
+            self.fun_name, self._sig, self._argnames, _as_tuple(donate_argnums),
+            _as_tuple(donate_argnames), self.static_argnums, self.static_argnames)
+        self.memory_budget = None if memory_budget is None else \
+            memory.parse_size(memory_budget, f"memory_budget of {self.fun_name}")
         self._cache: dict = {}
         _ALL_JITS.add(self)
         functools.update_wrapper(self, fun, updated=())
@@ -312,7 +341,10 @@ class JitFunction:
             compiled = self._cache.get(key)
             if compiled is None:
                 compiled = self._cache[key] = self._lower(leaves, tree, static, args).compile()
-        outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals, Array)
+        if compiled.donated_leaves:
+            outs = memory.run_donating(compiled, leaves)
+        else:
+            outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals, Array)
         return outs[0] if compiled.single_output else \
             tree_util.tree_unflatten(compiled.out_tree, outs)
 
@@ -338,8 +370,10 @@ class JitFunction:
         names = [f"argument {self._leaf_name(tree, i)}" for i in range(len(leaves))]
         module, _, out_tree, outs = trace_flat(self._with_static(static), self.fun_name, tree,
                                                avals, names)
-        return Lowered(module, self.fun_name, tree, avals, out_tree, [o.aval for o in outs],
-                       self.backend)
+        lowered = Lowered(module, self.fun_name, tree, avals, out_tree, [o.aval for o in outs],
+                          self.backend)
+        memory.annotate(self, lowered, leaves, tree, names)
+        return lowered
 
     def _with_static(self, static):
         fun = self.fun
@@ -440,11 +474,18 @@ def _as_tuple(x):
     return tuple(x)
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None,
+        donate_argnames=(), memory_budget=None):
     """Compile ``fun`` with IREE on first call for each signature of its arguments.
 
     Arguments and results are pytrees of arrays. Static arguments are Python values that are
     part of the cache key (and must be hashable).
+
+    ``donate_argnums``/``donate_argnames``: arguments whose buffers results may reuse (a
+    result of the same shape and dtype is written into the donated storage); a donated
+    Array is deleted by the call. ``memory_budget`` (bytes, or text like ``"256MiB"``): the
+    memory planner recomputes cheap values to keep the peak under it (default:
+    ``EMBER_MEMORY_BUDGET``).
 
     Example:
         >>> @ember.jit
@@ -453,12 +494,15 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
         >>> f(np.ones(3, np.float32), 1.0)
         Array([3., 3., 3.], dtype=float32)
         >>> g = ember.jit(lambda x, n: x ** n, static_argnames="n")
+        >>> step = ember.jit(lambda p, g: p - 0.1 * g, donate_argnums=0)
     """
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
-                                 backend=backend)
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend)
+                                 backend=backend, donate_argnames=donate_argnames,
+                                 memory_budget=memory_budget)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend,
+                       donate_argnames=donate_argnames, memory_budget=memory_budget)
 
 
 __all__ = ["jit", "JitFunction", "Lowered", "Compiled", "clear_caches", "EmberError"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ember._mlir import ir
 from ember.passes.registry import make_pass, run_pipeline
 
-OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify"]
-LOWER = ["ember-to-linalg", "canonicalize", "cse"]
+OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify", "ember-plan-memory"]
+LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-donate-buffers"]
 
 
 def steps(names):
@@ -15,7 +15,7 @@ def steps(names):
 
 
 def optimized(module: ir.Module) -> None:
-    """"ember" -> "optimized": verify, batch (vmap), simplify."""
+    """"ember" -> "optimized": verify, batch (vmap), simplify, plan memory."""
     run_pipeline(module, steps(OPTIMIZE))
 
 

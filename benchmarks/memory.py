@@ -1,0 +1,280 @@
+"""Memory planning: IREE's transient memory and runtime with ember's planner off and on, beside
+JAX. ``python -m benchmarks.memory``.
+
+Run from the repository root:
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m benchmarks.memory          # ~2 min
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m benchmarks.memory --quick
+
+For each program (issue 8, "Measured"), in one run:
+
+- IREE's ``transient-memory-size`` (from ``--iree-scheduling-dump-statistics-format=json``)
+  of the linalg text ember hands IREE, with the planner off (``memory_planner`` False: the
+  traced order) and on; ember's own prediction of it (``temp_size_in_bytes`` of the plan);
+- runtime (median of repeats after warm-up, inputs on the device) with the planner off and on;
+- JAX: ``jax.jit(f).lower(...).compile().memory_analysis().temp_size_in_bytes`` and runtime
+  (n/a without JAX).
+
+Two extra rows: the optimizer-style update ``p - lr * g`` with ``p`` donated (ember and JAX
+both donate), and the remat program under a feasible ``memory_budget`` (the planner's
+predicted peak and IREE's transient memory against the budget, the runtime against no
+budget). Results are checked against the planner-off program once (WRONG otherwise, exit
+status 1). A plot (``--plot PATH``) needs matplotlib.
+
+Targets: transient memory with the planner on never above off, >= 30% lower where the order
+matters; at or below JAX's temporary bytes; the donated update allocates no output buffer
+(transient 0); remat meets a feasible budget at <= 30% extra runtime; ember's prediction
+within 10% of IREE's figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+import ember
+import ember.numpy as enp
+from ember.backends import cpu
+from ember.backends.statistics import program_statistics
+
+MiB = 2**20
+
+
+@dataclass
+class Api:
+    np: object
+    lax: object
+    vmap: object
+
+
+def sum_bad_order(m, x, w):
+    """Six large matmul results, each reduced only after all are computed."""
+    ts = [m.np.tanh(x @ (w * (i + 1))) for i in range(6)]
+    return sum(t.sum() for t in ts)
+
+
+def chain_bad_order(m, x, w):
+    """Six matmul products computed first, then multiplied together."""
+    ts = [x @ (w + i) for i in range(6)]
+    out = [t @ w for t in ts]
+    acc = out[0]
+    for o in out[1:]:
+        acc = acc @ o
+    return acc
+
+
+def residual_mlp(m, x, w):
+    """A deep residual MLP forward (8 layers) with large activations."""
+    h = x
+    for i in range(8):
+        h = h + m.np.tanh(h @ (w * (1.0 / (i + 1))))
+    return h
+
+
+def scan_update(m, x, w):
+    """A scan that updates a large carried buffer in place, row by row."""
+    def body(buf, row):
+        buf = buf.at[0].add(row) * 0.999
+        return buf, buf[0].sum()
+    buf, ys = m.lax.scan(body, w, x[:64])
+    return buf.sum() + ys.sum()
+
+
+def pairwise_min(m, x, w):
+    """A vmapped pairwise-distance reduction: for each row of x its nearest row of w."""
+    def nearest(a):
+        return ((a[None, :] - w) ** 2).sum(-1).min()
+    return m.vmap(nearest)(x)
+
+
+def layernorm_block(m, x, w):
+    """Layer normalization then a projection, as in a transformer block."""
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return ((x - mu) / m.np.sqrt(var + 1e-5)) @ w
+
+
+def attention_block(m, x, w):
+    """Single-head self attention: softmax(q k^T / sqrt(d)) v."""
+    q, k, v = x @ w, x @ (w * 0.5), x @ (w * 0.25)
+    s = (q @ k.T) / np.float32(np.sqrt(x.shape[1]))
+    e = m.np.exp(s - s.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)) @ v
+
+
+def remat_program(m, x, w):
+    """A broadcast kept alive across a matmul chain only to be added at the end."""
+    scale = m.np.broadcast_to(w[0, 0], x.shape)
+    h = m.lax.cond(x[0, 0] > 0, lambda: scale @ x, lambda: x @ x)
+    h = h @ w
+    h = h @ w
+    return h + scale
+
+
+def sgd_update(m, p, g):
+    """An optimizer-style in-place update; ``p`` is donated."""
+    return p - 0.01 * g
+
+
+PROGRAMS = [sum_bad_order, chain_bad_order, residual_mlp, scan_update, pairwise_min,
+            layernorm_block, attention_block, remat_program]
+ORDER_MATTERS = {"sum_bad_order", "chain_bad_order"}
+
+
+def _median_ms(fn, repeats):
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def _ember_side(fun, args, planner: bool, repeats: int, budget=None, donate=()):
+    ember.config.update("memory_planner", planner)
+    lowered = ember.jit(lambda *a: fun(EMBER, *a), memory_budget=budget,
+                        donate_argnums=donate).lower(*args)
+    stats = program_statistics(lowered.as_text("linalg"), cpu.compiler_flags(),
+                               fallbacks=cpu.fallback_flags())
+    compiled = lowered.compile()
+    dev = [ember.device_put(a) for a in args]
+    out = compiled(*dev)
+    if donate:
+        def run():
+            compiled(ember.device_put(args[0]), *dev[1:]).block_until_ready()
+        ms = _median_ms(run, repeats)
+    else:
+        ms = _median_ms(lambda: ember.tree_util.tree_map(
+            lambda a: a.block_until_ready(), compiled(*dev)), repeats)
+    return stats.transient_memory_size, lowered.memory_plan(), ms, out
+
+
+def _jax_side(jax, fun, args, repeats, donate=()):
+    m = Api(jax.numpy, jax.lax, jax.vmap)
+    jf = jax.jit(lambda *a: fun(m, *a), donate_argnums=donate)
+    temp = jf.lower(*args).compile().memory_analysis().temp_size_in_bytes
+    dev = [jax.device_put(a) for a in args]
+    if donate:
+        ms = _median_ms(lambda: jax.block_until_ready(
+            jf(jax.device_put(args[0]), *dev[1:])), repeats)
+    else:
+        ms = _median_ms(lambda: jax.block_until_ready(jf(*dev)), repeats)
+    return temp, ms
+
+
+EMBER = Api(enp, ember.lax, ember.vmap)
+
+
+def _fmt_mib(b):
+    return "n/a" if b is None else f"{b / MiB:8.2f}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller shapes")
+    parser.add_argument("--plot", help="write a bar chart of transient memory to this path")
+    args = parser.parse_args(argv)
+    n = 256 if args.quick else 512
+    repeats = 5 if args.quick else 15
+    try:
+        import jax
+        jax.config.update("jax_platforms", "cpu")
+    except ImportError:
+        jax = None
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+    w = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+    saved = ember.config.memory_planner
+    failures = []
+    rows = []
+    header = (f"{'program':<18}{'IREE off':>9}{'IREE on':>9}{'ember':>9}{'JAX tmp':>9}"
+              f"{'on/off':>8}{'ms off':>9}{'ms on':>9}{'ms JAX':>9}  check")
+    print(f"memory planner benchmark, {n}x{n} float32 (MiB; ember = predicted temporaries "
+          "with the planner on)")
+    print(header)
+    try:
+        for fun in PROGRAMS:
+            off, _, ms_off, ref = _ember_side(fun, (x, w), False, repeats)
+            on, plan, ms_on, got = _ember_side(fun, (x, w), True, repeats)
+            ok = all(np.allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-4)
+                     for a, b in zip(ember.tree_util.tree_leaves(ref),
+                                     ember.tree_util.tree_leaves(got)))
+            jt, jms = _jax_side(jax, fun, (x, w), repeats) if jax else (None, None)
+            rows.append((fun.__name__, off, on, plan.temp_bytes, jt))
+            ratio = on / off if off else 1.0
+            print(f"{fun.__name__:<18}{_fmt_mib(off)}{_fmt_mib(on)}{_fmt_mib(plan.temp_bytes)}"
+                  f"{_fmt_mib(jt)}{ratio:8.2f}{ms_off:9.2f}{ms_on:9.2f}"
+                  f"{'n/a' if jms is None else f'{jms:9.2f}':>9}  {'ok' if ok else 'WRONG'}")
+            if not ok:
+                failures.append(fun.__name__)
+
+        # Donation: the optimizer-style update.
+        plain, _, ms_plain, _ = _ember_side(sgd_update, (x, w), True, repeats)
+        donated, dplan, ms_don, out = _ember_side(sgd_update, (x, w), True, repeats,
+                                                  donate=(0,))
+        ok = np.allclose(np.asarray(out), x - 0.01 * w, rtol=1e-6)
+        jt, jms = _jax_side(jax, sgd_update, (x, w), repeats, donate=(0,)) if jax else \
+            (None, None)
+        print(f"{'sgd (p donated)':<18}{_fmt_mib(plain)}{_fmt_mib(donated)}"
+              f"{_fmt_mib(dplan.temp_bytes)}{_fmt_mib(jt)}{'':>8}{ms_plain:9.2f}{ms_don:9.2f}"
+              f"{'n/a' if jms is None else f'{jms:9.2f}':>9}  {'ok' if ok else 'WRONG'}"
+              f"   (IREE off = not donated, on = donated; aliased "
+              f"{dplan.alias_bytes / MiB:.2f} MiB)")
+        if not ok:
+            failures.append("sgd")
+
+        # Remat under a feasible budget.
+        _, free_plan, ms_free, ref = _ember_side(remat_program, (x, w), True, repeats)
+        budget = int(free_plan.peak_bytes * 0.85)
+        tr, rplan, ms_tight, got = _ember_side(remat_program, (x, w), True, repeats,
+                                               budget=budget)
+        ok = np.allclose(np.asarray(got), np.asarray(ref), rtol=1e-5)
+        print(f"\nremat: budget {budget / MiB:.2f} MiB; planned peak "
+              f"{free_plan.peak_bytes / MiB:.2f} -> {rplan.peak_bytes / MiB:.2f} MiB "
+              f"(missed by {rplan.budget_missed} bytes, "
+              f"{rplan.rematerialized} values recomputed); IREE transient "
+              f"{tr / MiB:.2f} MiB; runtime {ms_free:.2f} -> {ms_tight:.2f} ms "
+              f"({ms_tight / ms_free:.2f}x)  {'ok' if ok else 'WRONG'}")
+        if not ok:
+            failures.append("remat")
+    finally:
+        ember.config.update("memory_planner", saved)
+
+    print("\nprediction vs IREE (planner on): " + ", ".join(
+        f"{name} {plan / on:.2f}" if on else f"{name} {plan}/{on}"
+        for name, _, on, plan, _ in rows))
+    if args.plot:
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            print("--plot: matplotlib is not installed")
+        else:
+            names = [r[0] for r in rows]
+            pos = np.arange(len(rows))
+            fig, ax = plt.subplots(figsize=(10, 4))
+            for k, (label, col) in enumerate([("IREE, planner off", 1),
+                                              ("IREE, planner on", 2), ("JAX temp", 4)]):
+                ax.bar(pos + (k - 1) * 0.27, [(r[col] or 0) / MiB for r in rows], 0.27,
+                       label=label)
+            ax.set_xticks(pos, names, rotation=30, ha="right")
+            ax.set_ylabel("MiB")
+            ax.legend()
+            fig.tight_layout()
+            fig.savefig(args.plot)
+            print(f"plot written to {args.plot}")
+    if failures:
+        print("WRONG results:", ", ".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

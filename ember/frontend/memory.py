@@ -1,0 +1,259 @@
+"""The frontend side of memory planning: donation, memory budgets and ``memory_analysis()``.
+
+``ember.jit`` records what the planner needs on the traced entry function (``ember.donate``:
+the flat indices of donated argument leaves; ``ember.memory_budget``: bytes), the passes do
+the planning (``ember-plan-memory``) and the ABI rewrite (``ember-donate-buffers``), and this
+module calls a compiled program with donated buffers and reports the figures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import iree.runtime as rt
+import numpy as np
+
+from ember import tree_util
+from ember._mlir import ir
+from ember._traceback import user_stacklevel
+from ember.backends.array import Array
+from ember.backends.runtime import host_array
+from ember.config import config
+from ember.core import ShapeDtypeStruct
+from ember.errors import DonationError, DonationWarning, MemoryBudgetWarning, RuntimeFailure
+from ember.passes.plan_memory import Plan, donation_pairs, parse_size
+
+__all__ = ["MemoryAnalysis", "parse_size", "donated_args", "annotate", "plan_of",
+           "donation_of", "analysis", "run_donating"]
+
+
+def donated_args(fun_name, sig, argnames, nums, names, static_nums, static_names):
+    """Check and complete ``donate_argnums``/``donate_argnames`` (each gets the other's
+    parameters); raises DonationError for a static or unknown argument."""
+    nums = set(nums)
+    names = set(names)
+    for n in nums:
+        if not isinstance(n, int | np.integer) or isinstance(n, bool):
+            raise DonationError(f"donate_argnums of {fun_name} must be ints, got {n!r}")
+    for name in names:
+        if not isinstance(name, str):
+            raise DonationError(f"donate_argnames of {fun_name} must be strings, got {name!r}")
+        if sig is not None and name not in sig.parameters and not any(
+                p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+            raise DonationError(f"donate_argnames {name!r} is not a parameter of {fun_name}")
+        if name in argnames:
+            nums.add(argnames.index(name))
+    names |= {argnames[i] for i in nums if 0 <= i < len(argnames)}
+    both = sorted(nums & set(static_nums)) + sorted(names & set(static_names) - {
+        argnames[i] for i in nums & set(static_nums) if i < len(argnames)})
+    if both:
+        what = ", ".join(repr(argnames[b]) if isinstance(b, int) and b < len(argnames)
+                         else repr(b) for b in both)
+        raise DonationError(f"{fun_name}: argument {what} is both static and donated; a static "
+                            "argument is a Python value with no buffer to donate")
+    return frozenset(int(n) for n in nums), frozenset(names)
+
+
+def _donated_leaves(jitfn, tree) -> list[int]:
+    if not jitfn.donate_argnums and not jitfn.donate_argnames:
+        return []
+    paths, _ = tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(tree, list(range(tree.num_leaves))))
+    out = []
+    for i, (path, _) in enumerate(paths):
+        top, key = path[0], path[1]
+        top = getattr(top, "idx", top)
+        key = getattr(key, "idx", getattr(key, "key", key))
+        if top == 0 and key in jitfn.donate_argnums or top == 1 and (
+                key in jitfn.donate_argnames):
+            out.append(i)
+    return out
+
+
+def annotate(jitfn, lowered, leaves, tree, names) -> None:
+    """Record the donated leaves and the memory budget on the traced entry function; raises
+    DonationError for a donated leaf that is not an array."""
+    donated = _donated_leaves(jitfn, tree)
+    for i in donated:
+        leaf = leaves[i]
+        if not isinstance(leaf, Array | np.ndarray | ShapeDtypeStruct):
+            raise DonationError(
+                f"{jitfn.fun_name}: donated {names[i]} is a {type(leaf).__name__}, not an "
+                "array; only arrays have buffers to donate (remove it from donate_argnums/"
+                "donate_argnames)")
+    lowered.leaf_names = names
+    if not donated and jitfn.memory_budget is None:
+        return
+    module = lowered._stage("ember")
+    main = _main(module)
+    with module.context:
+        if donated:
+            main.attributes["ember.donate"] = ir.DenseI64ArrayAttr.get(donated)
+        if jitfn.memory_budget is not None:
+            main.attributes["ember.memory_budget"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64), jitfn.memory_budget)
+    lowered._text["ember"] = str(module)
+
+
+def report(lowered) -> None:
+    """Report donations that cannot be made (a warning, or DonationError when
+    ``donation_strict`` is on) and a memory budget given to ``ember.jit`` that the planner
+    could not meet (a warning)."""
+    module = lowered._stage("optimized")
+    main = _main(module)
+    names = getattr(lowered, "leaf_names", None)
+    with module.context, ir.Location.unknown():
+        _, unusable = donation_pairs(main)
+    for leaf, why in unusable:
+        what = names[leaf] if names and leaf < len(names) else f"argument leaf #{leaf}"
+        msg = (f"{lowered.fun_name}: donated {what} cannot be reused by any result: {why}. "
+               "It is not donated")
+        if config.donation_strict:
+            raise DonationError(msg + " (donation_strict is on)")
+        warnings.warn(msg + ".", DonationWarning, stacklevel=user_stacklevel())
+    check_budget(lowered)
+
+
+def _main(module: ir.Module):
+    funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
+    for f in funcs:
+        if ir.StringAttr(f.attributes["sym_name"]).value == "main":
+            return f
+    return funcs[0]
+
+
+def plan_of(module: ir.Module) -> Plan:
+    """The planner's record on the entry function of an "optimized" module."""
+    main = _main(module)
+    if "ember.memory" not in main.attributes:
+        return Plan()
+    return Plan.from_attribute(main.attributes["ember.memory"])
+
+
+def donation_of(module: ir.Module) -> list[tuple[int, int]]:
+    """(argument leaf, result) pairs of a lowered module's donations, in ABI order."""
+    main = _main(module)
+    if "arg_attrs" not in main.attributes:
+        return []
+    pairs = []
+    for attrs in ir.ArrayAttr(main.attributes["arg_attrs"]):
+        attrs = ir.DictAttr(attrs)
+        if "donation.argument" in attrs:
+            pairs.append((ir.IntegerAttr(attrs["donation.argument"]).value,
+                          ir.IntegerAttr(attrs["iree.abi.output"]).value))
+    return pairs
+
+
+def donated_leaves_of(module: ir.Module) -> tuple[int, ...]:
+    """The argument leaves ``ember.jit`` was asked to donate (``ember.donate``)."""
+    main = _main(module)
+    if "ember.donate" not in main.attributes:
+        return ()
+    return tuple(ir.DenseI64ArrayAttr(main.attributes["ember.donate"]))
+
+
+def check_budget(lowered) -> None:
+    """Warn when the planner could not meet a budget given to ``ember.jit``."""
+    plan = plan_of(lowered._stage("optimized"))
+    if plan.budget and plan.budget_missed and "ember.memory_budget" in _main(
+            lowered._stage("ember")).attributes:
+        warnings.warn(
+            f"{lowered.fun_name}: the memory budget of {plan.budget} bytes is missed by "
+            f"{plan.budget_missed} bytes (planned peak {plan.peak_bytes} bytes at "
+            f"{plan.peak_op}); nothing cheap is left to recompute", MemoryBudgetWarning,
+            stacklevel=user_stacklevel())
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryAnalysis:
+    """Memory of one compiled program, in bytes: ember's plan and IREE's own figure.
+
+    ``temp_size_in_bytes`` is ember's predicted peak of temporaries (live values that are
+    neither arguments nor results); ``iree_transient_size_in_bytes`` is what IREE reserves
+    for them (``transient-memory-size``). ``peak_size_in_bytes`` is arguments plus ember's
+    peak of live results and temporaries, less the donated (aliased) storage.
+    """
+
+    argument_size_in_bytes: int
+    output_size_in_bytes: int
+    alias_size_in_bytes: int
+    temp_size_in_bytes: int
+    peak_size_in_bytes: int
+    iree_transient_size_in_bytes: int
+    peak_op: str
+    unplanned_temp_peak_in_bytes: int
+    budget_in_bytes: int
+    budget_missed_in_bytes: int
+
+    def __str__(self):
+        rows = [("arguments", self.argument_size_in_bytes),
+                ("outputs", self.output_size_in_bytes),
+                ("aliased (donated)", self.alias_size_in_bytes),
+                ("temporaries (ember plan)", self.temp_size_in_bytes),
+                ("transient (IREE)", self.iree_transient_size_in_bytes),
+                ("peak (ember plan)", self.peak_size_in_bytes)]
+        if self.budget_in_bytes:
+            rows.append(("budget", self.budget_in_bytes))
+            rows.append(("budget missed by", self.budget_missed_in_bytes))
+        lines = [f"{name:<26}{value:>14,d}" for name, value in rows]
+        return "\n".join(lines + [f"{'peak at':<26}{self.peak_op}"])
+
+
+def analysis(lowered) -> MemoryAnalysis:
+    from ember.backends import cpu
+    from ember.backends.statistics import program_statistics
+
+    plan = plan_of(lowered._stage("optimized"))
+    stats = program_statistics(lowered.as_text("linalg"), cpu.compiler_flags(),
+                               fallbacks=cpu.fallback_flags())
+    return MemoryAnalysis(
+        argument_size_in_bytes=plan.argument_bytes, output_size_in_bytes=plan.output_bytes,
+        alias_size_in_bytes=plan.alias_bytes, temp_size_in_bytes=plan.temp_bytes,
+        peak_size_in_bytes=plan.argument_bytes + plan.peak_bytes - plan.alias_bytes,
+        iree_transient_size_in_bytes=stats.transient_memory_size, peak_op=plan.peak_op,
+        unplanned_temp_peak_in_bytes=plan.unplanned_peak_bytes, budget_in_bytes=plan.budget,
+        budget_missed_in_bytes=plan.budget_missed)
+
+
+def run_donating(compiled, leaves) -> list[Array]:
+    """Call ``compiled`` passing each donated argument's buffer as the storage of its result;
+    donated Arrays are deleted afterwards."""
+    donation = compiled.donation
+    name = compiled.lowered.fun_name
+    donated = set(compiled.donated_leaves)
+    seen: dict[int, int] = {}
+    for a in sorted(donated):
+        leaf = leaves[a]
+        if isinstance(leaf, Array | np.ndarray):
+            if id(leaf) in seen:
+                raise DonationError(f"{name}: the same array is donated twice in one call "
+                                    f"(argument leaves #{seen[id(leaf)]} and #{a})")
+            seen[id(leaf)] = a
+    for i, leaf in enumerate(leaves):
+        if i not in donated and id(leaf) in seen:
+            raise DonationError(f"{name}: the array donated as argument leaf "
+                                f"#{seen[id(leaf)]} is also passed as leaf #{i}; its "
+                                "buffer would be overwritten while read")
+    ex = compiled.executable
+    device = ex.device
+    in_avals, out_avals = compiled.in_avals, compiled.out_avals
+    args = rt.VmVariantList(len(in_avals) + len(donation))
+    views = []
+    for leaf, aval in zip(leaves, in_avals):
+        bv = leaf._bv if type(leaf) is Array else device.upload(host_array(leaf, aval))
+        views.append(bv)
+        args.push_ref(bv)
+    for a, _ in donation:
+        args.push_ref(views[a].get_buffer())
+    results = rt.VmVariantList(len(out_avals))
+    try:
+        ex.vm_context.invoke(ex.function, args, results)
+    except Exception as e:
+        raise RuntimeFailure(f"IREE runtime error while running the program: {e}") from None
+    outs = [Array(results.get_as_object(i, rt.HalBufferView), device, aval)
+            for i, aval in enumerate(out_avals)]
+    for a, _ in donation:
+        if type(leaves[a]) is Array:
+            leaves[a]._mark_donated(name)
+    return outs

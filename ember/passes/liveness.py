@@ -1,0 +1,304 @@
+"""Liveness of buffers over one block of ember IR, and a peak-aware list scheduler.
+
+The model is plain Python (ints and lists), built once from the IR: each top-level op of a
+function body is one node; an op holding regions (control flow, a fusion, a call) counts as
+one op whose internals need no buffers of their own, and a value of an enclosing block used
+inside its regions is a use by that op. A value is live from the op that defines it to its
+last use; an op's operands and results are live together while it runs (no in-place reuse
+is assumed). Function arguments belong to the caller and are not counted; results of the
+function live from their definition to the end; ``ember.constant`` values are IREE constants.
+
+IREE fuses elementwise ops into their consumers, so a value made by a ``fusable`` op (see
+``Program.from_block``) whose users all absorb it takes no buffer: its users read the values
+it was computed from instead, which therefore stay live until those users run.
+
+With data tiling (ember's default CPU flags), IREE copies each operand of a contraction into
+a packed layout once and reuses the copy in every contraction that reads the operand: the
+``encoded`` operands get a twin buffer of their size, live from the first to the last such
+contraction.
+
+Example:
+    >>> prog = Program.from_block(func_body)
+    >>> profile = prog.profile(prog.order)
+    >>> profile.peak, profile.peak_index
+    (3145728, 4)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ember._mlir import ir
+
+ARG, TEMP, OUT, CONST, ENC = "arg", "temp", "out", "const", "enc"
+
+
+def tensor_bytes(t: ir.Type) -> int:
+    """Bytes of a statically shaped tensor type (i1 takes a byte, as in IREE's buffers)."""
+    if not isinstance(t, ir.RankedTensorType):
+        return 0
+    t = ir.RankedTensorType(t)
+    bits = getattr(t.element_type, "width", 32)
+    return int(np.prod(t.shape, dtype=np.int64)) * max(bits // 8, 1)
+
+
+def top_level(op: ir.Operation, block: ir.Block):
+    """The ancestor of ``op`` (itself included) that lies directly in ``block``, or None."""
+    while op is not None:
+        parent = op.parent
+        if parent is None:
+            return None
+        if op.block == block:
+            return op
+        op = parent
+    return None
+
+
+@dataclasses.dataclass
+class Profile:
+    """Live bytes at each step of an order: ``live[i]`` while the i-th op runs."""
+
+    live: list[int]
+    temp_live: list[int]
+
+    @property
+    def peak(self) -> int:
+        return max(self.live, default=0)
+
+    @property
+    def peak_index(self) -> int:
+        return int(np.argmax(self.live)) if self.live else 0
+
+    @property
+    def temp_peak(self) -> int:
+        return max(self.temp_live, default=0)
+
+
+@dataclasses.dataclass
+class Program:
+    """Ops as nodes (uses, defs: value ids), values with bytes and a kind."""
+
+    sizes: list[int]
+    kinds: list[str]
+    uses: list[list[int]]          # per op: distinct value ids it (or its regions) reads
+    defs: list[list[int]]          # per op: value ids it defines
+    barrier: list[bool]            # ops that keep their order relative to each other
+    order: list[int]               # the current program order (op ids)
+    direct: list = dataclasses.field(default_factory=list)     # per op: ids read in the IR
+    waves: bool = False    # model IREE running two independent kernels as one wave
+    ops: list = dataclasses.field(default_factory=list)        # op id -> ir.Operation
+    values: list = dataclasses.field(default_factory=list)     # value id -> ir.Value
+
+    @classmethod
+    def from_block(cls, block: ir.Block, movable=lambda op: True, fusable=lambda op: False,
+                   absorbs=lambda op: False, encoded=lambda op: ()) -> Program:
+        """The model of a function body (its terminator excluded).
+
+        ``movable(op)``: False keeps the op's order relative to other such ops.
+        ``fusable(op)``: its results can be computed inside a consumer's kernel;
+        ``absorbs(op)``: the op's kernel can compute fusable producers inline.
+        ``encoded(op)``: indices of the operands IREE packs (a twin buffer each).
+        """
+        ids: dict = {}
+        prog = cls([], [], [], [], [], [])
+        returned = set()
+        ops = list(block.operations)
+        terminator = ops[-1] if ops and ops[-1].operation.name == "func.return" else None
+        if terminator is not None:
+            returned = {v for v in terminator.operation.operands}
+            ops = ops[:-1]
+
+        def value_id(v, kind):
+            prog.sizes.append(tensor_bytes(v.type))
+            prog.kinds.append(kind)
+            prog.values.append(v)
+            ids[v] = len(prog.sizes) - 1
+            return ids[v]
+
+        for arg in block.arguments:
+            value_id(arg, ARG)
+        ops = [op.operation for op in ops]
+        users: dict = {}
+        for op in ops:
+            for inner in _walk(op):
+                for v in inner.operands:
+                    users.setdefault(v, set()).add(op)
+        fused: dict[int, list[int]] = {}     # fused value -> the buffers it is computed from
+        twins: dict[int, int] = {}           # encoded value -> its packed copy
+        for i, op in enumerate(ops):
+            prog.ops.append(op)
+            prog.order.append(i)
+            used, direct = [], set()
+            for inner in _walk(op):
+                for v in inner.operands:
+                    vid = ids.get(v)
+                    if vid is None:
+                        continue
+                    direct.add(vid)
+                    for x in fused.get(vid, [vid]):
+                        if x not in used:
+                            used.append(x)
+            for k in encoded(op):
+                vid = ids.get(op.operands[k])
+                if vid is None:
+                    continue
+                if vid not in twins:
+                    twins[vid] = len(prog.sizes)
+                    prog.sizes.append(tensor_bytes(op.operands[k].type))
+                    prog.kinds.append(ENC)
+                    prog.values.append(None)
+                if twins[vid] not in used:
+                    used.append(twins[vid])
+            prog.uses.append(used)
+            prog.direct.append(direct)
+            const = op.name == "ember.constant"
+            defs = []
+            for r in op.results:
+                kind = CONST if const else OUT if r in returned else TEMP
+                vid = value_id(r, kind)
+                if kind == TEMP and fusable(op) and users.get(r) and all(
+                        absorbs(u) for u in users[r]):
+                    prog.sizes[vid] = 0
+                    fused[vid] = list(used)
+                defs.append(vid)
+            prog.defs.append(defs)
+            prog.barrier.append(not movable(op))
+        return prog
+
+    # -- liveness -------------------------------------------------------------------------
+
+    def profile(self, order: list[int]) -> Profile:
+        n = len(order)
+        pos = {op: i for i, op in enumerate(order)}
+        last: dict[int, int] = {}
+        for op in order:
+            for u in self.uses[op]:
+                last[u] = max(last.get(u, -1), pos[op])
+        delta = [0] * (n + 1)
+        temp_delta = [0] * (n + 1)
+        first: dict[int, int] = {}
+        for op in reversed(order):
+            for u in self.uses[op]:
+                first[u] = pos[op]
+        # IREE's stream scheduler runs a kernel together with the one before it when it does
+        # not read its results: what the later one allocates is live from the earlier one.
+        begin = dict(pos)
+        if self.waves:
+            prev = None
+            for op in order:
+                allocates = any(self.sizes[d] and self.kinds[d] in (TEMP, OUT)
+                                for d in self.defs[op]) or any(
+                    self.kinds[u] == ENC and first.get(u) == pos[op] for u in self.uses[op])
+                if not allocates:
+                    continue
+                if prev is not None and not set(self.defs[prev]) & set(self.uses[op]):
+                    begin[op] = pos[prev]
+                prev = op
+        for v, kind in enumerate(self.kinds):
+            if kind == ENC and v in first:
+                start = begin[order[first[v]]]
+                for d in (delta, temp_delta):
+                    d[start] += self.sizes[v]
+                    d[last[v] + 1] -= self.sizes[v]
+        for op in order:
+            start = begin[op]
+            for d in self.defs[op]:
+                kind, size = self.kinds[d], self.sizes[d]
+                if kind in (ARG, CONST) or not size:
+                    continue
+                end = n - 1 if kind == OUT else last.get(d, pos[op])
+                delta[start] += size
+                delta[end + 1] -= size
+                if kind == TEMP:
+                    temp_delta[start] += size
+                    temp_delta[end + 1] -= size
+        return Profile(list(np.cumsum(delta[:n], dtype=np.int64).tolist()),
+                       list(np.cumsum(temp_delta[:n], dtype=np.int64).tolist()))
+
+    # -- scheduling -----------------------------------------------------------------------
+
+    def schedule(self) -> list[int]:
+        """A list schedule of the ops that lowers the peak of live bytes.
+
+        Among the ops whose operands are ready, take the one that frees the most bytes net of
+        what it allocates (as XLA's memory-aware list schedulers do); ties keep program order.
+        Barrier ops keep their relative order. Ops that make no buffer (constants, values
+        fused into their users) are not scheduled on their own: each goes right before its
+        first user, where IREE computes it.
+        """
+        lazy = {op for op in self.order if self.defs[op] and not self.barrier[op] and all(
+            self.kinds[d] == CONST or (self.kinds[d] == TEMP and not self.sizes[d])
+            for d in self.defs[op])}
+        order = [op for op in self.order if op not in lazy]
+        producer = {d: op for op in order for d in self.defs[op]}
+        succs: dict[int, set[int]] = {op: set() for op in order}
+        npred = {op: 0 for op in order}
+        prev_barrier = None
+        for op in order:
+            preds = {producer[u] for u in self.uses[op] if u in producer}
+            if self.barrier[op]:
+                if prev_barrier is not None:
+                    preds.add(prev_barrier)
+                prev_barrier = op
+            for p in preds:
+                if op not in succs[p]:
+                    succs[p].add(op)
+                    npred[op] += 1
+        remaining = {}
+        for op in order:
+            for u in self.uses[op]:
+                remaining[u] = remaining.get(u, 0) + 1
+        rank = {op: i for i, op in enumerate(order)}
+        ready = {op for op in order if npred[op] == 0}
+        out = []
+        while ready:
+            best = max(ready, key=lambda op: (self._gain(op, remaining), -rank[op]))
+            ready.discard(best)
+            out.append(best)
+            for u in self.uses[best]:
+                remaining[u] -= 1
+            for s in succs[best]:
+                npred[s] -= 1
+                if npred[s] == 0:
+                    ready.add(s)
+        assert len(out) == len(order), "cycle in the dependence graph"
+        users: dict[int, list[int]] = {}
+        for op in self.order:
+            for v in self.direct[op] if self.direct else self.uses[op]:
+                users.setdefault(v, []).append(op)
+        # Each lazy op goes before the first scheduled op that (maybe through other lazy
+        # ops) reads it; those before one op keep their program order.
+        pos = {o: i for i, o in enumerate(out)}
+        anchor: dict[int, int] = {}
+        for op in reversed(self.order):
+            if op in lazy:
+                at = [pos[u] if u in pos else anchor[u]
+                      for d in self.defs[op] for u in users.get(d, [])]
+                anchor[op] = min(at, default=len(out))
+        before: dict[int, list[int]] = {}
+        for op in self.order:
+            if op in lazy:
+                before.setdefault(anchor[op], []).append(op)
+        final = []
+        for i, op in enumerate(out):
+            final.extend(before.get(i, ()))
+            final.append(op)
+        final.extend(before.get(len(out), ()))
+        return final
+
+    def _gain(self, op: int, remaining: dict[int, int]) -> int:
+        freed = sum(self.sizes[u] for u in self.uses[op]
+                    if self.kinds[u] == TEMP and remaining[u] == 1)
+        alloc = sum(self.sizes[d] for d in self.defs[op]
+                    if self.kinds[d] == OUT or (self.kinds[d] == TEMP and d in remaining))
+        return freed - alloc
+
+
+def _walk(op):
+    yield op
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield from _walk(child.operation)

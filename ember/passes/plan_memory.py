@@ -1,0 +1,560 @@
+"""``ember-plan-memory``: liveness, peak-aware scheduling and rematerialization under a budget.
+
+For each function (see :mod:`ember.passes.liveness` for the buffer model):
+
+1. Scheduling: a list scheduler reorders independent ops to lower the peak of live bytes;
+   the program order is kept unless the new order saves at least 10% of the peak and
+   64 KiB.
+2. Rematerialization: while the peak exceeds the memory budget, a value that is live across
+   the peak and cheap to recompute (broadcasts, iotas, converts, elementwise ops whose
+   operands are available, the results of ``ember.checkpoint`` calls) is recomputed right
+   before its uses after the peak, cheapest per byte saved first, within a total recompute
+   bound. What could not be saved is recorded as ``budget_missed``.
+3. The plan is recorded on the function as ``ember.memory = {...}``: the peak of live bytes
+   (results included, arguments excluded), the temporary peak, the op where the peak is, the
+   argument/output/aliased bytes and what scheduling and rematerialization did.
+
+The budget comes from the pass option ``budget``, else the function attribute
+``ember.memory_budget`` (set by ``ember.jit(memory_budget=...)``), else the environment
+variable ``EMBER_MEMORY_BUDGET``. ``EMBER_NO_MEMORY_PLANNER=1`` (or
+``ember.config.update("memory_planner", False)``) keeps the order and recomputes nothing; the
+analysis is still recorded.
+
+Example:
+    ember-opt f.mlir --ember-plan-memory='budget=16MiB'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+import numpy as np
+
+from ember._mlir import ir, signless
+from ember.dialects import OPS
+from ember.dialects.ops import BINARY, COMPARE, REDUCE, UNARY
+from ember.errors import MemoryBudgetError
+from ember.passes.liveness import OUT, TEMP, Program, tensor_bytes, top_level
+from ember.passes.registry import Pass, func_ops, register
+
+# Per-element cost of recomputing an op, for choosing what to rematerialize. Ops not listed
+# (reductions, contractions, gathers, control flow) are never recomputed on their own.
+_CHEAP_UNARY = {"neg", "abs", "sign", "not", "floor", "ceil", "round", "is_finite"}
+RECOMPUTE_COST: dict[str, float] = {
+    "ember.broadcast_in_dim": 0.25, "ember.iota": 0.25, "ember.convert": 0.5,
+    "ember.reshape": 0.25, "ember.select": 1.0,
+    **{f"ember.{n}": 1.0 for n in BINARY},
+    **{f"ember.{n}": 1.0 for n in COMPARE},
+    **{f"ember.{n}": 1.0 if n in _CHEAP_UNARY else 4.0 for n in UNARY},
+}
+for _n in ("div", "rem", "pow", "atan2"):
+    RECOMPUTE_COST[f"ember.{_n}"] = 4.0
+
+CHECKPOINT_ATTR = "ember.checkpoint"
+MIN_GAIN_BYTES = 64 * 1024      # the scheduler's order is kept only if it saves this much ...
+MIN_GAIN_FRACTION = 0.1         # ... and this fraction of the peak
+POLICIES = ("nothing_saveable", "dots_saveable", "everything_saveable")
+
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMgGtT]?i?[bB]?)\s*$")
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9,
+          "gb": 10**9, "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
+          "tib": 2**40, "ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}
+
+
+def parse_size(value, what: str = "memory budget") -> int:
+    """Bytes of a size given as a number or text like ``"12 GB"``, ``"1.5GiB"``, ``"256MiB"``.
+
+    Raises MemoryBudgetError naming ``what`` for anything else.
+
+    Example:
+        >>> parse_size("1.5GiB"), parse_size(12e9), parse_size("64 kB")
+        (1610612736, 12000000000, 64000)
+    """
+    if isinstance(value, bool):
+        raise MemoryBudgetError(f"{what} must be a size in bytes, got {value!r}")
+    if isinstance(value, int | float | np.integer | np.floating):
+        if not np.isfinite(value) or value <= 0:
+            raise MemoryBudgetError(f"{what} must be a positive number of bytes, got {value!r}")
+        return int(value)
+    if isinstance(value, str):
+        m = _SIZE.match(value)
+        unit = m.group(2).lower() if m else None
+        if m and unit in _UNITS:
+            size = float(m.group(1)) * _UNITS[unit]
+            if size > 0:
+                return int(size)
+    raise MemoryBudgetError(
+        f"{what} {value!r} is not a size: give bytes as a number (12e9) or text such as "
+        "'12 GB', '256MiB', '1.5GiB'")
+
+
+def env_budget() -> int | None:
+    """The default budget: ``ember.config.memory_budget`` (from ``EMBER_MEMORY_BUDGET``)."""
+    from ember.config import config
+    value = config.memory_budget
+    if value is None or value == "":
+        return None
+    return parse_size(value, "memory budget EMBER_MEMORY_BUDGET (config memory_budget)")
+
+
+def planner_enabled() -> bool:
+    from ember.config import config
+    return bool(config.memory_planner)
+
+
+@register
+@dataclasses.dataclass
+class PlanMemory(Pass):
+    """Schedule ops to lower the peak of live bytes; rematerialize under a memory budget."""
+
+    name = "ember-plan-memory"
+    summary = "Peak-aware op scheduling and rematerialization under a memory budget"
+    budget: str = dataclasses.field(default="", metadata={
+        "help": "memory budget, e.g. 16MiB (default: the function's ember.memory_budget, "
+                "then EMBER_MEMORY_BUDGET)"})
+    schedule: bool = dataclasses.field(default=True, metadata={
+        "help": "reorder independent ops to lower the peak"})
+    max_recompute: float = dataclasses.field(default=0.3, metadata={
+        "help": "bound on recomputed work, as a fraction of the function's estimated work"})
+    enabled: bool = dataclasses.field(default=True, metadata={
+        "help": "false: only record the analysis (as EMBER_NO_MEMORY_PLANNER=1)"})
+    data_tiling: bool = dataclasses.field(default=True, metadata={
+        "help": "model IREE's packed copies of contraction operands (CPU data tiling) and "
+                "its waves of independent kernels; false: a plain one-buffer-per-value "
+                "model"})
+
+    def run(self, module: ir.Module) -> None:
+        enabled = self.enabled and planner_enabled()
+        option_budget = parse_size(self.budget, "budget option") if self.budget else None
+        with module.context, ir.Location.unknown():
+            for f in func_ops(module):
+                if not f.regions[0].blocks:
+                    continue
+                budget = option_budget
+                if budget is None and "ember.memory_budget" in f.attributes:
+                    budget = ir.IntegerAttr(f.attributes["ember.memory_budget"]).value
+                if budget is None:
+                    budget = env_budget()
+                plan_function(f, module, budget=budget if enabled else None,
+                              schedule=self.schedule and enabled,
+                              max_recompute=self.max_recompute, data_tiling=self.data_tiling)
+
+
+@dataclasses.dataclass
+class Plan:
+    """What the planner found and did for one function."""
+
+    peak_bytes: int = 0
+    temp_bytes: int = 0
+    peak_op: str = ""
+    argument_bytes: int = 0
+    output_bytes: int = 0
+    alias_bytes: int = 0
+    unplanned_peak_bytes: int = 0
+    scheduled: bool = False
+    rematerialized: int = 0
+    budget: int = 0
+    budget_missed: int = 0
+
+    def attribute(self) -> ir.DictAttr:
+        i64 = ir.IntegerType.get_signless(64)
+        items = {}
+        for field in dataclasses.fields(self):
+            v = getattr(self, field.name)
+            if isinstance(v, bool):
+                items[field.name] = ir.BoolAttr.get(v)
+            elif isinstance(v, int):
+                items[field.name] = ir.IntegerAttr.get(i64, v)
+            else:
+                items[field.name] = ir.StringAttr.get(v)
+        return ir.DictAttr.get(items)
+
+    @classmethod
+    def from_attribute(cls, attr) -> Plan:
+        d = ir.DictAttr(attr)
+        kw = {}
+        for field in dataclasses.fields(cls):
+            if field.name not in d:
+                continue
+            a = d[field.name]
+            if isinstance(a, ir.BoolAttr):
+                kw[field.name] = ir.BoolAttr(a).value
+            elif isinstance(a, ir.IntegerAttr):
+                kw[field.name] = ir.IntegerAttr(a).value
+            else:
+                kw[field.name] = ir.StringAttr(a).value
+        return cls(**kw)
+
+
+def _movable(op) -> bool:
+    opdef = OPS.get(op.name)
+    return opdef is not None and (opdef.pure or "regions" in opdef.traits)
+
+
+# What IREE fuses: elementwise producers (broadcasts, transposes included) into elementwise
+# consumers and reductions.
+_FUSABLE = frozenset(RECOMPUTE_COST) | {"ember.transpose"}
+_ABSORBS = _FUSABLE | {f"ember.{n}" for n in REDUCE} | {"ember.argmax", "ember.argmin"}
+
+
+def model(block, data_tiling: bool = True) -> Program:
+    """The buffer model of a function body, with IREE's elementwise fusion and (with
+    ``data_tiling``, as ember's CPU flags compile) the packed operand copies of contractions
+    and IREE's pairing of independent kernels into one wave."""
+    # Measured on benchmarks/memory.py: also counting elementwise producers of contraction
+    # operands as fused into the packing kernels predicted IREE's figure worse (their packed
+    # copy is counted anyway), so they keep a buffer of their own here.
+    encoded = (lambda op: (0, 1) if op.name == "ember.dot_general" else ()) if data_tiling \
+        else (lambda op: ())
+    prog = Program.from_block(block, _movable, lambda op: op.name in _FUSABLE,
+                              lambda op: op.name in _ABSORBS, encoded)
+    prog.waves = data_tiling
+    return prog
+
+
+def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3,
+                  data_tiling=True) -> Plan:
+    """Plan one ``func.func`` in place and record ``ember.memory`` on it; returns the Plan."""
+    block = f.regions[0].blocks[0]
+    prog = model(block, data_tiling)
+    before = prog.profile(prog.order)
+    plan = Plan(unplanned_peak_bytes=before.peak, budget=budget or 0)
+    if schedule and len(prog.order) > 2:
+        order = prog.schedule()
+        # Reorder only for a real gain: a new order is a new program for IREE, and one
+        # reordering (test_shape.py's 81-output program, a 4% gain) hit an IREE miscompile.
+        if prog.profile(order).peak <= before.peak - max(MIN_GAIN_BYTES,
+                                                          MIN_GAIN_FRACTION * before.peak):
+            _reorder(prog, order, block)
+            plan.scheduled = True
+    if budget is not None:
+        plan.rematerialized = _rematerialize(block, budget, max_recompute, module,
+                                             data_tiling)
+    prog = model(block, data_tiling)
+    prof = prog.profile(prog.order)
+    plan.peak_bytes, plan.temp_bytes = prof.peak, prof.temp_peak
+    if prog.order:
+        op = prog.ops[prog.order[prof.peak_index]]
+        plan.peak_op = f"{op.name} at {_where(op)}"
+    plan.argument_bytes = sum(tensor_bytes(a.type) for a in block.arguments)
+    plan.output_bytes = sum(tensor_bytes(r.type) for r in _returned(block))
+    pairs, _ = donation_pairs(f)
+    plan.alias_bytes = sum(tensor_bytes(block.arguments[a].type) for a, _ in pairs)
+    if pairs:
+        f.attributes["ember.donation"] = ir.DenseI64ArrayAttr.get(
+            [x for pair in pairs for x in pair])
+    if budget is not None:
+        plan.budget_missed = max(0, plan.peak_bytes - budget)
+    f.attributes["ember.memory"] = plan.attribute()
+    return plan
+
+
+def _where(op) -> str:
+    loc = str(op.location)
+    m = re.match(r'loc\("([^"]*)":(\d+)', loc)
+    return f"{os.path.basename(m.group(1))}:{m.group(2)}" if m else loc
+
+
+def _returned(block):
+    ops = list(block.operations)
+    if ops and ops[-1].operation.name == "func.return":
+        return list(ops[-1].operation.operands)
+    return []
+
+
+def _reorder(prog: Program, order: list[int], block) -> None:
+    terminator = list(block.operations)[-1]
+    for op in order:
+        prog.ops[op].move_before(terminator)
+
+
+# --- rematerialization ------------------------------------------------------------------
+
+
+def _op_cost(op) -> float:
+    """Estimated work of an op: elements times a per-element weight (contractions by flops)."""
+    name = op.name
+    out = sum(tensor_bytes(r.type) // max(_itemsize(r.type), 1) for r in op.results)
+    if name == "ember.constant":
+        return 0.0
+    if name in RECOMPUTE_COST:
+        return out * RECOMPUTE_COST[name]
+    if name == "ember.dot_general":
+        lhs = ir.RankedTensorType(op.operands[0].type)
+        contracting = ir.DenseI64ArrayAttr(op.attributes["lhs_contracting"])
+        k = int(np.prod([lhs.shape[d] for d in contracting], dtype=np.int64))
+        return 2.0 * out * max(k, 1)
+    inner = 0.0
+    for region in op.regions:
+        for b in region.blocks:
+            for child in b.operations:
+                inner += _op_cost(child.operation)
+    ins = sum(tensor_bytes(v.type) // max(_itemsize(v.type), 1) for v in op.operands)
+    return max(inner, float(out + ins))
+
+
+def _itemsize(t) -> int:
+    if not isinstance(t, ir.RankedTensorType):
+        return 1
+    return max(getattr(ir.RankedTensorType(t).element_type, "width", 32) // 8, 1)
+
+
+def _callee(op, module):
+    name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+    table = ir.SymbolTable(module.operation)
+    return table[name] if name in table else None
+
+
+def _recompute_cost(op, result_index: int, module) -> float | None:
+    """Cost of recomputing ``op`` to get its result ``result_index``; None if not allowed."""
+    name = op.name
+    if name == "ember.call" and CHECKPOINT_ATTR in op.attributes:
+        policy = ir.StringAttr(op.attributes[CHECKPOINT_ATTR]).value
+        callee = _callee(op, module)
+        if callee is None or policy == "everything_saveable":
+            return None
+        body = callee.regions[0].blocks[0]
+        if policy == "dots_saveable":
+            ret = list(body.operations)[-1].operation
+            owner = ret.operands[result_index].owner
+            if isinstance(owner, ir.OpView | ir.Operation) and \
+                    owner.name == "ember.dot_general":
+                return None
+        return sum(_op_cost(o.operation) for o in body.operations)
+    if name in RECOMPUTE_COST and len(op.results) == 1:
+        return _op_cost(op)
+    return None
+
+
+def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling) -> int:
+    """Recompute cheap values after the peak until the peak fits ``budget``; returns how many
+    values were recomputed."""
+    prog = model(block, data_tiling)
+    total_work = sum(_op_cost(op) for op in prog.ops) or 1.0
+    spent, count = 0.0, 0
+    refused: set = set()
+    while True:
+        prog = model(block, data_tiling)
+        prof = prog.profile(prog.order)
+        if prof.peak <= budget:
+            return count
+        p = prof.peak_index
+        pos = {op: i for i, op in enumerate(prog.order)}
+        users: dict[int, list[int]] = {}
+        for u in prog.order:
+            for x in prog.uses[u]:
+                users.setdefault(x, []).append(pos[u])
+        best = None
+        for op_id in prog.order[:p]:
+            op = prog.ops[op_id]
+            for ri, v in enumerate(prog.defs[op_id]):
+                if prog.kinds[v] != TEMP or not prog.sizes[v]:
+                    continue
+                user_pos = users.get(v, [])
+                if p in user_pos or prog.values[v] in refused or not any(
+                        q > p and v in prog.direct[prog.order[q]] for q in user_pos):
+                    continue
+                cost = _recompute_cost(op, ri, module)
+                # Checkpointed results are recomputed at any cost: the user asked for it.
+                if cost is None or (CHECKPOINT_ATTR not in op.attributes
+                                    and spent + cost > max_recompute * total_work):
+                    continue
+                saved = prof.peak - _trial_peak(prog, op_id, v, p)
+                if saved <= 0:
+                    continue
+                key = (cost / saved, pos[op_id])
+                if best is None or key < best[0]:
+                    best = (key, op_id, v, cost)
+        if best is None:
+            return count
+        _, op_id, v, cost = best
+        undo = _apply_remat(prog, op_id, v, p, block)
+        after = model(block, data_tiling)
+        if after.profile(after.order).peak >= prof.peak:
+            # The model's trial was optimistic (the value also reaches later ops through
+            # fused values computed before the peak): take the clone back.
+            undo()
+            refused.add(prog.values[v])
+            continue
+        if CHECKPOINT_ATTR not in prog.ops[op_id].attributes:
+            spent += cost
+        count += 1
+
+
+def _trial_peak(prog: Program, op_id: int, v: int, p: int) -> int:
+    """The peak if ``v`` (defined by ``op_id``) were recomputed before its first use after
+    position ``p``, on a copy of the model."""
+    order = prog.order
+    later = [u for u in order[p + 1:] if v in prog.uses[u]]
+    clone = len(prog.uses)
+    new_vals = []
+    sizes, kinds = list(prog.sizes), list(prog.kinds)
+    for d in prog.defs[op_id]:
+        sizes.append(prog.sizes[d])
+        kinds.append(prog.kinds[d] if prog.kinds[d] != OUT else TEMP)
+        new_vals.append(len(sizes) - 1)
+    nv = new_vals[prog.defs[op_id].index(v)]
+    uses = [list(u) for u in prog.uses] + [list(prog.uses[op_id])]
+    # Recomputed next to consumers that fuse it, the value needs no buffer (as in model()).
+    fused = prog.ops[op_id].name in _FUSABLE and all(
+        prog.ops[u].name in _ABSORBS for u in later)
+    if fused:
+        sizes[nv] = 0
+    for u in later:
+        uses[u] = [nv if x == v else x for x in uses[u]]
+        if fused:
+            uses[u] += [x for x in prog.uses[op_id] if x not in uses[u]]
+    trial = Program(sizes, kinds, uses, prog.defs + [new_vals], prog.barrier + [False],
+                    [])
+    at = order.index(later[0])
+    new_order = order[:at] + [clone] + order[at:]
+    return trial.profile(new_order).peak
+
+
+def _apply_remat(prog: Program, op_id: int, v: int, p: int, block) -> None:
+    op = prog.ops[op_id]
+    value = prog.values[v]
+    later_ops = {prog.ops[u] for u in prog.order[p + 1:] if v in prog.uses[u]}
+    first = next(prog.ops[u] for u in prog.order[p + 1:] if prog.ops[u] in later_ops)
+    clone = op.clone(ip=ir.InsertionPoint(first))
+    new = clone.results[list(op.results).index(value)]
+    redirected = []
+    for use in list(value.uses):
+        owner = use.owner
+        owner = owner.operation if hasattr(owner, "operation") else owner
+        top = top_level(owner, block)
+        if top is not None and top in later_ops:
+            owner.operands[use.operand_number] = new
+            redirected.append((owner, use.operand_number))
+
+    def undo():
+        for owner, n in redirected:
+            owner.operands[n] = value
+        clone.erase()
+    return undo
+
+
+# --- donation ---------------------------------------------------------------------------
+
+
+def donation_pairs(f) -> tuple[list[tuple[int, int]], list[tuple[int, str]]]:
+    """Pair the donated arguments of ``f`` (``ember.donate``, argument indices) with results
+    of the same type: ([(argument, result)], [(argument, why it cannot be used)]).
+
+    IREE writes a result into donated storage while the program runs, and does not know that
+    the storage is an argument: a donation is only made when no kernel can read the argument
+    after (or at other elements than) the result is written, that is when every use of the
+    argument is an elementwise op whose values flow only into that result.
+
+    Example:
+        >>> donation_pairs(main)
+        ([(0, 0)], [(2, 'no result has its type tensor<3xf32> (results: tensor<f32>)')])
+    """
+    if "ember.donate" not in f.attributes:
+        return [], []
+    donated = list(ir.DenseI64ArrayAttr(f.attributes["ember.donate"]))
+    ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+    inputs, results = list(ftype.inputs), list(ftype.results)
+    block = f.regions[0].blocks[0] if f.regions[0].blocks else None
+    taken: set[int] = set()
+    pairs, unused = [], []
+    for a in donated:
+        want = str(signless(inputs[a]))    # ui32 storage serves an i32 result as well
+        same = [r for r, t in enumerate(results) if str(signless(t)) == want]
+        free = [r for r in same if r not in taken]
+        reached, why = _elementwise_slice(block, a) if block is not None else (set(), None)
+        if not same:
+            why = (f"no result has its type {inputs[a]} (results: "
+                   f"{', '.join(str(t) for t in results) or 'none'})")
+        elif why is None and len(reached) > 1:
+            why = f"it flows into several results ({', '.join(map(str, sorted(reached)))})"
+        elif why is None and reached and next(iter(reached)) not in free:
+            why = (f"the result computed from it (#{next(iter(reached))}) has another type or "
+                   "already reuses another donated argument")
+        elif why is None and not free:
+            why = f"each result of its type {inputs[a]} already reuses another donated argument"
+        if why is not None:
+            unused.append((a, why))
+            continue
+        r = next(iter(reached)) if reached else free[0]
+        taken.add(r)
+        pairs.append((a, r))
+    return pairs, unused
+
+
+def _elementwise_slice(block, a: int):
+    """(results reached, None) when argument ``a`` is only read by elementwise ops (of its
+    shape) whose values flow only into results; else (set(), why not)."""
+    ret = list(block.operations)[-1].operation
+    seen, work, reached = set(), [block.arguments[a]], set()
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for use in v.uses:
+            owner = use.owner
+            owner = owner.operation if hasattr(owner, "operation") else owner
+            if owner == ret:
+                reached.add(use.operand_number)
+                continue
+            opdef = OPS.get(owner.name)
+            if owner.parent is None or owner.block != block:
+                return set(), f"it is read inside a region ({top_level(owner, block).name})"
+            shape = ir.RankedTensorType(v.type).shape
+            if opdef is None or opdef.family != "elementwise" or any(
+                    ir.RankedTensorType(r.type).shape != shape for r in owner.results):
+                return set(), (f"it is read by {owner.name} at {_where(owner)}, which may run "
+                               "after (or read other elements than) the result written into "
+                               "its buffer")
+            work.extend(owner.results)
+    return reached, None
+
+
+@register
+class DonateBuffers(Pass):
+    """Lower donation to IREE's ABI: one ``!hal.buffer {iree.abi.output = r}`` argument per
+    usable donated argument, after the others, into which IREE writes result ``r``.
+
+    Runs on lowered IR, on the pairs ``ember-plan-memory`` chose (``ember.donation =
+    array<i64: arg0, res0, ...>``). Each such argument also names its donor
+    (``donation.argument = a``) so that the runtime passes argument ``a``'s buffer there.
+    The planner's function attributes (``ember.memory``, ``ember.donate``,
+    ``ember.memory_budget``, ``ember.donation``) are dropped: IREE does not need them.
+    """
+
+    name = "ember-donate-buffers"
+    summary = "Give donated arguments' storage to results (IREE's iree.abi.output ABI)"
+
+    def run(self, module: ir.Module) -> None:
+        with module.context, ir.Location.unknown():
+            for f in func_ops(module):
+                pairs = []
+                if "ember.donation" in f.attributes:
+                    flat = list(ir.DenseI64ArrayAttr(f.attributes["ember.donation"]))
+                    pairs = list(zip(flat[0::2], flat[1::2]))
+                for name in ("ember.memory", "ember.donate", "ember.memory_budget",
+                             "ember.donation"):
+                    if name in f.attributes:
+                        del f.attributes[name]
+                if not pairs or not f.regions[0].blocks:
+                    continue
+                block = f.regions[0].blocks[0]
+                ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
+                n = len(ftype.inputs)
+                old = (list(ir.ArrayAttr(f.attributes["arg_attrs"]))
+                       if "arg_attrs" in f.attributes else
+                       [ir.DictAttr.get({}) for _ in range(n)])
+                buffer = ir.Type.parse("!hal.buffer")
+                index = ir.IndexType.get()
+                new_attrs = []
+                for a, r in pairs:
+                    block.add_argument(buffer, ir.Location.unknown())
+                    new_attrs.append(ir.DictAttr.get(
+                        {"iree.abi.output": ir.IntegerAttr.get(index, r),
+                         "donation.argument": ir.IntegerAttr.get(index, a)}))
+                f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+                    list(ftype.inputs) + [buffer] * len(pairs), list(ftype.results)))
+                f.attributes["arg_attrs"] = ir.ArrayAttr.get(old + new_attrs)

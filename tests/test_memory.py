@@ -1,0 +1,488 @@
+"""Memory planning: liveness and peak, scheduling, rematerialization, donation,
+``memory_analysis()`` and ``ember.checkpoint``, checked against NumPy, brute force and IREE's
+own statistics."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+from ember._mlir import ir
+from ember.backends import cpu
+from ember.backends.statistics import program_statistics
+from ember.errors import (
+    ArgumentError,
+    DonatedArrayError,
+    DonationError,
+    DonationWarning,
+    MemoryBudgetError,
+    MemoryBudgetWarning,
+)
+from ember.passes.liveness import Program
+from ember.passes.plan_memory import parse_size
+
+N = 256
+MB = N * N * 4     # one N x N float32 buffer
+
+
+@pytest.fixture(autouse=True)
+def _planner_defaults():
+    """These tests set budgets themselves: ignore EMBER_MEMORY_BUDGET (the whole suite may be
+    run with a tiny one, see the README) and EMBER_NO_MEMORY_PLANNER."""
+    saved = dict(ember.config._values)
+    ember.config._values.update(memory_budget=None, memory_planner=True,
+                                donation_strict=False)
+    ember.clear_caches()
+    yield
+    ember.config._values.update(saved)
+    ember.clear_caches()
+
+
+@pytest.fixture
+def config_value():
+    """Set ember.config options for one test, restoring them (and the caches) after."""
+    saved = dict(ember.config._values)
+    yield ember.config.update
+    for k, v in saved.items():
+        if ember.config._values[k] != v:
+            ember.config.update(k, v)
+
+
+def _plan(lowered):
+    return lowered.memory_plan()
+
+
+# --- sizes ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, size", [
+    ("12 GB", 12 * 10**9), (12e9, 12 * 10**9), ("1.5GiB", 3 * 2**29), ("256MiB", 2**28),
+    ("64 kB", 64000), (4096, 4096), ("10", 10), ("2 Mi", 2 * 2**20)])
+def test_sizes(text, size):
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("bad", ["lots", "", "12 XB", "-5 MB", 0, -1.0, float("nan"), True,
+                                 None, "1.5.2GB"])
+def test_bad_sizes(bad):
+    with pytest.raises(MemoryBudgetError, match="memory budget"):
+        parse_size(bad)
+
+
+def test_bad_budget_names_where():
+    with pytest.raises(MemoryBudgetError, match="memory_budget of f .*'lots' is not a size"):
+        def f(x):
+            return x
+        ember.jit(f, memory_budget="lots")
+
+
+def test_bad_env_budget(config_value):
+    config_value("memory_budget", "lots")
+    with pytest.raises(MemoryBudgetError, match="EMBER_MEMORY_BUDGET"):
+        ember.jit(lambda x: x + 1).lower(np.ones(3, np.float32)).as_text("optimized")
+
+
+# --- liveness: the model against a direct count ---------------------------------------------
+
+def _dots(names_and_args, result):
+    """A func of N x N dot_generals: [(name, lhs, rhs)], returning ``result``."""
+    dot = ('"ember.dot_general"({l}, {r}) {{lhs_batch = array<i64>, lhs_contracting = '
+           'array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>}} : '
+           '(tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>')
+    t = "tensor<256x256xf32>"
+    body = "\n".join(f"  %{n} = " + dot.format(l=lhs, r=rhs) for n, lhs, rhs in names_and_args)
+    return (f"func.func @f(%x: {t}, %y: {t}) -> {t} {{\n{body}\n  return %{result} : {t}\n}}")
+
+
+def _parse(text):
+    from ember._mlir import new_session
+    ctx = new_session().context
+    with ctx:
+        return ir.Module.parse(text)
+
+
+def _brute_force_peak(ops, result):
+    """The least peak (in buffers) over every topological order, by enumeration."""
+    best = None
+    names = [n for n, _, _ in ops]
+    deps = {n: {a for a in (lhs[1:], rhs[1:]) if a in names} for n, lhs, rhs in ops}
+    for order in itertools.permutations(names):
+        done = set()
+        ok = True
+        for n in order:
+            if not deps[n] <= done:
+                ok = False
+                break
+            done.add(n)
+        if not ok:
+            continue
+        best = min(best or 99, _count_peak(order, ops, result))
+    return best
+
+
+def _count_peak(order, ops, result):
+    """Live buffers, counted directly: a value lives from its op to its last reader (the
+    result to the end)."""
+    byname = {n: (lhs[1:], rhs[1:]) for n, lhs, rhs in ops}
+    pos = {n: i for i, n in enumerate(order)}
+    last = {n: (len(order) - 1 if n == result else pos[n]) for n in order}
+    for n in order:
+        for a in byname[n]:
+            if a in last:
+                last[a] = max(last[a], pos[n])
+    return max(sum(1 for n in order if pos[n] <= i <= last[n]) for i in range(len(order)))
+
+
+def _random_dag(rng, size):
+    ops = []
+    for i in range(size):
+        pool = ["%x", "%y"] + [f"%v{j}" for j in range(i)]
+        lhs, rhs = rng.choice(pool, 2)
+        ops.append((f"v{i}", str(lhs), str(rhs)))
+    # Everything feeds the result, so nothing is dead.
+    unused = [f"%{n}" for n, _, _ in ops if not any(f"%{n}" in (a, b) for _, a, b in ops)]
+    acc = unused[0]
+    for k, u in enumerate(unused[1:]):
+        ops.append((f"s{k}", acc, u))
+        acc = f"%s{k}"
+    return ops, acc[1:]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_liveness_and_schedule_against_brute_force(seed):
+    from ember.passes.plan_memory import model
+
+    rng = np.random.default_rng(seed)
+    ops, result = _random_dag(rng, int(rng.integers(3, 6)))
+    module = _parse(_dots(ops, result))
+    block = module.body.operations[0].regions[0].blocks[0]
+    prog = model(block, data_tiling=False)
+    written = [n for n, _, _ in ops]
+    assert prog.profile(prog.order).peak == _count_peak(written, ops, result) * MB
+    scheduled = prog.schedule()
+    order = [written[i] for i in scheduled]
+    # A valid order, never worse than program order, never better than the optimum.
+    assert _count_peak(order, ops, result) * MB == prog.profile(scheduled).peak
+    assert _brute_force_peak(ops, result) * MB <= prog.profile(scheduled).peak
+    # The pass keeps program order unless the schedule saves 10% of the peak and 64 KiB.
+    from ember.passes import make_pass
+    with module.context:
+        make_pass("ember-plan-memory", "data-tiling=false").run(module)
+    plan = _plan_attr(module)
+    kept, new = _count_peak(written, ops, result) * MB, _count_peak(order, ops, result) * MB
+    assert plan["peak_bytes"] == (new if new <= kept - max(64 * 1024, 0.1 * kept) else kept)
+
+
+def _plan_attr(module):
+    from ember.passes.plan_memory import Plan
+    f = module.body.operations[0]
+    return vars(Plan.from_attribute(f.attributes["ember.memory"]))
+
+
+def test_scheduler_on_a_long_program_is_a_topological_order():
+    prog = Program(sizes=[4] * 400, kinds=["temp"] * 400,
+                   uses=[[i - 1] if i else [] for i in range(400)],
+                   defs=[[i] for i in range(400)], barrier=[False] * 400, order=list(range(400)))
+    assert prog.schedule() == list(range(400))
+
+
+# --- the pass in the pipeline, and IREE's figures -------------------------------------------
+
+X = np.random.default_rng(0).standard_normal((N, N)).astype(np.float32) / 16
+
+
+def bad_order(x, w):
+    """Six large intermediates, all computed before any is reduced."""
+    ts = [enp.tanh(x @ (w * (i + 1))) for i in range(6)]
+    return sum(t.sum() for t in ts)
+
+
+def test_schedule_lowers_iree_transient_memory(config_value):
+    low = {}
+    for on in (False, True):
+        config_value("memory_planner", on)
+        lowered = ember.jit(bad_order).lower(X, X)
+        stats = program_statistics(lowered.as_text("linalg"), cpu.compiler_flags())
+        low[on] = (stats.transient_memory_size, _plan(lowered))
+    (off_bytes, off_plan), (on_bytes, on_plan) = low[False], low[True]
+    assert on_plan.scheduled and not off_plan.scheduled
+    assert on_plan.temp_bytes < off_plan.temp_bytes
+    assert on_bytes <= 0.7 * off_bytes, (on_bytes, off_bytes)
+    # ember's prediction is IREE's figure (within 10%) for the planned program.
+    assert abs(on_plan.temp_bytes - on_bytes) <= 0.1 * on_bytes
+
+
+def test_optimized_stage_shows_the_plan():
+    text = ember.jit(bad_order).lower(X, X).as_text("optimized")
+    assert "ember.memory = {" in text and "peak_bytes" in text and "peak_op" in text
+    assert "ember.memory" not in ember.jit(bad_order).lower(X, X).as_text("linalg")
+
+
+def test_memory_analysis_side_by_side():
+    c = ember.jit(bad_order).lower(X, X).compile()
+    m = c.memory_analysis()
+    assert m.argument_size_in_bytes == 2 * MB
+    assert m.output_size_in_bytes == 4
+    assert m.alias_size_in_bytes == 0
+    assert m.temp_size_in_bytes > 0
+    assert m.iree_transient_size_in_bytes == program_statistics(
+        c.as_text("linalg"), cpu.compiler_flags()).transient_memory_size
+    assert m.peak_size_in_bytes >= m.argument_size_in_bytes + m.temp_size_in_bytes
+    assert "tanh" in m.peak_op or "dot_general" in m.peak_op or "reduce" in m.peak_op
+    assert "transient (IREE)" in str(m)
+    assert c.memory_analysis() is m
+
+
+# --- results unchanged by the planner -------------------------------------------------------
+
+def _mlp(x, w1, w2):
+    h = enp.maximum(x @ w1, 0.0)
+    return enp.tanh(h @ w2) + x
+
+
+def _softmax(x, w, v):
+    s = x @ w
+    e = enp.exp(s - s.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)) @ v
+
+
+def _layernorm(x, g, b):
+    m = x.mean(axis=-1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x - m) / enp.sqrt(v + 1e-5) * g + b
+
+
+def _scan(x, w, b):
+    def body(c, row):
+        c = c.at[0].add(row) * 0.5
+        return c, c.sum()
+    return ember.lax.scan(body, w, x)
+
+
+def _pairwise(x, w, b):
+    d = ember.vmap(lambda a: ((a[None, :] - w) ** 2).sum(-1))(x)
+    return d.min(axis=1) + b[0]
+
+
+def _cond(x, w, b):
+    big = x @ w
+    return ember.lax.cond(big.sum() > 0, lambda: big * 2, lambda: big - b)
+
+
+def _remat(x, w, b):
+    scale = enp.broadcast_to(b[0, 0], x.shape)    # a buffer: a region op reads it
+    h = ember.lax.cond(x[0, 0] > 0, lambda: scale @ x, lambda: x @ x)
+    h = h @ w
+    h = h @ w
+    return h + scale
+
+
+PROGRAMS = [_mlp, _softmax, _layernorm, _scan, _pairwise, _cond, _remat, bad_order]
+
+
+@pytest.mark.parametrize("fun", PROGRAMS, ids=lambda f: f.__name__)
+def test_results_unchanged_at_a_tiny_budget(fun, config_value):
+    rng = np.random.default_rng(1)
+    shape = (16, 16)
+    args = [rng.standard_normal(shape).astype(np.float32) / 4 for _ in range(3)]
+    args = args[:2] if fun is bad_order else args
+    config_value("memory_planner", False)
+    reference = ember.jit(fun)(*args)
+    config_value("memory_planner", True)
+    config_value("memory_budget", 1)
+    lowered = ember.jit(fun).lower(*args)
+    got = lowered.compile()(*args)
+    for r, g in zip(ember.tree_util.tree_leaves(reference), ember.tree_util.tree_leaves(got)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-5, atol=1e-6)
+    assert _plan(lowered).budget == 1
+
+
+def test_remat_recomputes_a_broadcast_under_a_budget():
+    x = np.ones((N, N), np.float32) / N
+    b = np.full((N, N), 0.5, np.float32)
+    free = ember.jit(_remat).lower(x, x, b)
+    tight = ember.jit(_remat, memory_budget=int(_plan(free).peak_bytes * 0.9)).lower(x, x, b)
+    plan = _plan(tight)
+    assert plan.rematerialized >= 1
+    assert plan.peak_bytes < _plan(free).peak_bytes
+    assert tight.as_text("optimized").count('"ember.broadcast_in_dim"') > \
+        free.as_text("optimized").count('"ember.broadcast_in_dim"')
+    np.testing.assert_allclose(np.asarray(tight.compile()(x, x, b)),
+                               np.asarray(free.compile()(x, x, b)), rtol=1e-6)
+
+
+def test_missed_budget_is_reported():
+    x = np.ones((N, N), np.float32)
+    f = ember.jit(lambda a: (a @ a) @ a, memory_budget="1kB")
+    with pytest.warns(MemoryBudgetWarning, match=r"budget of 1000 bytes is missed by \d+ bytes"):
+        c = f.lower(x).compile()
+    m = c.memory_analysis()
+    assert m.budget_in_bytes == 1000
+    assert m.budget_missed_in_bytes == m.peak_size_in_bytes - m.argument_size_in_bytes - 1000
+
+
+# --- donation -------------------------------------------------------------------------------
+
+def _pointer(a):
+    return a._bv.map().asarray(a.shape, a.dtype).ctypes.data
+
+
+def sgd(p, g):
+    return p - 0.01 * g
+
+
+def test_donated_buffer_holds_the_result():
+    p0 = np.random.default_rng(2).standard_normal((N, N)).astype(np.float32)
+    g = np.ones((N, N), np.float32)
+    p = ember.device_put(p0)
+    where = _pointer(p)
+    new = ember.jit(sgd, donate_argnums=0)(p, g)
+    np.testing.assert_allclose(np.asarray(new), p0 - 0.01 * g, rtol=1e-6)
+    assert _pointer(new) == where
+    assert p.is_deleted() and not new.is_deleted()
+
+
+def test_donation_allocates_no_output_buffer():
+    g = np.ones((512, 512), np.float32)
+    plain = ember.jit(sgd).lower(g, g).compile().memory_analysis()
+    donated = ember.jit(sgd, donate_argnums=0).lower(g, g).compile().memory_analysis()
+    assert plain.iree_transient_size_in_bytes == g.nbytes   # the result, written then copied
+    assert donated.iree_transient_size_in_bytes == 0
+    assert donated.alias_size_in_bytes == g.nbytes and plain.alias_size_in_bytes == 0
+
+
+def test_using_a_donated_array_raises():
+    f = ember.jit(sgd, donate_argnames="p")
+    p = ember.device_put(np.ones(8, np.float32))
+    f(p, np.ones(8, np.float32))
+    with pytest.raises(DonatedArrayError, match="donated to sgd"):
+        np.asarray(p)
+    with pytest.raises(DonatedArrayError, match="donated"):
+        f(p, np.ones(8, np.float32))
+    with pytest.raises(DonatedArrayError, match="donated"):
+        p + 1
+    assert "deleted" in repr(p)
+    assert p.shape == (8,)
+
+
+def test_donation_in_a_loop_and_pytrees():
+    @ember.jit
+    def step(state, g):
+        return {"p": state["p"] - g, "v": state["v"] * 0.5}
+    step_d = ember.jit(step.fun, donate_argnums=0)
+    state = {"p": ember.device_put(np.zeros(4, np.float32)),
+             "v": ember.device_put(np.ones(4, np.float32))}
+    for _ in range(3):
+        old = state
+        state = step_d(state, np.ones(4, np.float32))
+        assert old["p"].is_deleted() and old["v"].is_deleted()
+    np.testing.assert_allclose(np.asarray(state["p"]), -3 * np.ones(4))
+    np.testing.assert_allclose(np.asarray(state["v"]), 0.125 * np.ones(4))
+
+
+def test_numpy_arguments_may_be_donated():
+    x = np.arange(4, dtype=np.float32)
+    out = ember.jit(lambda a: a * 2, donate_argnums=0)(x)
+    np.testing.assert_allclose(np.asarray(out), x * 2)
+    np.testing.assert_allclose(x, np.arange(4))      # the host array is untouched
+
+
+@pytest.mark.parametrize("fun, why", [
+    (lambda p: p.T * 2, "read by ember.transpose"),
+    (lambda p: enp.flip(p, 0) + p, "read by ember.rev"),
+    (lambda p: p @ p, "read by ember.dot_general"),
+    (lambda p: (p * 2, p.sum()), "read by ember.reduce_sum"),
+    (lambda p: (p * 2, p + 1), "several results"),
+    (lambda p: p.sum(), "no result has its type"),
+])
+def test_unsafe_donation_is_refused_and_results_are_right(fun, why):
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    expected = ember.jit(fun)(x)
+    p = ember.device_put(x)
+    with pytest.warns(DonationWarning, match=why):
+        got = ember.jit(fun, donate_argnums=0)(p)
+    for e, g in zip(ember.tree_util.tree_leaves(expected), ember.tree_util.tree_leaves(got)):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+    assert not p.is_deleted()
+    np.testing.assert_array_equal(np.asarray(p), x)
+
+
+def test_donation_strict(config_value):
+    config_value("donation_strict", True)
+    f = ember.jit(lambda p: p.sum(), donate_argnums=0)
+    with pytest.raises(DonationError, match="argument 'p' cannot be reused.*donation_strict"):
+        f(np.ones(3, np.float32))
+
+
+def test_bad_donations():
+    def f(a, b):
+        return a + b
+    with pytest.raises(DonationError, match="both static and donated"):
+        ember.jit(f, static_argnums=1, donate_argnums=1)
+    with pytest.raises(DonationError, match="both static and donated"):
+        ember.jit(f, static_argnames="b", donate_argnames="b")
+    with pytest.raises(DonationError, match="'c' is not a parameter"):
+        ember.jit(f, donate_argnames="c")
+    with pytest.raises(DonationError, match="argument 'a' is a float, not an array"):
+        ember.jit(f, donate_argnums=0)(1.0, np.ones(3, np.float32))
+    g = ember.jit(f, donate_argnums=(0, 1))
+    a = ember.device_put(np.ones(3, np.float32))
+    with pytest.raises(DonationError, match="same array is donated twice"), \
+            pytest.warns(DonationWarning, match="argument 'b' cannot be reused"):
+        g(a, a)
+    assert not a.is_deleted()
+    h = ember.jit(f, donate_argnums=0)
+    with pytest.raises(DonationError, match="also passed as leaf #1"):
+        h(a, a)
+    assert not a.is_deleted()
+
+
+# --- checkpoint ------------------------------------------------------------------------------
+
+def test_checkpoint_same_results_and_marked():
+    w = np.random.default_rng(3).standard_normal((8, 8)).astype(np.float32)
+    block = ember.checkpoint(lambda x: enp.tanh(x @ w) * 2)
+    f = ember.jit(lambda x: block(block(x)) + 1)
+    x = np.random.default_rng(4).standard_normal((4, 8)).astype(np.float32)
+    ref = np.tanh(np.tanh(x @ w) * 2 @ w) * 2 + 1
+    np.testing.assert_allclose(np.asarray(f(x)), ref, rtol=1e-5, atol=1e-6)
+    assert f.lower(x).as_text("ember").count('ember.checkpoint = "nothing_saveable"') == 2
+    np.testing.assert_allclose(np.asarray(block(x)), np.tanh(x @ w) * 2, rtol=1e-5)
+    assert ember.remat is ember.checkpoint
+
+
+def test_checkpoint_under_vmap_and_policies():
+    block = ember.checkpoint(lambda x: x @ x.T, policy="dots_saveable")
+    assert block.policy == "dots_saveable"
+    x = np.random.default_rng(5).standard_normal((3, 4, 4)).astype(np.float32)
+    out = ember.jit(ember.vmap(block))(x)
+    np.testing.assert_allclose(np.asarray(out), x @ x.transpose(0, 2, 1), rtol=1e-5)
+
+    def everything_saveable():
+        pass
+    assert ember.checkpoint(lambda x: x, policy=everything_saveable).policy == \
+        "everything_saveable"
+    with pytest.raises(ArgumentError, match="policy 'save_some' is not supported"):
+        ember.checkpoint(lambda x: x, policy="save_some")
+
+
+def test_checkpoint_is_recomputed_under_a_budget():
+    w = np.eye(N, dtype=np.float32)
+    block = ember.checkpoint(lambda x: x @ w + 1.0)
+
+    def f(x):
+        c = block(x)
+        s = ((x @ c) @ x).sum()
+        return (c * s).sum()
+
+    x = np.ones((N, N), np.float32) / N
+    free = ember.jit(f).lower(x)
+    tight = ember.jit(f, memory_budget=_plan(free).peak_bytes - 1).lower(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MemoryBudgetWarning)
+        got = tight.compile()(x)
+    assert tight.as_text("optimized").count("ember.checkpoint") == 2
+    assert free.as_text("optimized").count("ember.checkpoint") == 1
+    np.testing.assert_allclose(np.asarray(got), np.asarray(free.compile()(x)), rtol=1e-5)
