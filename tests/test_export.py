@@ -463,3 +463,10 @@ def test_a_target_that_cannot_run_a_dtype_is_refused(tmp_path):
     with pytest.raises(EmberError, match="float16.*vulkan"):
         exp.save(tmp_path / "h.vmfb")
     assert not (tmp_path / "h.vmfb").exists()
+
+
+def test_donating_function_is_refused():
+    f = ember.jit(lambda p, g: p - 0.1 * g, donate_argnums=0)
+    spec = ember.ShapeDtypeStruct((4,), np.float32)
+    with pytest.raises(ExportError, match="donation"):
+        ember.export(f, spec, spec)

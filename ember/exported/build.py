@@ -245,8 +245,13 @@ def export(fun, *arg_specs, targets=("cpu",), **kwarg_specs) -> Exported:
     targets = tuple(targets)
     target_flags(targets)               # unknown or repeated targets fail before tracing
     jitted = fun if isinstance(fun, JitFunction) else jit(fun)
-    lowered = jitted.lower(*arg_specs, **kwarg_specs)
     where = f"ember.export({jitted.fun_name})"
+    if jitted.donate_argnums or jitted.donate_argnames:
+        # A loaded module has no ember.Array to mark deleted, so a donated buffer would be
+        # overwritten behind the caller's back.
+        raise ExportError(f"{where}: exported modules do not support buffer donation; export "
+                          "ember.jit(fun) without donate_argnums/donate_argnames")
+    lowered = jitted.lower(*arg_specs, **kwarg_specs)
     _, dyn_args, dyn_kwargs = jitted._split(arg_specs, kwarg_specs)
     leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
     names = _leaf_names(jitted, tree, len(leaves))
