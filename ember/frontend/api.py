@@ -84,6 +84,7 @@ class Lowered:
         self.out_tree, self.out_avals = out_tree, out_avals
         self.backend = backend
         self._text = {"ember": str(module)}
+        self.fusion: bool | None = None   # ember-fuse on/off; None: EMBER_NO_FUSION decides
 
     def _stage(self, stage: str) -> ir.Module:
         if stage not in STAGES:
@@ -93,7 +94,10 @@ class Lowered:
             prev = self._stage(STAGES[STAGES.index(stage) - 1])
             with prev.context:
                 module = ir.Module.parse(prev.operation.get_asm(enable_debug_info=True))
-            getattr(pipelines, stage)(module)
+            if stage == "optimized":
+                pipelines.optimized(module, fusion=self.fusion)
+            else:
+                getattr(pipelines, stage)(module)
             self._modules[stage] = module
             self._text[stage] = str(module)
         return self._modules[stage]
@@ -198,12 +202,13 @@ class JitFunction:
     """A function compiled on first call per signature. Made by :func:`jit`."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 backend=None):
+                 backend=None, fusion=None):
         if not callable(fun):
             raise TypeError(f"ember.jit needs a callable, got {type(fun).__name__}")
         self.fun = fun
         self.fun_name = getattr(fun, "__name__", type(fun).__name__)
         self.backend = backend or "cpu"
+        self.fusion = fusion
         if self.backend != "cpu":
             raise ValueError(f"backend {self.backend!r} is not available yet; use 'cpu'")
         try:
@@ -338,8 +343,10 @@ class JitFunction:
         names = [f"argument {self._leaf_name(tree, i)}" for i in range(len(leaves))]
         module, _, out_tree, outs = trace_flat(self._with_static(static), self.fun_name, tree,
                                                avals, names)
-        return Lowered(module, self.fun_name, tree, avals, out_tree, [o.aval for o in outs],
-                       self.backend)
+        lowered = Lowered(module, self.fun_name, tree, avals, out_tree,
+                          [o.aval for o in outs], self.backend)
+        lowered.fusion = self.fusion
+        return lowered
 
     def _with_static(self, static):
         fun = self.fun
@@ -440,11 +447,13 @@ def _as_tuple(x):
     return tuple(x)
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None,
+        fusion=None):
     """Compile ``fun`` with IREE on first call for each signature of its arguments.
 
     Arguments and results are pytrees of arrays. Static arguments are Python values that are
-    part of the cache key (and must be hashable).
+    part of the cache key (and must be hashable). ``fusion=False`` leaves out the
+    ``ember-fuse`` pass (default: on, unless the environment sets ``EMBER_NO_FUSION=1``).
 
     Example:
         >>> @ember.jit
@@ -457,8 +466,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
-                                 backend=backend)
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend)
+                                 backend=backend, fusion=fusion)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend, fusion)
 
 
 __all__ = ["jit", "JitFunction", "Lowered", "Compiled", "clear_caches", "EmberError"]
