@@ -12,7 +12,9 @@ program order, unless one of these holds (each is a reason the report gives):
   output fusion takes only an elementwise epilogue);
 - the group would have more than ``max-ops`` ops;
 - merging would create a cycle (a path from the group through an op outside it back in);
-- the producer is not fusible (gather, sort, control flow, ...): listed once per consumer.
+- the producer is not fusible (gather, sort, control flow, ...): listed once per consumer;
+- the ops form ``e = exp(x - max(x)); e / sum(e)``, a softmax that IREE recognizes in this
+  op-by-op form (one dispatch at its default level; two once fused into generics).
 
 A group of two or more ops becomes one ``ember.fusion``; its ``kind`` is ``output`` when it
 holds a dot, ``input`` when it holds a reduction, else ``loop``, and ``multi_output`` when a
@@ -168,6 +170,11 @@ class _BlockFusion:
         for op in self.ops:
             for p in self._producers(op):
                 self.users[p].append(op)
+        self.left_to_iree = {}
+        for op in self.ops:
+            if op.name == "ember.reduce_max":
+                for o in self._softmax(op):
+                    self.left_to_iree[o] = "IREE raises this softmax to linalg.softmax itself"
 
     def _top(self, op):
         """The op of this block that holds ``op`` (itself or an ancestor), or None."""
@@ -192,6 +199,38 @@ class _BlockFusion:
                 for b in region.blocks:
                     stack.extend(x.operation for x in b.operations)
         return out
+
+    def _through_shape(self, op):
+        """The users of ``op``, looking through reshapes and broadcasts (collected too)."""
+        seen, out, stack = [], [], list(self.users[op])
+        while stack:
+            u = stack.pop()
+            if u.name in ("ember.reshape", "ember.broadcast_in_dim"):
+                seen.append(u)
+                stack.extend(self.users[u])
+            else:
+                out.append(u)
+        return seen, out
+
+    def _softmax(self, max_op) -> list:
+        """The ops of ``e = exp(x - max(x)); e / sum(e)`` around ``max_op``, or []. IREE
+        (3.13, default level) recognizes this exact op-by-op form as a softmax and makes one
+        dispatch of it; fused into generics it made two."""
+        shape1, users = self._through_shape(max_op)
+        subs = [u for u in users if u.name == "ember.sub"]
+        if len(subs) != 1 or len(users) != 1:
+            return []
+        exps = self.users[subs[0]]
+        if len(exps) != 1 or exps[0].name != "ember.exp":
+            return []
+        sums = [u for u in self.users[exps[0]] if u.name == "ember.reduce_sum"]
+        divs = [u for u in self.users[exps[0]] if u.name == "ember.div"]
+        if len(sums) != 1 or len(divs) != 1 or len(self.users[exps[0]]) != 2:
+            return []
+        shape2, users2 = self._through_shape(sums[0])
+        if users2 != divs:
+            return []
+        return [max_op, *shape1, subs[0], exps[0], sums[0], *shape2, divs[0]]
 
     def find(self, op):
         while self.parent[op] is not op:
@@ -226,6 +265,8 @@ class _BlockFusion:
     def _refusal(self, producer, consumer) -> str | None:
         if self.kind[producer] is None:
             return "the producer is not a fusible op"
+        if producer in self.left_to_iree or consumer in self.left_to_iree:
+            return self.left_to_iree.get(producer) or self.left_to_iree[consumer]
         a, b = self.find(producer), self.find(consumer)
         if a is b:
             return None
