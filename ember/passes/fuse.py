@@ -252,15 +252,14 @@ class _BlockFusion:
                         f"{consumer.name} at {_loc(consumer)}: {reason}")
         groups = {}
         for op in self.ops:
-            root = self.find(op)
-            groups.setdefault(root, []).append(op)
-        first_pos = {}
-        for ops in groups.values():
-            if len(ops) >= 2:
-                first = min(self.pos[o] for o in ops)
-                first_pos[self._build(ops)] = first
-        if first_pos:
-            _toposort(self.block, {**self.pos, **first_pos})
+            groups.setdefault(self.find(op), []).append(op)
+        # Plan every fusion before changing the IR: moving ops changes how the bindings
+        # hash them, so no dict keyed by ops is used after the first change.
+        plans = [self._plan(ops) for ops in groups.values() if len(ops) >= 2]
+        for plan in plans:
+            self._apply(*plan)
+        if plans:
+            _toposort(self.block)
 
     def _refusal(self, producer, consumer) -> str | None:
         if self.kind[producer] is None:
@@ -306,8 +305,8 @@ class _BlockFusion:
         self.parent[b] = a
         self.members[a] = self.members[a] + self.members.pop(b)
 
-    def _build(self, ops) -> None:
-        ops = sorted(ops, key=self.pos.get)
+    def _plan(self, ops):
+        ops = sorted(ops, key=lambda o: self.pos[o])
         group = set(ops)
         operands, results = [], []
         for op in ops:
@@ -324,6 +323,21 @@ class _BlockFusion:
         kind = "output" if "dot" in kinds else "input" if "reduce" in kinds else "loop"
         if kind != "output" and len(results) > 1:
             kind = "multi_output"
+        if self.p.report:
+            names = ", ".join(_short(o) for o in ops)
+            self.p.lines.append(f"ember-fuse: fusion ({kind}, {len(ops)} ops: {names}; "
+                                f"{len(results)} result{'s' * (len(results) != 1)}) at "
+                                f"{_loc(ops[0])}")
+        return ops, operands, results, kind
+
+    def _apply(self, ops, operands, results, kind) -> None:
+        # Operands again: fusions applied before this one replaced some of them.
+        operands = []
+        for op in ops:
+            for v in op.operands:
+                inside = not isinstance(v.owner, ir.Block) and _within(v.owner.operation, ops)
+                if not inside and not any(v == w for w in operands):
+                    operands.append(v)
         last = ops[-1]
         with last.location, ir.InsertionPoint(last):
             fusion = ir.Operation.create(
@@ -332,30 +346,36 @@ class _BlockFusion:
                             "duplicate_limit": encode_attr("i64", self.p.max_duplicate_cost)},
                 regions=1)
         body = fusion.regions[0].blocks.append(*[v.type for v in operands])
-        index = {v: i for i, v in enumerate(operands)}
         for r, new in zip(results, fusion.results):
             for use in list(r.uses):
                 owner = use.owner.operation
-                if self._top(owner) not in group:
+                if not _within(owner, ops):
                     owner.operands[use.operand_number] = new
         for op in ops:
             body.append(op)
             for i, v in enumerate(op.operands):
-                if v in index:
-                    op.operands[i] = body.arguments[index[v]]
+                for k, w in enumerate(operands):
+                    if v == w:
+                        op.operands[i] = body.arguments[k]
+                        break
         with ir.InsertionPoint(body):
             ir.Operation.create("ember.yield", operands=results)
-        if self.p.report:
-            names = ", ".join(_short(o) for o in ops)
-            self.p.lines.append(f"ember-fuse: fusion ({kind}, {len(ops)} ops: {names}; "
-                                f"{len(results)} result{'s' * (len(results) != 1)}) at "
-                                f"{_loc(ops[0])}")
-        return fusion
 
 
-def _toposort(block, first_pos) -> None:
+def _within(op, ops) -> bool:
+    """Whether ``op`` is one of ``ops`` or nested in one (compared with ==, not hashed)."""
+    while op is not None:
+        if any(op == o for o in ops):
+            return True
+        op = op.parent
+        if op is not None and op.name in ("func.func", "builtin.module"):
+            return False
+    return False
+
+
+def _toposort(block) -> None:
     """Reorder ``block``'s ops (its terminator stays last) so that every op follows the ops
-    whose results it reads, keeping the original order where it can (``first_pos``)."""
+    whose results it reads, keeping the order it has where it can."""
     import heapq
 
     ops = [o.operation for o in block.operations]
@@ -385,18 +405,17 @@ def _toposort(block, first_pos) -> None:
         for d in ds:
             users[d].append(op)
     left = {op: len(ds) for op, ds in deps.items()}
-    key = {op: first_pos.get(op, index[op]) for op in body}
-    heap = [(key[op], index[op]) for op in body if not left[op]]
+    heap = [index[op] for op in body if not left[op]]
     heapq.heapify(heap)
     order = []
     while heap:
-        _, i = heapq.heappop(heap)
+        i = heapq.heappop(heap)
         op = body[i]
         order.append(op)
         for u in users[op]:
             left[u] -= 1
             if not left[u]:
-                heapq.heappush(heap, (key[u], index[u]))
+                heapq.heappush(heap, index[u])
     assert len(order) == len(body), "ember-fuse: a cycle among the ops of a block"
     if order == body:
         return

@@ -1,0 +1,70 @@
+// ember.fusion lowers as a whole: producers inlined into each generic, siblings share one.
+// RUN: ember-opt %s --split-input-file --ember-fuse --ember-to-linalg | filecheck %s
+
+// An input fusion is one generic: the exp is computed inside the reduction's body.
+// CHECK-LABEL: func.func @input
+// CHECK-COUNT-1: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK: math.exp
+// CHECK-NEXT: arith.addf
+// CHECK-NOT: linalg.generic
+func.func @input(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+  %0 = "ember.exp"(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "ember.reduce_sum"(%0) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// Sibling reductions over one iteration space: one generic with two results.
+// CHECK-LABEL: func.func @siblings
+// CHECK: %[[R:.*]]:2 = linalg.generic
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @siblings(%a: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = "ember.mul"(%a, %a) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "ember.reduce_sum"(%0) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %2 = "ember.reduce_max"(%0) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %1, %2 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Loop fusion: broadcast and transpose become indexing maps of one generic.
+// CHECK-DAG: #[[T:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @loop
+// CHECK-COUNT-1: linalg.generic
+// CHECK-SAME: indexing_maps = [#[[T]], #[[B]], #{{.*}}]
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.transpose
+func.func @loop(%a: tensor<8x4xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = "ember.broadcast_in_dim"(%b) {shape = array<i64: 4, 8>, broadcast_dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<4x8xf32>
+  %t = "ember.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
+  %1 = "ember.add"(%t, %0) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+// An expensive producer read by two consumers is computed once (a generic of its own);
+// a cheap one is recomputed in each.
+// CHECK-LABEL: func.func @expensive
+// CHECK: %[[E:.*]] = linalg.generic
+// CHECK: math.exp
+// CHECK: math.tanh
+// CHECK: math.log
+// CHECK: linalg.yield
+// CHECK: linalg.generic {{.*}} ins(%[[E]]
+func.func @expensive(%a: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = "ember.exp"(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "ember.tanh"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = "ember.log"(%1) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = "ember.reduce_sum"(%2) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %4 = "ember.reduce_max"(%2) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %3, %4 : tensor<4xf32>, tensor<4xf32>
+}
