@@ -233,7 +233,7 @@ def run(quick: bool) -> int:
         if jax is not None:
             jf = jax.jit(jax_function(k, jax, jnp))
             jargs = [jax.device_put(a) for a in args]
-            timed["jax"] = lambda: jf(*jargs).block_until_ready()
+            timed["jax"] = lambda jf=jf, jargs=jargs: jf(*jargs).block_until_ready()
         inner, batches = (5, 6) if quick else (10, 10)
         ns = per_call_ns(timed, inner=inner, batches=batches, warmup=3)
         d = {lv: (stats[(False, lv)].dispatch_count, stats[(True, lv)].dispatch_count)

@@ -1,19 +1,19 @@
-"""Lowering of ``ember.fusion``: its body as a whole, into as few ``linalg.generic`` ops as it can.
+"""Lowering of ``ember.fusion``: its body as a whole, into as few ``linalg.generic`` ops as
+it can.
 
 Some values of the body are *materialized* (computed into a tensor): the yielded results,
 reductions, ``dot_general`` results, any op this file cannot inline (lowered by its own rule),
-and an elementwise value read by several consumers whose producers cost more than the fusion's
-``duplicate_limit`` (``ember.passes.fuse.op_cost``) or read a reduction's result. (Measured
-with IREE 3.13: recomputing ``exp(x - max(x))`` in both the sum and the division of a
-softmax hid the softmax from IREE's default-level fusion, 2 dispatches instead of 1, while
-recomputing ``exp(x)`` of a softmax without the max subtraction made 1 dispatch of 2.) Every other op is *inlined*: its scalar
-body (``lowering.SCALAR``) is emitted inside the ``linalg.generic`` of each materialized value
-that reads it, and broadcasts, transposes, unit-dim reshapes and iotas become indexing maps
-and ``linalg.index``. Materialized values of one iteration space that do not depend on each
-other share one ``linalg.generic`` with several results: elementwise values of one shape, or
-reductions of one operand shape over the same axes (e.g. ``sum(x)`` and ``sum(x * x)``).
-A ``dot_general`` lowers by its own rule; its elementwise epilogue becomes one generic that
-IREE fuses into the matmul's dispatch.
+and an elementwise value read by several consumers whose producers cost more than the
+fusion's ``duplicate_limit`` (``ember.passes.fuse.op_cost``) or read a reduction's result.
+Every other op is *inlined*: its scalar body (``lowering.SCALAR``) is emitted inside the
+``linalg.generic`` of each materialized value that reads it, and broadcasts, transposes,
+unit-dim reshapes and iotas become indexing maps and ``linalg.index``.
+
+Materialized values of one iteration space that do not depend on each other share one
+``linalg.generic`` with several results: elementwise values of one shape, or reductions of
+one operand shape over the same axes (e.g. ``sum(x)`` and ``sum(x * x)``). A ``dot_general``
+lowers by its own rule; its elementwise epilogue becomes one generic, which IREE fuses into
+the matmul's dispatch.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from ember._mlir import ir
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes.fuse import op_cost
 from ember.passes.lowering import (
+    _COMBINE,
     LOWERINGS,
     SCALAR,
     LowerCall,
-    _COMBINE,
     _reduce_init,
     dims_map,
     empty,
