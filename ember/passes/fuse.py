@@ -302,6 +302,8 @@ class _BlockFusion:
 
     def _union(self, producer, consumer) -> None:
         a, b = self.find(producer), self.find(consumer)
+        if a is b:
+            return
         self.parent[b] = a
         self.members[a] = self.members[a] + self.members.pop(b)
 

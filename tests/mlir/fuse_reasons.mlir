@@ -62,3 +62,20 @@ func.func @cap(%x: tensor<8xf32>) -> tensor<8xf32> {
   %2 = "ember.exp"(%1) : (tensor<8xf32>) -> tensor<8xf32>
   return %2 : tensor<8xf32>
 }
+
+// -----
+
+// A group may not reach itself through an op outside it (here a gather of its own value).
+// CHECK: not fused: ember.broadcast_in_dim at {{.*}} into ember.add at {{.*}}: fusing would create a cycle through ember.gather
+// IR-LABEL: func.func @cycle
+// IR: %[[F:[0-9]+]]:2 = "ember.fusion"(%arg0)
+// IR: %[[G:.*]] = "ember.gather"(%[[F]]#0
+// IR: "ember.add"(%[[G]], %[[F]]#1)
+func.func @cycle(%t: tensor<8x4xf32>, %i: tensor<3x1xi32>) -> tensor<3x4xf32> {
+  %a = "ember.exp"(%t) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %r = "ember.reduce_sum"(%a) {axes = array<i64: 0>} : (tensor<8x4xf32>) -> tensor<4xf32>
+  %b = "ember.broadcast_in_dim"(%r) {shape = array<i64: 3, 4>, broadcast_dimensions = array<i64: 1>} : (tensor<4xf32>) -> tensor<3x4xf32>
+  %g = "ember.gather"(%a, %i) {axes = array<i64: 0>} : (tensor<8x4xf32>, tensor<3x1xi32>) -> tensor<3x4xf32>
+  %c = "ember.add"(%g, %b) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %c : tensor<3x4xf32>
+}
