@@ -2,7 +2,7 @@
 
 Fusible ops are elementwise ops (every op lowered by the shared elementwise rule: arithmetic,
 math, compare, ``select``, ``convert``), ``broadcast_in_dim``, ``transpose``, ``iota``,
-``reshape`` that only adds or drops unit dimensions, the ``reduce_*`` reductions and
+``concatenate``, ``reshape`` that only adds or drops unit dimensions, the ``reduce_*`` reductions and
 ``dot_general``. Producer -> consumer edges between fusible ops are merged greedily, in
 program order, unless one of these holds (each is a reason the report gives):
 
@@ -47,7 +47,8 @@ _TRANSCENDENTAL = frozenset({
     "erfc", "erf_inv", "lgamma", "digamma", "cbrt", "igamma", "igammac", "bessel_i0e",
     "bessel_i1e", "polygamma", "zeta", "nextafter"})
 _DIVISION = frozenset({"div", "rem", "sqrt", "rsqrt"})
-_FREE = frozenset({"broadcast_in_dim", "transpose", "reshape", "iota", "convert", "constant"})
+_FREE = frozenset({"broadcast_in_dim", "transpose", "reshape", "iota", "convert", "constant",
+                   "concatenate"})
 
 # The largest cost (see op_cost) of elementwise work the lowering recomputes in each of
 # several consumers rather than computing it once: one or two transcendental functions.
@@ -97,7 +98,8 @@ def fusible_kind(op: ir.Operation) -> str | None:
         return None
     if LOWERINGS.get(name) is lower_elementwise:
         return "elementwise"
-    if name in ("ember.broadcast_in_dim", "ember.transpose", "ember.iota"):
+    if name in ("ember.broadcast_in_dim", "ember.transpose", "ember.iota",
+                "ember.concatenate"):
         return "shape"
     if name == "ember.reshape":
         return "shape" if _unit_dims_only(op) else None

@@ -18,7 +18,9 @@ the matmul's dispatch.
 
 from __future__ import annotations
 
-from ember._mlir import ir
+import numpy as np
+
+from ember._mlir import arith, ir, linalg, tensor
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes.fuse import op_cost
 from ember.passes.lowering import (
@@ -28,6 +30,7 @@ from ember.passes.lowering import (
     LowerCall,
     _reduce_init,
     dims_map,
+    elem,
     empty,
     filled,
     generic,
@@ -39,7 +42,8 @@ from ember.passes.lowering import (
 
 __all__: list[str] = []
 
-_INLINE_SHAPE = ("ember.broadcast_in_dim", "ember.transpose", "ember.reshape", "ember.iota")
+_INLINE_SHAPE = ("ember.broadcast_in_dim", "ember.transpose", "ember.reshape", "ember.iota",
+                 "ember.concatenate")
 
 
 def _is_splat_constant(op) -> bool:
@@ -218,12 +222,17 @@ class _Fusion:
 
         Without ``scalars`` it records the (tensor, map) inputs; with it, it emits the
         scalar IR of ``v`` in the generic's body and returns it (memoized per (v, m))."""
-        if isinstance(v.owner, ir.Block) or (v in self.roots and v is not root):
+        if isinstance(v.owner, ir.Block) or (v in self.roots and v != root):
             key = (v, m)
+            dynamic = any(isinstance(e, tuple) and e[0] == "val" for e in m)
             if scalars is None:
-                if key not in inputs:
+                if not dynamic and key not in inputs:
                     inputs.append(key)
                 return None
+            if dynamic:     # an index computed in the body (concatenate): read by extract
+                if key not in scalars:
+                    scalars[key] = tensor.ExtractOp(self.tensor[v],
+                                                    [_index_value(e) for e in m]).result
             return scalars[key]
         if scalars is not None and (v, m) in scalars:
             return scalars[(v, m)]
@@ -247,14 +256,20 @@ class _Fusion:
             kept = iter(e for e, d in zip(m, out.shape) if d != 1)
             sub = tuple(("const", 0) if d == 1 else next(kept) for d in xa.shape)
             res = self._walk(op.operands[0], sub, inputs, scalars, root)
+        elif name == "ember.concatenate":
+            res = self._concatenate(op, attrs["dimension"], m, inputs, scalars, root)
         elif scalars is None:
             for x in op.operands:
                 self._walk(x, m, inputs, None, root)
             return None
         elif name == "ember.iota":
             e = m[attrs["dimension"]]
-            res = scalar_const(e[1], out.dtype) if isinstance(e, tuple) else \
-                index_of(e, out.dtype)
+            if isinstance(e, int):
+                res = index_of(e, out.dtype)
+            elif e[0] == "const":
+                res = scalar_const(e[1], out.dtype)
+            else:
+                res = _cast_index(e[1], out.dtype)
         elif name == "ember.constant":
             res = scalar_const(attrs["value"].flat[0], out.dtype)
         else:
@@ -264,6 +279,58 @@ class _Fusion:
         if scalars is not None:
             scalars[(v, m)] = res
         return res
+
+
+    def _concatenate(self, op, dim, m, inputs, scalars, root):
+        """Part k of the result along ``dim`` where the index is in its range: statically
+        for a constant index, else every part read at its clamped index and selected."""
+        sizes = [aval_of_type(x.type).shape[dim] for x in op.operands]
+        offsets = [sum(sizes[:k]) for k in range(len(sizes))]
+        e = m[dim]
+        if isinstance(e, tuple) and e[0] == "const":
+            k = max(i for i, o in enumerate(offsets) if o <= e[1] and sizes[i] > 0)
+            sub = m[:dim] + (("const", e[1] - offsets[k]),) + m[dim + 1:]
+            return self._walk(op.operands[k], sub, inputs, scalars, root)
+        if scalars is None:
+            for x in op.operands:
+                self._walk(x, m[:dim] + (("val", None),) + m[dim + 1:], inputs, None, root)
+            return None
+        idx = _index_value(e)
+        parts = []
+        for x, n, o in zip(op.operands, sizes, offsets):
+            if n == 0:
+                continue
+            local = arith.SubIOp(idx, _const_index(o)).result
+            local = arith.MinSIOp(arith.MaxSIOp(local, _const_index(0)).result,
+                                  _const_index(n - 1)).result
+            parts.append((o, self._walk(x, m[:dim] + (("val", local),) + m[dim + 1:], inputs,
+                                        scalars, root)))
+        res = parts[-1][1]
+        for (_, value), (next_offset, _) in reversed(list(zip(parts, parts[1:]))):
+            below = arith.CmpIOp(arith.CmpIPredicate.slt, idx, _const_index(next_offset))
+            res = arith.SelectOp(below.result, value, res).result
+        return res
+
+
+def _const_index(n: int) -> ir.Value:
+    index = ir.IndexType.get()
+    return arith.ConstantOp(index, ir.IntegerAttr.get(index, n)).result
+
+
+def _index_value(e) -> ir.Value:
+    """An ``index`` value in a generic's body for a map entry (dim, const or computed)."""
+    if isinstance(e, int):
+        return linalg.IndexOp(e).result
+    if e[0] == "const":
+        return _const_index(e[1])
+    return e[1]
+
+
+def _cast_index(v: ir.Value, dtype) -> ir.Value:
+    if np.dtype(dtype).kind == "f":
+        i64 = ir.IntegerType.get_signless(64)
+        return arith.SIToFPOp(elem(dtype), arith.IndexCastOp(i64, v).result).result
+    return arith.IndexCastOp(elem(dtype), v).result
 
 
 @lowering("fusion")
