@@ -13,8 +13,9 @@ scheduling statistics), the steady-state time of one call (median of single call
 variants and JAX interleaved, inputs already on the device; ``benchmarks/timing.py``), and
 the ratio fusion-on / fusion-off. Every result is checked against fusion-off's. When
 ember-fuse leaves a kernel's program unchanged, it is compiled and timed once and marked
-"same program" (ratio 1.00). The summary line gives the targets of issue 7: dispatches on <= off everywhere and strictly fewer on a
-third of the kernels at the default level, runtime geomean <= 0.9x, no kernel > 5% slower.
+"same program" (ratio 1.00). The summary line gives the targets of issue 7: dispatches on
+<= off everywhere and strictly fewer on a third of the kernels at the default level, runtime
+geomean <= 0.9x, no kernel > 5% slower.
 The table is written to ``benchmarks/results/fusion.txt`` (and a plot to ``fusion.png``
 when matplotlib is installed; it is not a dependency, so the plot is skipped with a note).
 """

@@ -2,9 +2,9 @@
 
 Fusible ops are elementwise ops (every op lowered by the shared elementwise rule: arithmetic,
 math, compare, ``select``, ``convert``), ``broadcast_in_dim``, ``transpose``, ``iota``,
-``concatenate``, ``reshape`` that only adds or drops unit dimensions, the ``reduce_*`` reductions and
-``dot_general``. Producer -> consumer edges between fusible ops are merged greedily, in
-program order, unless one of these holds (each is a reason the report gives):
+``concatenate``, ``reshape`` that only adds or drops unit dimensions, the ``reduce_*``
+reductions and ``dot_general``. Producer -> consumer edges between fusible ops are merged
+greedily, in program order, unless one of these holds (each is a reason the report gives):
 
 - the consumer is a ``dot_general``: a dot reads its operands from memory, so its producers
   stay outside (output fusion fuses a dot with what *follows* it);
