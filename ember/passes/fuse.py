@@ -2,7 +2,7 @@
 
 Fusible ops are elementwise ops (every op lowered by the shared elementwise rule: arithmetic,
 math, compare, ``select``, ``convert``), ``broadcast_in_dim``, ``transpose``, ``iota``,
-``concatenate``, ``reshape`` that only adds or drops unit dimensions, the ``reduce_*``
+``concatenate``, ``gather``, ``reshape`` that only adds or drops unit dimensions, the ``reduce_*``
 reductions and ``dot_general``. Producer -> consumer edges between fusible ops are merged
 greedily, in program order, unless one of these holds (each is a reason the report gives):
 
@@ -99,7 +99,7 @@ def fusible_kind(op: ir.Operation) -> str | None:
     if LOWERINGS.get(name) is lower_elementwise:
         return "elementwise"
     if name in ("ember.broadcast_in_dim", "ember.transpose", "ember.iota",
-                "ember.concatenate"):
+                "ember.concatenate", "ember.gather"):
         return "shape"
     if name == "ember.reshape":
         return "shape" if _unit_dims_only(op) else None

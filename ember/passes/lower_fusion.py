@@ -23,6 +23,7 @@ import numpy as np
 from ember._mlir import arith, ir, linalg, tensor
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes.fuse import op_cost
+from ember.passes.lower_indexing import _clamp_index, _to_index
 from ember.passes.lowering import (
     _COMBINE,
     LOWERINGS,
@@ -43,7 +44,7 @@ from ember.passes.lowering import (
 __all__: list[str] = []
 
 _INLINE_SHAPE = ("ember.broadcast_in_dim", "ember.transpose", "ember.reshape", "ember.iota",
-                 "ember.concatenate")
+                 "ember.concatenate", "ember.gather")
 
 
 def _is_splat_constant(op) -> bool:
@@ -258,6 +259,8 @@ class _Fusion:
             res = self._walk(op.operands[0], sub, inputs, scalars, root)
         elif name == "ember.concatenate":
             res = self._concatenate(op, attrs["dimension"], m, inputs, scalars, root)
+        elif name == "ember.gather":
+            res = self._gather(op, attrs["axes"], m, inputs, scalars, root)
         elif scalars is None:
             for x in op.operands:
                 self._walk(x, m, inputs, None, root)
@@ -310,6 +313,22 @@ class _Fusion:
             below = arith.CmpIOp(arith.CmpIPredicate.slt, idx, _const_index(next_offset))
             res = arith.SelectOp(below.result, value, res).result
         return res
+
+
+    def _gather(self, op, axes, m, inputs, scalars, root):
+        """The operand read where the indices (computed inline, clamped as
+        ``lower_indexing`` does) point: ``result[b..., r...] = x[idx[b..., :], r...]``."""
+        x, idx = op.operands
+        xa, ia = aval_of_type(x.type), aval_of_type(idx.type)
+        nb = ia.ndim - 1
+        coords = [None] * xa.ndim
+        for j, a in enumerate(axes):
+            v = self._walk(idx, m[:nb] + (("const", j),), inputs, scalars, root)
+            coords[a] = ("val", None if scalars is None else
+                         _clamp_index(_to_index(v, ia.dtype), xa.shape[a] - 1))
+        rest = iter(m[nb:])
+        coords = tuple(next(rest) if c is None else c for c in coords)
+        return self._walk(x, coords, inputs, scalars, root)
 
 
 def _const_index(n: int) -> ir.Value:
