@@ -68,3 +68,23 @@ func.func @expensive(%a: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %4 = "ember.reduce_max"(%2) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
   return %3, %4 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Concatenation and gather in a loop fusion: one generic; each part of the concatenation is
+// read at its clamped index and selected, the gather's row index is computed inline.
+// CHECK-LABEL: func.func @concat_gather
+// CHECK-COUNT-1: linalg.generic
+// CHECK: math.exp
+// CHECK: math.tanh
+// CHECK: arith.cmpi slt
+// CHECK: arith.select
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: tensor.insert_slice
+func.func @concat_gather(%x: tensor<8x4xf32>, %i: tensor<3x1xi32>) -> tensor<3x8xf32> {
+  %a = "ember.exp"(%x) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %b = "ember.tanh"(%x) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %c = "ember.concatenate"(%a, %b) {dimension = 1 : i64} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x8xf32>
+  %g = "ember.gather"(%c, %i) {axes = array<i64: 0>} : (tensor<8x8xf32>, tensor<3x1xi32>) -> tensor<3x8xf32>
+  return %g : tensor<3x8xf32>
+}

@@ -2,17 +2,17 @@
 // RUN: ember-opt %s --split-input-file --ember-fuse=report=true 2>&1 >/dev/null | filecheck %s
 // RUN: ember-opt %s --split-input-file --ember-fuse | filecheck %s --check-prefix=IR
 
-// A producer that is not fusible (a gather) stays out; its elementwise consumers fuse.
-// CHECK: not fused: ember.gather at {{.*}} into ember.mul at {{.*}}: the producer is not a fusible op
+// A producer that is not fusible (a cumulative sum) stays out; its elementwise consumers fuse.
+// CHECK: not fused: ember.cumsum at {{.*}} into ember.mul at {{.*}}: the producer is not a fusible op
 // CHECK: fusion (loop, 2 ops: mul, exp; 1 result)
 // IR-LABEL: func.func @not_fusible
-// IR: %[[G:.*]] = "ember.gather"
+// IR: %[[G:.*]] = "ember.cumsum"
 // IR: "ember.fusion"(%[[G]])
-func.func @not_fusible(%t: tensor<8x4xf32>, %i: tensor<3x1xi32>) -> tensor<3x4xf32> {
-  %0 = "ember.gather"(%t, %i) {axes = array<i64: 0>} : (tensor<8x4xf32>, tensor<3x1xi32>) -> tensor<3x4xf32>
-  %1 = "ember.mul"(%0, %0) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
-  %2 = "ember.exp"(%1) : (tensor<3x4xf32>) -> tensor<3x4xf32>
-  return %2 : tensor<3x4xf32>
+func.func @not_fusible(%t: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = "ember.cumsum"(%t) {axis = 0 : i64, reverse = false} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %1 = "ember.mul"(%0, %0) : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %2 = "ember.exp"(%1) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %2 : tensor<8x4xf32>
 }
 
 // -----
@@ -65,17 +65,17 @@ func.func @cap(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
-// A group may not reach itself through an op outside it (here a gather of its own value).
-// CHECK: not fused: ember.broadcast_in_dim at {{.*}} into ember.add at {{.*}}: fusing would create a cycle through ember.gather
+// A group may not reach itself through an op outside it (a cumulative sum of its own value).
+// CHECK: not fused: ember.broadcast_in_dim at {{.*}} into ember.add at {{.*}}: fusing would create a cycle through ember.cumsum
 // IR-LABEL: func.func @cycle
 // IR: %[[F:[0-9]+]]:2 = "ember.fusion"(%arg0)
-// IR: %[[G:.*]] = "ember.gather"(%[[F]]#0
+// IR: %[[G:.*]] = "ember.cumsum"(%[[F]]#0
 // IR: "ember.add"(%[[G]], %[[F]]#1)
-func.func @cycle(%t: tensor<8x4xf32>, %i: tensor<3x1xi32>) -> tensor<3x4xf32> {
+func.func @cycle(%t: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %a = "ember.exp"(%t) : (tensor<8x4xf32>) -> tensor<8x4xf32>
   %r = "ember.reduce_sum"(%a) {axes = array<i64: 0>} : (tensor<8x4xf32>) -> tensor<4xf32>
-  %b = "ember.broadcast_in_dim"(%r) {shape = array<i64: 3, 4>, broadcast_dimensions = array<i64: 1>} : (tensor<4xf32>) -> tensor<3x4xf32>
-  %g = "ember.gather"(%a, %i) {axes = array<i64: 0>} : (tensor<8x4xf32>, tensor<3x1xi32>) -> tensor<3x4xf32>
-  %c = "ember.add"(%g, %b) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
-  return %c : tensor<3x4xf32>
+  %b = "ember.broadcast_in_dim"(%r) {shape = array<i64: 8, 4>, broadcast_dimensions = array<i64: 1>} : (tensor<4xf32>) -> tensor<8x4xf32>
+  %g = "ember.cumsum"(%a) {axis = 0 : i64, reverse = false} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %c = "ember.add"(%g, %b) : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %c : tensor<8x4xf32>
 }
