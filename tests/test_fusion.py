@@ -85,3 +85,65 @@ def test_kernel_dispatches_not_more_and_results_equal(kernel):
     got = ember.jit(ember_function(kernel), fusion=True)(*args)
     want = ember.jit(ember_function(kernel), fusion=False)(*args)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-4, atol=2e-4)
+
+
+_FUSION_OK = """
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "ember.fusion"(%x) ({
+  ^bb0(%a: tensor<4xf32>):
+    %1 = "ember.exp"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+    "ember.yield"(%1) : (tensor<4xf32>) -> ()
+  }) {kind = "loop"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("old, new, message", [
+    (None, None, None),
+    ("^bb0(%a: tensor<4xf32>)", "^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>)", "block arguments"),
+    ('"ember.exp"(%a)', '"ember.exp"(%x)', "reads a value from outside"),
+    ('"ember.yield"(%1) : (tensor<4xf32>) -> ()', '"ember.yield"() : () -> ()', "yields"),
+    ('kind = "loop"', 'kind = "spiral"', "kind"),
+])
+def test_fusion_verifier(old, new, message):
+    """ember-verify checks a fusion's region against its operands and results."""
+    from ember._mlir import default_session, ir
+    from ember.passes import make_pass
+    from ember.passes.registry import PassError
+
+    text = _FUSION_OK if old is None else _FUSION_OK.replace(old, new)
+    with default_session().context:
+        module = ir.Module.parse(text)
+        if message is None:
+            make_pass("ember-verify").run(module)
+            return
+        with pytest.raises(PassError, match=message):
+            make_pass("ember-verify").run(module)
+
+
+def test_batching_a_fusion_batches_its_body():
+    """vmap over a function whose IR already holds a fusion (ember-fuse run before
+    ember-batch, as ember-opt allows) gives vmap's results."""
+    from ember._mlir import default_session, ir
+    from ember.passes import make_pass, run_pipeline
+
+    text = """
+    func.func private @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = "ember.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      %1 = "ember.mul"(%0, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      return %1 : tensor<4xf32>
+    }
+    func.func @main(%xs: tensor<3x4xf32>) -> tensor<3x4xf32> {
+      %0 = "ember.vmap"(%xs) {callee = @g, in_axes = array<i64: 0>, out_axes = array<i64: 0>,
+                              axis_size = 3 : i64} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+      return %0 : tensor<3x4xf32>
+    }
+    """
+    with default_session().context:
+        module = ir.Module.parse(text)
+        run_pipeline(module, [make_pass("ember-fuse"), make_pass("ember-batch"),
+                              make_pass("ember-verify")])
+        out = str(module)
+    assert "ember.vmap" not in out and "ember.fusion" not in out
+    assert '"ember.exp"' in out and "tensor<3x4xf32>" in out
