@@ -6,8 +6,8 @@ block arguments and each other) and which ends in ``ember.yield`` of the results
 results are typed by its verifier (the yielded types), not by a result-type rule. ``kind``
 names the kind of fusion, after XLA's names (``duplicate_limit``: see the lowering):
 
-- ``loop``: elementwise ops, broadcasts, transposes, unit-dim reshapes, iotas, selects and
-  converts;
+- ``loop``: elementwise ops (selects and converts included), broadcasts, transposes,
+  unit-dim reshapes, iotas, concatenations and gathers;
 - ``input``: reductions with their elementwise producers (and consumers);
 - ``output``: one ``dot_general`` with its elementwise epilogue;
 - ``multi_output``: a loop or input fusion with several results of one iteration space.
@@ -55,13 +55,7 @@ def _verify_fusion(op: ir.Operation, attrs) -> None:
                                   "region (pass it as an operand)")
 
 
-def result_avals(op: ir.Operation):
-    """The result avals of a fusion op: those its block yields."""
-    ops = [o.operation for o in op.regions[0].blocks[0].operations]
-    return [aval_of_type(v.type) for v in ops[-1].operands]
-
-
-FUSION = define(
+define(
     "fusion", None, None, family="fusion", pure=True, traits=("regions", "own_body"),
     attrs=(Attr("kind", "str", "loop", choices=FUSION_KINDS),
            Attr("duplicate_limit", "i64", 8)),

@@ -32,7 +32,7 @@ import dataclasses
 import sys
 
 from ember._mlir import ir
-from ember.dialects import OPS, aval_of_type, decode_attrs
+from ember.dialects import OPS, aval_of_type
 from ember.dialects.base import encode_attr
 from ember.passes.batching import batching
 from ember.passes.lowering import LOWERINGS, lower_elementwise
@@ -425,11 +425,6 @@ def _toposort(block) -> None:
         return
     for op in order:
         op.move_before(terminator)
-
-
-def fusion_attrs(op: ir.Operation) -> dict:
-    """The decoded attributes of an ``ember.fusion`` op."""
-    return decode_attrs(OPS["ember.fusion"], op)
 
 
 @batching("fusion")
