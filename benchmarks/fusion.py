@@ -197,7 +197,7 @@ def _geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def run(quick: bool) -> int:
+def run(quick: bool, only=()) -> int:
     import ember
     from benchmarks.timing import per_call_ns
 
@@ -216,7 +216,8 @@ def run(quick: bool) -> int:
     fewer = same_or_less = 0
     wrong = False
     plot_rows = []
-    for k in KERNELS:
+    kernels = [k for k in KERNELS if not only or k.name in only]
+    for k in kernels:
         args = k.args(rng, scale)
         stats = statistics(k, args)
         fns, outs = {}, {}
@@ -264,7 +265,7 @@ def run(quick: bool) -> int:
             lines[-1] += "  (same program)"
         plot_rows.append((k.name, r["default"], r["O3"]))
         print(lines[-1], flush=True)
-    n = len(KERNELS)
+    n = len(kernels)
     lines.append("")
     lines.append(f"dispatches on <= off (both levels): {same_or_less}/{n}; strictly fewer at the "
                  f"default level: {fewer}/{n} (target >= {math.ceil(n / 3)})")
@@ -273,6 +274,8 @@ def run(quick: bool) -> int:
                      f"0.9), worst {max(ratios[lv]):.3f} (target <= 1.05)")
     text = "\n".join(lines)
     print("\n".join(lines[-3:]))
+    if only:
+        return 1 if wrong else 0
     os.makedirs("benchmarks/results", exist_ok=True)
     with open("benchmarks/results/fusion.txt", "w") as f:
         f.write(text + "\n")
@@ -299,8 +302,9 @@ def run(quick: bool) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller shapes, fewer repeats")
+    parser.add_argument("kernels", nargs="*", help="only these kernels (default: all)")
     args = parser.parse_args(argv)
-    return run(args.quick)
+    return run(args.quick, tuple(args.kernels))
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ block arguments and each other) and which ends in ``ember.yield`` of the results
 results are typed by its verifier (the yielded types), not by a result-type rule. ``kind``
 names the kind of fusion, after XLA's names (``duplicate_limit``: see the lowering):
 
-- ``loop``: elementwise ops (selects and converts included), broadcasts, transposes,
-  unit-dim reshapes, iotas, concatenations and gathers;
+- ``loop``: elementwise ops (selects and converts included), broadcasts, unit-dim reshapes,
+  iotas, concatenations and gathers (transposes lower too, but ember-fuse keeps them apart);
 - ``input``: reductions with their elementwise producers (and consumers);
 - ``output``: one ``dot_general`` with its elementwise epilogue;
 - ``multi_output``: a loop or input fusion with several results of one iteration space.
@@ -58,7 +58,7 @@ def _verify_fusion(op: ir.Operation, attrs) -> None:
 define(
     "fusion", None, None, family="fusion", pure=True, traits=("regions", "own_body"),
     attrs=(Attr("kind", "str", "loop", choices=FUSION_KINDS),
-           Attr("duplicate_limit", "i64", 8)),
+           Attr("duplicate_limit", "i64", 3)),
     verify_op=_verify_fusion,
     doc="A group of ember ops computed together (ember-fuse): one region, isolated from "
         "above, whose block arguments are the operands and whose ember.yield gives the "

@@ -1,7 +1,7 @@
 """``ember-fuse``: group ember ops into ``ember.fusion`` region ops (XLA's fusion kinds).
 
 Fusible ops are elementwise ops (every op lowered by the shared elementwise rule: arithmetic,
-math, compare, ``select``, ``convert``), ``broadcast_in_dim``, ``transpose``, ``iota``,
+math, compare, ``select``, ``convert``), ``broadcast_in_dim``, ``iota``,
 ``concatenate``, ``gather``, ``reshape`` that only adds or drops unit dimensions, the ``reduce_*``
 reductions and ``dot_general``. Producer -> consumer edges between fusible ops are merged
 greedily, in program order, unless one of these holds (each is a reason the report gives):
@@ -12,7 +12,9 @@ greedily, in program order, unless one of these holds (each is a reason the repo
   output fusion takes only an elementwise epilogue);
 - the group would have more than ``max-ops`` ops;
 - merging would create a cycle (a path from the group through an op outside it back in);
-- the producer is not fusible (gather, sort, control flow, ...): listed once per consumer;
+- the producer is not fusible (sort, scatter, control flow, ...): listed once per consumer;
+- the producer is a ``transpose``, which IREE runs faster as ``linalg.transpose`` than as a
+  transposed indexing map (measured; ``_KEPT_APART``);
 - the ops form ``e = exp(x - max(x)); e / sum(e)``, a softmax that IREE recognizes in this
   op-by-op form (one dispatch at its default level; two once fused into generics).
 
@@ -51,8 +53,19 @@ _FREE = frozenset({"broadcast_in_dim", "transpose", "reshape", "iota", "convert"
                    "concatenate"})
 
 # The largest cost (see op_cost) of elementwise work the lowering recomputes in each of
-# several consumers rather than computing it once: one or two transcendental functions.
-DUPLICATE_LIMIT = 8
+# several consumers rather than computing it once: a few arithmetic ops, no transcendental
+# function (benchmarks/fusion.py: recomputing exp(x) in the sum and the division of a softmax
+# without max subtraction saved a dispatch but ran 1.17x slower).
+DUPLICATE_LIMIT = 3
+
+
+# Ops that could be indexing maps of a fused generic but measured faster left to IREE.
+_KEPT_APART = {
+    # benchmarks/fusion.py reshape_chain: a tanh chain through a transpose ran 1.24x slower at
+    # IREE's default level with the transpose as an indexing map, 0.83x with it kept apart.
+    "ember.transpose": "a transpose stays a linalg.transpose (IREE runs it faster than a "
+                       "transposed indexing map)",
+}
 
 
 def op_cost(name: str) -> int:
@@ -98,7 +111,7 @@ def fusible_kind(op: ir.Operation) -> str | None:
         return None
     if LOWERINGS.get(name) is lower_elementwise:
         return "elementwise"
-    if name in ("ember.broadcast_in_dim", "ember.transpose", "ember.iota",
+    if name in ("ember.broadcast_in_dim", "ember.iota",
                 "ember.concatenate", "ember.gather"):
         return "shape"
     if name == "ember.reshape":
@@ -264,6 +277,8 @@ class _BlockFusion:
             _toposort(self.block)
 
     def _refusal(self, producer, consumer) -> str | None:
+        if producer.name in _KEPT_APART or consumer.name in _KEPT_APART:
+            return _KEPT_APART.get(producer.name) or _KEPT_APART[consumer.name]
         if self.kind[producer] is None:
             return "the producer is not a fusible op"
         if producer in self.left_to_iree or consumer in self.left_to_iree:

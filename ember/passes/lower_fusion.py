@@ -93,6 +93,8 @@ class _Fusion:
                 if _root_kind(op) == "opaque":
                     roots.update(v for v in op.operands if not isinstance(v.owner, ir.Block))
         for op in self.ops:     # program order: producers are decided before consumers
+            if op.name == "ember.concatenate":
+                self._concatenate_parts(op, roots)
             r = op.results[0] if len(op.results) == 1 else None
             if r is None or r in roots or consumers.get(r, 0) < 2:
                 continue
@@ -100,6 +102,20 @@ class _Fusion:
             if cost > self.limit or after_reduction:
                 roots.add(r)
         return [r for op in self.ops for r in op.results if r in roots]
+
+    def _concatenate_parts(self, op, roots) -> None:
+        """Each element of an inlined concatenation computes every part (and selects one):
+        the most expensive parts are materialized until the inlined ones cost at most the
+        duplicate limit together."""
+        parts = sorted(((self._cone(v, roots)[0], i) for i, v in enumerate(op.operands)
+                        if not isinstance(v.owner, ir.Block) and v not in roots),
+                       reverse=True)
+        total = sum(c for c, _ in parts)
+        for cost, i in parts:
+            if total <= self.limit:
+                break
+            roots.add(op.operands[i])
+            total -= cost
 
     def _cone(self, v, roots) -> tuple[int, bool]:
         """The cost of the inlined ops ``v`` is computed from (each counted once), and
@@ -322,8 +338,12 @@ class _Fusion:
         xa, ia = aval_of_type(x.type), aval_of_type(idx.type)
         nb = ia.ndim - 1
         coords = [None] * xa.ndim
+        # The index tensor is read by tensor.extract at computed coordinates (as
+        # lower_indexing does), not as a generic input: IREE then loads one index per row.
+        at = tuple(("val", None if scalars is None else _index_value(e)) if isinstance(e, int)
+                   else e for e in m[:nb])
         for j, a in enumerate(axes):
-            v = self._walk(idx, m[:nb] + (("const", j),), inputs, scalars, root)
+            v = self._walk(idx, at + (("const", j),), inputs, scalars, root)
             coords[a] = ("val", None if scalars is None else
                          _clamp_index(_to_index(v, ia.dtype), xa.shape[a] - 1))
         rest = iter(m[nb:])

@@ -34,17 +34,18 @@ func.func @siblings(%a: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 
 // -----
 
-// Loop fusion: broadcast and transpose become indexing maps of one generic.
-// CHECK-DAG: #[[T:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// Loop fusion: broadcasts and unit-dim reshapes become indexing maps of one generic.
+// CHECK-DAG: #[[R:.*]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @loop
 // CHECK-COUNT-1: linalg.generic
-// CHECK-SAME: indexing_maps = [#[[T]], #[[B]], #{{.*}}]
+// CHECK-SAME: indexing_maps = [#[[R]], #[[B]], #{{.*}}]
 // CHECK-NOT: linalg.generic
-// CHECK-NOT: linalg.transpose
-func.func @loop(%a: tensor<8x4xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+// CHECK-NOT: tensor.expand_shape
+func.func @loop(%a: tensor<4xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   %0 = "ember.broadcast_in_dim"(%b) {shape = array<i64: 4, 8>, broadcast_dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<4x8xf32>
-  %t = "ember.transpose"(%a) {permutation = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
+  %r = "ember.reshape"(%a) {new_sizes = array<i64: 4, 1>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %t = "ember.broadcast_in_dim"(%r) {shape = array<i64: 4, 8>, broadcast_dimensions = array<i64: 0, 1>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
   %1 = "ember.add"(%t, %0) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
 }
