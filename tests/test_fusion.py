@@ -147,3 +147,23 @@ def test_batching_a_fusion_batches_its_body():
         out = str(module)
     assert "ember.vmap" not in out and "ember.fusion" not in out
     assert '"ember.exp"' in out and "tensor<3x4xf32>" in out
+
+
+@pytest.mark.parametrize("out_axes", [0, 1])
+def test_sibling_reductions_under_vmap_with_transposed_results(out_axes):
+    """Sibling reductions whose results vmap transposes (out_axes=1): IREE 3.13 mis-compiles
+    a multi-result generic there, so the default lowering gives each its own generic."""
+    x = np.random.default_rng(1).standard_normal((3, 4, 5)).astype(np.float32)
+
+    def f(x):
+        y = x * x
+        return y.sum(-1), y.max(-1)
+    g = ember.jit(ember.vmap(f, in_axes=1, out_axes=out_axes))
+    assert "ember.fusion" in g.lower(x).as_text("optimized")
+    s, m = g(x)
+    y = np.moveaxis(x * x, 1, 0)
+    want_s, want_m = y.sum(-1), y.max(-1)
+    if out_axes == 1:
+        want_s, want_m = want_s.T, want_m.T
+    np.testing.assert_allclose(np.asarray(s), want_s, rtol=1e-5)
+    np.testing.assert_array_equal(np.asarray(m), want_m)

@@ -4,7 +4,8 @@
 arguments stand for the operands (the region is isolated from above: its ops read only the
 block arguments and each other) and which ends in ``ember.yield`` of the results. Its
 results are typed by its verifier (the yielded types), not by a result-type rule. ``kind``
-names the kind of fusion, after XLA's names (``duplicate_limit``: see the lowering):
+names the kind of fusion, after XLA's names (``duplicate_limit`` and ``multi_result``: see the
+lowering):
 
 - ``loop``: elementwise ops (selects and converts included), broadcasts, unit-dim reshapes,
   iotas, concatenations and gathers (transposes lower too, but ember-fuse keeps them apart);
@@ -58,7 +59,7 @@ def _verify_fusion(op: ir.Operation, attrs) -> None:
 define(
     "fusion", None, None, family="fusion", pure=True, traits=("regions", "own_body"),
     attrs=(Attr("kind", "str", "loop", choices=FUSION_KINDS),
-           Attr("duplicate_limit", "i64", 3)),
+           Attr("duplicate_limit", "i64", 3), Attr("multi_result", "bool", False)),
     verify_op=_verify_fusion,
     doc="A group of ember ops computed together (ember-fuse): one region, isolated from "
         "above, whose block arguments are the operands and whose ember.yield gives the "

@@ -147,6 +147,9 @@ class Fuse(Pass):
         "help": "the most ops one fusion may hold"})
     max_duplicate_cost: int = dataclasses.field(default=DUPLICATE_LIMIT, metadata={
         "help": "recompute elementwise work up to this cost (op_cost) in each consumer"})
+    multi_result: bool = dataclasses.field(default=False, metadata={
+        "help": "lower sibling values of one iteration space into one multi-result generic "
+                "(IREE 3.13 mis-compiles it when a result is transposed afterwards)"})
     report: bool = dataclasses.field(default=False, metadata={
         "help": "print each fusion (kind, ops) and each unfused producer's reason on stderr"})
 
@@ -362,7 +365,8 @@ class _BlockFusion:
             fusion = ir.Operation.create(
                 "ember.fusion", results=[r.type for r in results], operands=operands,
                 attributes={"kind": encode_attr("str", kind),
-                            "duplicate_limit": encode_attr("i64", self.p.max_duplicate_cost)},
+                            "duplicate_limit": encode_attr("i64", self.p.max_duplicate_cost),
+                            "multi_result": encode_attr("bool", self.p.multi_result)},
                 regions=1)
         body = fusion.regions[0].blocks.append(*[v.type for v in operands])
         for r, new in zip(results, fusion.results):

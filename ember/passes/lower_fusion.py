@@ -9,9 +9,13 @@ Every other op is *inlined*: its scalar body (``lowering.SCALAR``) is emitted in
 ``linalg.generic`` of each materialized value that reads it, and broadcasts, transposes,
 unit-dim reshapes and iotas become indexing maps and ``linalg.index``.
 
-Materialized values of one iteration space that do not depend on each other share one
-``linalg.generic`` with several results: elementwise values of one shape, or reductions of
-one operand shape over the same axes (e.g. ``sum(x)`` and ``sum(x * x)``). A ``dot_general``
+With ``multi_result`` (off by default), materialized values of one iteration space that do
+not depend on each other share one ``linalg.generic`` with several results: elementwise
+values of one shape, or reductions of one operand shape over the same axes (e.g. ``sum(x)``
+and ``sum(x * x)``). It is off because IREE 3.13 mis-compiles such a generic when one of its
+results is transposed afterwards ("expected number of yield values (2) to match the number
+of inits"), as ``vmap`` with ``out_axes=1`` does: ``tests/test_fusion.py``); without it each
+materialized value has its own generic and IREE forms the multi-result dispatch itself. A ``dot_general``
 lowers by its own rule; its elementwise epilogue becomes one generic, which IREE fuses into
 the matmul's dispatch.
 """
@@ -74,6 +78,7 @@ class _Fusion:
         ops = [o.operation for o in block.operations]
         self.ops, self.yielded = ops[:-1], list(ops[-1].operands)
         self.limit = c.attrs["duplicate_limit"]
+        self.multi_result = c.attrs["multi_result"]
         # Tensors of values computed so far: block arguments, then materialized values.
         self.tensor = dict(zip(block.arguments, c.operands))
         self.roots = self._materialized()
@@ -144,7 +149,9 @@ class _Fusion:
         for r in self.roots:
             op = r.owner.operation
             kind = _root_kind(op)
-            if kind == "elementwise":
+            if not self.multi_result and kind != "opaque":
+                key = (level[r], kind, len(groups))     # a generic of its own
+            elif kind == "elementwise":
                 key = (level[r], kind, aval_of_type(r.type).shape)
             elif kind == "reduce":
                 key = (level[r], kind, aval_of_type(op.operands[0].type).shape,

@@ -11,7 +11,7 @@
 // CHECK-NEXT: "ember.add"
 // CHECK-NEXT: "ember.tanh"
 // CHECK-NEXT: "ember.yield"
-// CHECK-NEXT: }) {duplicate_limit = 3 : i64, kind = "loop"}
+// CHECK-NEXT: }) {duplicate_limit = 3 : i64, kind = "loop", multi_result = false}
 // CHECK-NEXT: return %[[F]]
 // REPORT: ember-fuse: fusion (loop, 3 ops: broadcast_in_dim, add, tanh; 1 result)
 func.func @loop(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {

@@ -1,5 +1,7 @@
 // ember.fusion lowers as a whole: producers inlined into each generic, siblings share one.
 // RUN: ember-opt %s --split-input-file --ember-fuse --ember-to-linalg | filecheck %s
+// RUN: ember-opt %s --split-input-file --ember-fuse=multi-result=true --ember-to-linalg \
+// RUN:   | filecheck %s --check-prefix=MULTI
 
 // An input fusion is one generic: the exp is computed inside the reduction's body.
 // CHECK-LABEL: func.func @input
@@ -16,15 +18,24 @@ func.func @input(%a: tensor<4x8xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Sibling reductions over one iteration space: one generic with two results.
+// Sibling reductions over one iteration space: a generic each (the product recomputed in
+// both), or with multi-result one generic with two results.
 // CHECK-LABEL: func.func @siblings
-// CHECK: %[[R:.*]]:2 = linalg.generic
+// CHECK: %[[S:.*]] = linalg.generic
 // CHECK: arith.mulf
-// CHECK: arith.addf
-// CHECK: arith.maximumf
-// CHECK: linalg.yield
-// CHECK-NOT: linalg.generic
-// CHECK: return %[[R]]#0, %[[R]]#1
+// CHECK-NEXT: arith.addf
+// CHECK: %[[M:.*]] = linalg.generic
+// CHECK: arith.mulf
+// CHECK-NEXT: arith.maximumf
+// CHECK: return %[[S]], %[[M]]
+// MULTI-LABEL: func.func @siblings
+// MULTI: %[[R:.*]]:2 = linalg.generic
+// MULTI: arith.mulf
+// MULTI: arith.addf
+// MULTI: arith.maximumf
+// MULTI: linalg.yield
+// MULTI-NOT: linalg.generic
+// MULTI: return %[[R]]#0, %[[R]]#1
 func.func @siblings(%a: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %0 = "ember.mul"(%a, %a) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %1 = "ember.reduce_sum"(%0) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
