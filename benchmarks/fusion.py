@@ -242,7 +242,7 @@ def run(quick: bool, only=()) -> int:
             jf = jax.jit(jax_function(k, jax, jnp))
             jargs = [jax.device_put(a) for a in args]
             timed["jax"] = lambda jf=jf, jargs=jargs: jf(*jargs).block_until_ready()
-        inner, batches = (5, 8) if quick else (20, 16)
+        inner, batches = (5, 8) if quick else (10, 40)
         ns = per_call_ns(timed, inner=inner, batches=batches, warmup=3)
         if same:
             ns.update({f"True-{lv}": ns[f"False-{lv}"] for lv in ("default", "O3")})

@@ -14,10 +14,11 @@ not depend on each other share one ``linalg.generic`` with several results: elem
 values of one shape, or reductions of one operand shape over the same axes (e.g. ``sum(x)``
 and ``sum(x * x)``). It is off because IREE 3.13 mis-compiles such a generic when one of its
 results is transposed afterwards ("expected number of yield values (2) to match the number
-of inits"), as ``vmap`` with ``out_axes=1`` does: ``tests/test_fusion.py``); without it each
-materialized value has its own generic and IREE forms the multi-result dispatch itself. A ``dot_general``
-lowers by its own rule; its elementwise epilogue becomes one generic, which IREE fuses into
-the matmul's dispatch.
+of inits"), as ``vmap`` with ``out_axes=1`` does, see ``tests/test_fusion.py``); without it each
+materialized value has its own generic and IREE forms the multi-result dispatch itself.
+
+A ``dot_general`` lowers by its own rule; its elementwise epilogue becomes one generic,
+which IREE fuses into the matmul's dispatch.
 """
 
 from __future__ import annotations
