@@ -277,6 +277,9 @@ class _BlockFusion:
         for plan in plans:
             self._apply(*plan)
         if plans:
+            for op in [o.operation for o in self.block.operations]:
+                if op.name == "ember.constant" and not list(op.results[0].uses):
+                    op.erase()      # splat constants now copied into the fusions
             _toposort(self.block)
 
     def _refusal(self, producer, consumer) -> str | None:
@@ -353,13 +356,15 @@ class _BlockFusion:
         return ops, operands, results, kind
 
     def _apply(self, ops, operands, results, kind) -> None:
-        # Operands again: fusions applied before this one replaced some of them.
-        operands = []
+        # Operands again: fusions applied before this one replaced some of them. Splat
+        # constants are copied into the body instead (the lowering emits them as scalars).
+        operands, splats = [], []
         for op in ops:
             for v in op.operands:
                 inside = not isinstance(v.owner, ir.Block) and _within(v.owner.operation, ops)
-                if not inside and not any(v == w for w in operands):
-                    operands.append(v)
+                if inside or any(v == w for w in operands + splats):
+                    continue
+                (splats if _is_splat(v) else operands).append(v)
         last = ops[-1]
         with last.location, ir.InsertionPoint(last):
             fusion = ir.Operation.create(
@@ -369,6 +374,10 @@ class _BlockFusion:
                             "multi_result": encode_attr("bool", self.p.multi_result)},
                 regions=1)
         body = fusion.regions[0].blocks.append(*[v.type for v in operands])
+        inner = []
+        with ir.InsertionPoint(body):
+            for v in splats:
+                inner.append(v.owner.operation.clone().results[0])
         for r, new in zip(results, fusion.results):
             for use in list(r.uses):
                 owner = use.owner.operation
@@ -377,12 +386,19 @@ class _BlockFusion:
         for op in ops:
             body.append(op)
             for i, v in enumerate(op.operands):
-                for k, w in enumerate(operands):
+                for w, new in zip(operands + splats, list(body.arguments) + inner):
                     if v == w:
-                        op.operands[i] = body.arguments[k]
+                        op.operands[i] = new
                         break
         with ir.InsertionPoint(body):
             ir.Operation.create("ember.yield", operands=results)
+
+
+def _is_splat(v) -> bool:
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "ember.constant":
+        return False
+    return ir.DenseElementsAttr(owner.operation.attributes["value"]).is_splat
 
 
 def _within(op, ops) -> bool:

@@ -53,10 +53,8 @@ _INLINE_SHAPE = ("ember.broadcast_in_dim", "ember.transpose", "ember.reshape", "
 
 
 def _is_splat_constant(op) -> bool:
-    if op.name != "ember.constant":
-        return False
-    value = decode_attrs(OPS[op.name], op)["value"]
-    return value.size > 0 and (value == value.flat[0]).all()
+    return op.name == "ember.constant" and \
+        ir.DenseElementsAttr(op.attributes["value"]).is_splat
 
 
 def _inlinable(op) -> bool:
