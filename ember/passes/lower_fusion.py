@@ -3,8 +3,11 @@ it can.
 
 Some values of the body are *materialized* (computed into a tensor): the yielded results,
 reductions, ``dot_general`` results, any op this file cannot inline (lowered by its own rule),
-and an elementwise value read by several consumers whose producers cost more than the
-fusion's ``duplicate_limit`` (``ember.passes.fuse.op_cost``) or read a reduction's result.
+an elementwise value read by several consumers whose producers cost more than the fusion's
+``duplicate_limit`` (``ember.passes.fuse.op_cost``) or read a reduction's result, the
+operand of a broadcast that is computed by anything but index maps (inlined, it would be
+computed once per element of the broadcast result), and the expensive parts of a
+concatenation (each element of an inlined one computes every part).
 Every other op is *inlined*: its scalar body (``lowering.SCALAR``) is emitted inside the
 ``linalg.generic`` of each materialized value that reads it, and broadcasts, transposes,
 unit-dim reshapes and iotas become indexing maps and ``linalg.index``.
@@ -99,6 +102,14 @@ class _Fusion:
         for op in self.ops:     # program order: producers are decided before consumers
             if op.name == "ember.concatenate":
                 self._concatenate_parts(op, roots)
+            if op.name == "ember.broadcast_in_dim":
+                # Inlined through a broadcast, the operand's ops would run once per element
+                # of the result instead of once per element of the operand.
+                (x,) = op.operands
+                grows = aval_of_type(op.results[0].type).size > aval_of_type(x.type).size
+                if grows and not isinstance(x.owner, ir.Block) and x not in roots \
+                        and self._cone(x, roots)[0] > 0:
+                    roots.add(x)
             r = op.results[0] if len(op.results) == 1 else None
             if r is None or r in roots or consumers.get(r, 0) < 2:
                 continue
