@@ -18,9 +18,10 @@ greedily, in program order, unless one of these holds (each is a reason the repo
 - the ops form ``e = exp(x - max(x)); e / sum(e)``, a softmax that IREE recognizes in this
   op-by-op form (one dispatch at its default level; two once fused into generics).
 
-A group of two or more ops becomes one ``ember.fusion``; its ``kind`` is ``output`` when it
-holds a dot, ``input`` when it holds a reduction, else ``loop``, and ``multi_output`` when a
-loop or input fusion has several results. Inside a fusion the lowering
+A group of two or more ops becomes one ``ember.fusion`` (splat constants it reads are
+copied into it); its ``kind`` is ``output`` when it holds a dot, ``input`` when it holds a
+reduction, else ``loop``, and ``multi_output`` when a loop or input fusion has several
+results. Inside a fusion the lowering
 (``lower_fusion.py``) recomputes cheap elementwise producers in each consumer and computes
 expensive ones once: :func:`op_cost` is the cost model.
 
@@ -271,8 +272,9 @@ class _BlockFusion:
         groups = {}
         for op in self.ops:
             groups.setdefault(self.find(op), []).append(op)
-        # Plan every fusion before changing the IR: moving ops changes how the bindings
-        # hash them, so no dict keyed by ops is used after the first change.
+        # Plan every fusion before changing the IR: after ops had been moved, looking up
+        # other ops in these dicts failed here (the bindings' hashes of ops did not stay
+        # stable), so once the IR changes ops are only compared with ==.
         plans = [self._plan(ops) for ops in groups.values() if len(ops) >= 2]
         for plan in plans:
             self._apply(*plan)
