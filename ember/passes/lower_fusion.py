@@ -81,9 +81,13 @@ class _Fusion:
         self.ops, self.yielded = ops[:-1], list(ops[-1].operands)
         self.limit = c.attrs["duplicate_limit"]
         self.multi_result = c.attrs["multi_result"]
+        self.opaque: set = set()     # results of inlinable ops lowered by their own rule
         # Tensors of values computed so far: block arguments, then materialized values.
         self.tensor = dict(zip(block.arguments, c.operands))
         self.roots = self._materialized()
+
+    def _kind(self, op) -> str:
+        return "opaque" if op.results and op.results[0] in self.opaque else _root_kind(op)
 
     # --- what to materialize ------------------------------------------------------------
 
@@ -97,7 +101,7 @@ class _Fusion:
             if not _inlinable(op):
                 roots.update(op.results)
                 # a reduction inlines its operand; dots and opaque ops read tensors
-                if _root_kind(op) == "opaque":
+                if self._kind(op) == "opaque":
                     roots.update(v for v in op.operands if not isinstance(v.owner, ir.Block))
         for op in self.ops:     # program order: producers are decided before consumers
             if op.name == "ember.concatenate":
@@ -119,18 +123,16 @@ class _Fusion:
         return [r for op in self.ops for r in op.results if r in roots]
 
     def _concatenate_parts(self, op, roots) -> None:
-        """Each element of an inlined concatenation computes every part (and selects one):
-        the most expensive parts are materialized until the inlined ones cost at most the
-        duplicate limit together."""
-        parts = sorted(((self._cone(v, roots)[0], i) for i, v in enumerate(op.operands)
-                        if not isinstance(v.owner, ir.Block) and v not in roots),
-                       reverse=True)
-        total = sum(c for c, _ in parts)
-        for cost, i in parts:
-            if total <= self.limit:
-                break
-            roots.add(op.operands[i])
-            total -= cost
+        """Each element of an inlined concatenation computes every part and selects one: when
+        the inlined parts cost more than the duplicate limit together, the concatenation is
+        lowered by its own rule (insert_slice) from materialized parts instead. (Measured:
+        parts read back by tensor.extract ran 1.4x slower than IREE's copies.)"""
+        cost = sum(self._cone(v, roots)[0] for v in op.operands
+                   if not isinstance(v.owner, ir.Block) and v not in roots)
+        if cost > self.limit:
+            self.opaque.add(op.results[0])
+            roots.update(op.results)
+            roots.update(v for v in op.operands if not isinstance(v.owner, ir.Block))
 
     def _cone(self, v, roots) -> tuple[int, bool]:
         """The cost of the inlined ops ``v`` is computed from (each counted once), and
@@ -141,7 +143,7 @@ class _Fusion:
             if isinstance(x.owner, ir.Block) or x in seen:
                 continue
             if x in roots and x != v:
-                after_reduction |= _root_kind(x.owner.operation) == "reduce"
+                after_reduction |= self._kind(x.owner.operation) == "reduce"
                 continue
             seen.add(x)
             op = x.owner.operation
@@ -158,7 +160,7 @@ class _Fusion:
         groups: dict = {}
         for r in self.roots:
             op = r.owner.operation
-            kind = _root_kind(op)
+            kind = self._kind(op)
             if not self.multi_result and kind != "opaque":
                 key = (level[r], kind, len(groups))     # a generic of its own
             elif kind == "elementwise":
@@ -189,7 +191,7 @@ class _Fusion:
             seen.add(x)
             if isinstance(x.owner, ir.Block) or x in self.roots:
                 out.add(x)
-            elif _root_kind(x.owner.operation) != "opaque":
+            elif self._kind(x.owner.operation) != "opaque":
                 stack.extend(x.owner.operation.operands)
         return out
 
