@@ -6,8 +6,9 @@ reductions, ``dot_general`` results, any op this file cannot inline (lowered by 
 an elementwise value read by several consumers whose producers cost more than the fusion's
 ``duplicate_limit`` (``ember.passes.fuse.op_cost``) or read a reduction's result, the
 operand of a broadcast that is computed by anything but index maps (inlined, it would be
-computed once per element of the broadcast result), and the expensive parts of a
-concatenation (each element of an inlined one computes every part).
+computed once per element of the broadcast result), the operand of a gather, and the parts
+of a concatenation whose parts cost more than the duplicate limit together (each element of
+an inlined one computes every part).
 Every other op is *inlined*: its scalar body (``lowering.SCALAR``) is emitted inside the
 ``linalg.generic`` of each materialized value that reads it, and broadcasts, transposes,
 unit-dim reshapes and iotas become indexing maps and ``linalg.index``.
@@ -106,6 +107,13 @@ class _Fusion:
         for op in self.ops:     # program order: producers are decided before consumers
             if op.name == "ember.concatenate":
                 self._concatenate_parts(op, roots)
+            if op.name == "ember.gather":
+                # The operand is read from memory: IREE 3.13 failed to compile a gather whose
+                # operand was converted to int8 inline ("LLVM Translation failed for
+                # operation: builtin.unrealized_conversion_cast"); its indices stay inline.
+                x = op.operands[0]
+                if not isinstance(x.owner, ir.Block):
+                    roots.add(x)
             if op.name == "ember.broadcast_in_dim":
                 # Inlined through a broadcast, the operand's ops would run once per element
                 # of the result instead of once per element of the operand.
