@@ -83,15 +83,19 @@ func.func @expensive(%a: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 
 // -----
 
-// Concatenation and gather in a loop fusion: one generic; each part of the concatenation is
-// read at its clamped index and selected, the gather's row index is computed inline. (Parts
-// costing more than the duplicate limit together go through insert_slice: next test.)
+// Concatenation and gather in a loop fusion: each part of the concatenation is read at its
+// clamped index and selected in one generic (parts costing more than the duplicate limit
+// together go through insert_slice: next test); the gather reads that from memory, its row
+// index computed inline.
 // CHECK-LABEL: func.func @concat_gather
-// CHECK-COUNT-1: linalg.generic
+// CHECK: %[[C:.*]] = linalg.generic
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // CHECK: arith.cmpi slt
 // CHECK: arith.select
+// CHECK: linalg.generic
+// CHECK: arith.maxsi
+// CHECK: tensor.extract %[[C]]
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: tensor.insert_slice
 func.func @concat_gather(%x: tensor<8x4xf32>, %i: tensor<3x1xi32>) -> tensor<3x8xf32> {
