@@ -140,6 +140,8 @@ _BAD["ember.scan"] = [
     ([A(()), A((4, 2)), A(()), A((2,))], {"num_carry": 1, "num_xs": 1, "length": 5}),
     ([A(()), A((4, 2)), A((), I32), A((2,))], {"num_carry": 1, "num_xs": 1, "length": 4}),
     ([A(()), A(())], {"num_carry": 1, "num_xs": 1, "length": 4})]
+# --- fusion ---
+_BAD["ember.fusion"] = []   # typed by its verifier (tests/test_fusion.py), not by a rule
 # --- bits ---
 for _name in ("shift_left", "shift_right_logical", "shift_right_arithmetic"):
     _BAD[f"ember.{_name}"] = [([A((3,), I32), A((4,), I32)], {}),

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ember._mlir import ir
 from ember.core import ShapedArray
-from ember.dialects.base import Attr, OpTypeError, aval_of_type, define
+from ember.dialects.base import OPS, Attr, OpTypeError, aval_of_type, define
 from ember.dialects.ops import fmt
 
 __all__ = ["REGION_OPS", "region_yield_avals", "block_arg_avals"]
@@ -162,7 +162,7 @@ def _verify_region_op(op: ir.Operation, attrs) -> None:
 
 def _verify_yield(op: ir.Operation, attrs) -> None:
     parent = op.parent
-    if parent is None or parent.name not in REGION_OPS:
+    if parent is None or "regions" not in getattr(OPS.get(parent.name), "traits", ()):
         raise OpTypeError("must be the terminator of a region of " + ", ".join(REGION_OPS))
 
 

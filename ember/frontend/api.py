@@ -82,6 +82,7 @@ class Lowered:
         self.out_tree, self.out_avals = out_tree, out_avals
         self.backend = backend
         self._text = {"ember": str(module)}
+        self.fusion: bool | None = None   # ember-fuse on/off; None: EMBER_NO_FUSION decides
 
     def _stage(self, stage: str) -> ir.Module:
         if stage not in STAGES:
@@ -91,7 +92,10 @@ class Lowered:
             prev = self._stage(STAGES[STAGES.index(stage) - 1])
             with prev.context:
                 module = ir.Module.parse(prev.operation.get_asm(enable_debug_info=True))
-            getattr(pipelines, stage)(module)
+            if stage == "optimized":
+                pipelines.optimized(module, fusion=self.fusion)
+            else:
+                getattr(pipelines, stage)(module)
             self._modules[stage] = module
             self._text[stage] = str(module)
         return self._modules[stage]
@@ -228,12 +232,13 @@ class JitFunction:
     """A function compiled on first call per signature. Made by :func:`jit`."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 backend=None, donate_argnames=(), memory_budget=None):
+                 backend=None, donate_argnames=(), memory_budget=None, fusion=None):
         if not callable(fun):
             raise TypeError(f"ember.jit needs a callable, got {type(fun).__name__}")
         self.fun = fun
         self.fun_name = getattr(fun, "__name__", type(fun).__name__)
         self.backend = backend or "cpu"
+        self.fusion = fusion
         if self.backend != "cpu":
             raise ValueError(f"backend {self.backend!r} is not available yet; use 'cpu'")
         try:
@@ -372,6 +377,7 @@ class JitFunction:
                                                avals, names)
         lowered = Lowered(module, self.fun_name, tree, avals, out_tree, [o.aval for o in outs],
                           self.backend)
+        lowered.fusion = self.fusion
         memory.annotate(self, lowered, leaves, tree, names)
         return lowered
 
@@ -475,11 +481,12 @@ def _as_tuple(x):
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None,
-        donate_argnames=(), memory_budget=None):
+        donate_argnames=(), memory_budget=None, fusion=None):
     """Compile ``fun`` with IREE on first call for each signature of its arguments.
 
     Arguments and results are pytrees of arrays. Static arguments are Python values that are
-    part of the cache key (and must be hashable).
+    part of the cache key (and must be hashable). ``fusion=False`` leaves out the
+    ``ember-fuse`` pass (default: on, unless the environment sets ``EMBER_NO_FUSION=1``).
 
     ``donate_argnums``/``donate_argnames``: arguments whose buffers results may reuse (a
     result of the same shape and dtype is written into the donated storage); a donated
@@ -500,9 +507,10 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
                                  backend=backend, donate_argnames=donate_argnames,
-                                 memory_budget=memory_budget)
+                                 memory_budget=memory_budget, fusion=fusion)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend,
-                       donate_argnames=donate_argnames, memory_budget=memory_budget)
+                       donate_argnames=donate_argnames, memory_budget=memory_budget,
+                       fusion=fusion)
 
 
 __all__ = ["jit", "JitFunction", "Lowered", "Compiled", "clear_caches", "EmberError"]

@@ -2,6 +2,7 @@
 
 from ember.passes import (  # noqa: F401  (registers the passes)
     batch,
+    fuse,
     plan_memory,
     simplify,
     to_linalg,

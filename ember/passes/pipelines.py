@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 from ember._mlir import ir
 from ember.passes.registry import make_pass, run_pipeline
 
-OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify", "ember-plan-memory"]
+OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify", "ember-fuse", "ember-plan-memory"]
 LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-donate-buffers"]
 
 
@@ -14,9 +16,18 @@ def steps(names):
     return [make_pass(n) if n in PASSES else n for n in names]
 
 
-def optimized(module: ir.Module) -> None:
-    """"ember" -> "optimized": verify, batch (vmap), simplify, plan memory."""
-    run_pipeline(module, steps(OPTIMIZE))
+def fusion_enabled(fusion: bool | None = None) -> bool:
+    """Whether ember-fuse runs: ``fusion`` if given, else on unless ``EMBER_NO_FUSION=1``."""
+    if fusion is not None:
+        return bool(fusion)
+    return os.environ.get("EMBER_NO_FUSION", "") in ("", "0")
+
+
+def optimized(module: ir.Module, fusion: bool | None = None) -> None:
+    """"ember" -> "optimized": verify, batch (vmap), simplify, fuse (see fusion_enabled),
+    plan memory."""
+    names = OPTIMIZE if fusion_enabled(fusion) else [n for n in OPTIMIZE if n != "ember-fuse"]
+    run_pipeline(module, steps(names))
 
 
 def linalg(module: ir.Module) -> None:

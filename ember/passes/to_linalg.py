@@ -14,6 +14,7 @@ from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes import (  # noqa: F401  (each registers its rules into LOWERINGS)
     lower_bits,
     lower_control_flow,
+    lower_fusion,
     lower_indexing,
     lower_math,
     lower_sort_scan,
@@ -48,7 +49,9 @@ class ToLinalg(Pass):
     def _lower_block(self, block: ir.Block) -> None:
         for op in list(block.operations):
             name = op.operation.name
-            for region in op.regions:
+            # An op whose rule lowers its body as a whole (ember.fusion) keeps it as it is.
+            own_body = name in OPS and "own_body" in OPS[name].traits
+            for region in [] if own_body else op.regions:
                 for b in region.blocks:
                     if name.startswith("ember."):
                         # Region arguments of ember ops are tensors: signless first, as for

@@ -1,0 +1,474 @@
+"""``ember-fuse``: group ember ops into ``ember.fusion`` region ops (XLA's fusion kinds).
+
+Fusible ops are elementwise ops (every op lowered by the shared elementwise rule: arithmetic,
+math, compare, ``select``, ``convert``), ``broadcast_in_dim``, ``iota``,
+``concatenate``, ``gather``, ``reshape`` that only adds or drops unit dimensions, the ``reduce_*``
+reductions and ``dot_general``. Producer -> consumer edges between fusible ops are merged
+greedily, in program order, unless one of these holds (each is a reason the report gives):
+
+- the consumer is a ``dot_general``: a dot reads its operands from memory, so its producers
+  stay outside (output fusion fuses a dot with what *follows* it);
+- the group would hold two ``dot_general`` ops, or a ``dot_general`` and a reduction (an
+  output fusion takes only an elementwise epilogue);
+- the group would have more than ``max-ops`` ops;
+- merging would create a cycle (a path from the group through an op outside it back in);
+- the producer is not fusible (sort, scatter, control flow, ...): listed once per consumer;
+- the producer is a ``transpose``, which IREE runs faster as ``linalg.transpose`` than as a
+  transposed indexing map (measured; ``_KEPT_APART``);
+- the ops form ``e = exp(x - max(x)); e / sum(e)``, a softmax that IREE recognizes in this
+  op-by-op form (one dispatch at its default level; two once fused into generics).
+
+A group of two or more ops becomes one ``ember.fusion`` (splat constants it reads are
+copied into it); its ``kind`` is ``output`` when it holds a dot, ``input`` when it holds a
+reduction, else ``loop``, and ``multi_output`` when a loop or input fusion has several
+results. Inside a fusion the lowering
+(``lower_fusion.py``) recomputes cheap elementwise producers in each consumer and computes
+expensive ones once: :func:`op_cost` is the cost model.
+
+``ember-opt in.mlir --ember-fuse=report=true`` (``{report=true}``) prints each fusion's kind
+and ops, and each producer left unfused with the reason, on stderr.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from ember._mlir import ir
+from ember.dialects import OPS, aval_of_type
+from ember.dialects.base import encode_attr
+from ember.passes.batching import batching
+from ember.passes.lowering import LOWERINGS, lower_elementwise
+from ember.passes.registry import Pass, func_ops, register
+
+__all__ = ["Fuse", "op_cost", "fusible_kind", "DUPLICATE_LIMIT"]
+
+# Elementwise ops that lower to a transcendental function or a long polynomial.
+_TRANSCENDENTAL = frozenset({
+    "exp", "exp2", "expm1", "log", "log1p", "log2", "tanh", "logistic", "sin", "cos", "tan",
+    "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "pow", "erf",
+    "erfc", "erf_inv", "lgamma", "digamma", "cbrt", "igamma", "igammac", "bessel_i0e",
+    "bessel_i1e", "polygamma", "zeta", "nextafter"})
+_DIVISION = frozenset({"div", "rem", "sqrt", "rsqrt"})
+_FREE = frozenset({"broadcast_in_dim", "transpose", "reshape", "iota", "convert", "constant",
+                   "concatenate"})
+
+# The largest cost (see op_cost) of elementwise work the lowering recomputes in each of
+# several consumers rather than computing it once: a few arithmetic ops, no transcendental
+# function (benchmarks/fusion.py: recomputing exp(x) in the sum and the division of a softmax
+# without max subtraction saved a dispatch but ran 1.17x slower).
+DUPLICATE_LIMIT = 3
+
+
+# Ops that could be indexing maps of a fused generic but measured faster left to IREE.
+_KEPT_APART = {
+    # benchmarks/fusion.py reshape_chain: a tanh chain through a transpose ran 1.24x slower at
+    # IREE's default level with the transpose as an indexing map, 0.83x with it kept apart.
+    "ember.transpose": "a transpose stays a linalg.transpose (IREE runs it faster than a "
+                       "transposed indexing map)",
+}
+
+
+def op_cost(name: str) -> int:
+    """Relative per-element cost of one fusible op, the whole cost model of fusion.
+
+    Index-map ops (broadcast, transpose, reshape, iota) and converts are free, simple
+    arithmetic costs 1, division and square roots 2, transcendental functions 4, and a
+    reduction or ``dot_general`` is never recomputed (cost above any limit). A value whose
+    producers inside a fusion cost more than ``DUPLICATE_LIMIT`` in total is computed once
+    even when several consumers read it; cheaper ones are recomputed in each consumer.
+
+    Example:
+        >>> op_cost("ember.add"), op_cost("ember.exp"), op_cost("ember.broadcast_in_dim")
+        (1, 4, 0)
+    """
+    short = name.split(".", 1)[1]
+    if short.startswith("reduce_") or short == "dot_general":
+        return 1 << 30
+    if short in _FREE:
+        return 0
+    if short in _TRANSCENDENTAL:
+        return 4
+    if short in _DIVISION:
+        return 2
+    return 1
+
+
+def _unit_dims_only(op: ir.Operation) -> bool:
+    src = aval_of_type(op.operands[0].type).shape
+    dst = aval_of_type(op.results[0].type).shape
+    return [d for d in src if d != 1] == [d for d in dst if d != 1]
+
+
+def fusible_kind(op: ir.Operation) -> str | None:
+    """``elementwise``, ``shape``, ``reduce``, ``dot`` or None (not fusible).
+
+    Example:
+        >>> fusible_kind(reduce_sum_op)
+        'reduce'
+    """
+    name = op.name
+    if name not in OPS or op.regions:
+        return None
+    if LOWERINGS.get(name) is lower_elementwise:
+        return "elementwise"
+    if name in ("ember.broadcast_in_dim", "ember.iota",
+                "ember.concatenate", "ember.gather"):
+        return "shape"
+    if name == "ember.reshape":
+        return "shape" if _unit_dims_only(op) else None
+    if name.startswith("ember.reduce_"):
+        return "reduce"
+    if name == "ember.dot_general":
+        return "dot"
+    return None
+
+
+def _short(op) -> str:
+    return op.name.split(".", 1)[1]
+
+
+def _loc(op) -> str:
+    text = str(op.location)
+    return text[4:-1] if text.startswith("loc(") else text
+
+
+@register
+@dataclasses.dataclass
+class Fuse(Pass):
+    """Group fusible ember ops into ``ember.fusion`` ops; optionally report the decisions.
+
+    Example:
+        >>> run_pipeline(module, [Fuse(report=True)])
+    """
+
+    name = "ember-fuse"
+    summary = "Group ember ops into ember.fusion ops (loop, input, output, multi-output)"
+    max_ops: int = dataclasses.field(default=64, metadata={
+        "help": "the most ops one fusion may hold"})
+    max_duplicate_cost: int = dataclasses.field(default=DUPLICATE_LIMIT, metadata={
+        "help": "recompute elementwise work up to this cost (op_cost) in each consumer"})
+    multi_result: bool = dataclasses.field(default=False, metadata={
+        "help": "lower sibling values of one iteration space into one multi-result generic "
+                "(IREE 3.13 mis-compiles it when a result is transposed afterwards)"})
+    report: bool = dataclasses.field(default=False, metadata={
+        "help": "print each fusion (kind, ops) and each unfused producer's reason on stderr"})
+
+    def run(self, module: ir.Module) -> None:
+        self.lines: list[str] = []
+        with module.context, ir.Location.unknown():
+            for f in func_ops(module):
+                for block in f.regions[0].blocks:
+                    self._fuse_nested(block)
+        if self.report:
+            print("\n".join(self.lines) if self.lines else "ember-fuse: no fusions",
+                  file=sys.stderr)
+
+    def _fuse_nested(self, block) -> None:
+        for op in block.operations:
+            op = op.operation
+            if op.name in OPS and op.regions and op.name != "ember.fusion":
+                for region in op.regions:
+                    for inner in region.blocks:
+                        self._fuse_nested(inner)
+        _BlockFusion(self, block).run()
+
+
+class _BlockFusion:
+    """The grouping of one block's ops."""
+
+    def __init__(self, pass_: Fuse, block):
+        self.p = pass_
+        self.block = block
+        self.ops = [o.operation for o in block.operations]
+        self.pos = {op: i for i, op in enumerate(self.ops)}
+        self.kind = {op: fusible_kind(op) for op in self.ops}
+        self.parent = {op: op for op in self.ops}
+        self.members = {op: [op] for op in self.ops}
+        self.users: dict = {op: [] for op in self.ops}
+        for op in self.ops:
+            for p in self._producers(op):
+                self.users[p].append(op)
+        self.left_to_iree = {}
+        for op in self.ops:
+            if op.name == "ember.reduce_max":
+                for o in self._softmax(op):
+                    self.left_to_iree[o] = "IREE raises this softmax to linalg.softmax itself"
+
+    def _top(self, op):
+        """The op of this block that holds ``op`` (itself or an ancestor), or None."""
+        while op is not None and op not in self.pos:
+            op = op.parent
+        return op
+
+    def _producers(self, op):
+        """Ops of this block whose results ``op`` (or an op nested in it) reads, in order."""
+        out = []
+        stack = [op]
+        while stack:
+            o = stack.pop()
+            for v in o.operands:
+                owner = v.owner
+                if isinstance(owner, ir.Block):
+                    continue
+                top = self._top(owner.operation)
+                if top is not None and top != op and top not in out:
+                    out.append(top)
+            for region in o.regions:
+                for b in region.blocks:
+                    stack.extend(x.operation for x in b.operations)
+        return out
+
+    def _through_shape(self, op):
+        """The users of ``op``, looking through reshapes and broadcasts (collected too)."""
+        seen, out, stack = [], [], list(self.users[op])
+        while stack:
+            u = stack.pop()
+            if u.name in ("ember.reshape", "ember.broadcast_in_dim"):
+                seen.append(u)
+                stack.extend(self.users[u])
+            else:
+                out.append(u)
+        return seen, out
+
+    def _softmax(self, max_op) -> list:
+        """The ops of ``e = exp(x - max(x)); e / sum(e)`` around ``max_op``, or []. IREE
+        (3.13, default level) recognizes this exact op-by-op form as a softmax and makes one
+        dispatch of it; fused into generics it made two."""
+        shape1, users = self._through_shape(max_op)
+        subs = [u for u in users if u.name == "ember.sub"]
+        if len(subs) != 1 or len(users) != 1:
+            return []
+        exps = self.users[subs[0]]
+        if len(exps) != 1 or exps[0].name != "ember.exp":
+            return []
+        sums = [u for u in self.users[exps[0]] if u.name == "ember.reduce_sum"]
+        divs = [u for u in self.users[exps[0]] if u.name == "ember.div"]
+        if len(sums) != 1 or len(divs) != 1 or len(self.users[exps[0]]) != 2:
+            return []
+        shape2, users2 = self._through_shape(sums[0])
+        if users2 != divs:
+            return []
+        return [max_op, *shape1, subs[0], exps[0], sums[0], *shape2, divs[0]]
+
+    def find(self, op):
+        while self.parent[op] is not op:
+            self.parent[op] = self.parent[self.parent[op]]
+            op = self.parent[op]
+        return op
+
+    def run(self) -> None:
+        for consumer in self.ops:
+            if self.kind[consumer] is None:
+                continue
+            for producer in self._producers(consumer):
+                reason = self._refusal(producer, consumer)
+                if reason is None:
+                    self._union(producer, consumer)
+                elif self.p.report and producer.name != "ember.constant":
+                    self.p.lines.append(
+                        f"ember-fuse: not fused: {producer.name} at {_loc(producer)} into "
+                        f"{consumer.name} at {_loc(consumer)}: {reason}")
+        groups = {}
+        for op in self.ops:
+            groups.setdefault(self.find(op), []).append(op)
+        # Plan every fusion before changing the IR: after ops had been moved, looking up
+        # other ops in these dicts failed here (the bindings' hashes of ops did not stay
+        # stable), so once the IR changes ops are only compared with ==.
+        plans = [self._plan(ops) for ops in groups.values() if len(ops) >= 2]
+        for plan in plans:
+            self._apply(*plan)
+        if plans:
+            for op in [o.operation for o in self.block.operations]:
+                if op.name == "ember.constant" and not list(op.results[0].uses):
+                    op.erase()      # splat constants now copied into the fusions
+            _toposort(self.block)
+
+    def _refusal(self, producer, consumer) -> str | None:
+        if producer.name in _KEPT_APART or consumer.name in _KEPT_APART:
+            return _KEPT_APART.get(producer.name) or _KEPT_APART[consumer.name]
+        if self.kind[producer] is None:
+            return "the producer is not a fusible op"
+        if producer in self.left_to_iree or consumer in self.left_to_iree:
+            return self.left_to_iree.get(producer) or self.left_to_iree[consumer]
+        a, b = self.find(producer), self.find(consumer)
+        if a is b:
+            return None
+        if self.kind[consumer] == "dot":
+            return "a dot_general reads its operands from memory (only its epilogue fuses)"
+        merged = self.members[a] + self.members[b]
+        kinds = [self.kind[o] for o in merged]
+        if kinds.count("dot") > 1:
+            return "the fusion would hold two dot_general ops"
+        if "dot" in kinds and "reduce" in kinds:
+            return "an output fusion takes only an elementwise epilogue, not a reduction"
+        if len(merged) > self.p.max_ops:
+            return f"the fusion would hold more than max-ops={self.p.max_ops} ops"
+        through = self._cycle(set(merged))
+        if through is not None:
+            return f"fusing would create a cycle through {through.name} at {_loc(through)}"
+        return None
+
+    def _cycle(self, group):
+        """An op outside ``group`` on a path from the group back into it, or None."""
+        last = max(self.pos[o] for o in group)
+        stack = [u for o in group for u in self.users[o] if u not in group]
+        seen = set()
+        while stack:
+            o = stack.pop()
+            if o in seen or self.pos[o] > last:
+                continue
+            seen.add(o)
+            for u in self.users[o]:
+                if u in group:
+                    return o
+                stack.append(u)
+        return None
+
+    def _union(self, producer, consumer) -> None:
+        a, b = self.find(producer), self.find(consumer)
+        if a is b:
+            return
+        self.parent[b] = a
+        self.members[a] = self.members[a] + self.members.pop(b)
+
+    def _plan(self, ops):
+        ops = sorted(ops, key=lambda o: self.pos[o])
+        group = set(ops)
+        operands, results = [], []
+        for op in ops:
+            for v in op.operands:
+                owner = v.owner
+                inside = not isinstance(owner, ir.Block) and owner.operation in group
+                if not inside and v not in operands:
+                    operands.append(v)
+        for op in ops:
+            for r in op.results:
+                if any(self._top(u.owner.operation) not in group for u in r.uses):
+                    results.append(r)
+        kinds = {self.kind[o] for o in ops}
+        kind = "output" if "dot" in kinds else "input" if "reduce" in kinds else "loop"
+        if kind != "output" and len(results) > 1:
+            kind = "multi_output"
+        if self.p.report:
+            names = ", ".join(_short(o) for o in ops)
+            self.p.lines.append(f"ember-fuse: fusion ({kind}, {len(ops)} ops: {names}; "
+                                f"{len(results)} result{'s' * (len(results) != 1)}) at "
+                                f"{_loc(ops[0])}")
+        return ops, operands, results, kind
+
+    def _apply(self, ops, operands, results, kind) -> None:
+        # Operands again: fusions applied before this one replaced some of them. Splat
+        # constants are copied into the body instead (the lowering emits them as scalars).
+        operands, splats = [], []
+        for op in ops:
+            for v in op.operands:
+                inside = not isinstance(v.owner, ir.Block) and _within(v.owner.operation, ops)
+                if inside or any(v == w for w in operands + splats):
+                    continue
+                (splats if _is_splat(v) else operands).append(v)
+        last = ops[-1]
+        with last.location, ir.InsertionPoint(last):
+            fusion = ir.Operation.create(
+                "ember.fusion", results=[r.type for r in results], operands=operands,
+                attributes={"kind": encode_attr("str", kind),
+                            "duplicate_limit": encode_attr("i64", self.p.max_duplicate_cost),
+                            "multi_result": encode_attr("bool", self.p.multi_result)},
+                regions=1)
+        body = fusion.regions[0].blocks.append(*[v.type for v in operands])
+        inner = []
+        with ir.InsertionPoint(body):
+            for v in splats:
+                inner.append(v.owner.operation.clone().results[0])
+        for r, new in zip(results, fusion.results):
+            for use in list(r.uses):
+                owner = use.owner.operation
+                if not _within(owner, ops):
+                    owner.operands[use.operand_number] = new
+        for op in ops:
+            body.append(op)
+            for i, v in enumerate(op.operands):
+                for w, new in zip(operands + splats, list(body.arguments) + inner):
+                    if v == w:
+                        op.operands[i] = new
+                        break
+        with ir.InsertionPoint(body):
+            ir.Operation.create("ember.yield", operands=results)
+
+
+def _is_splat(v) -> bool:
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "ember.constant":
+        return False
+    return ir.DenseElementsAttr(owner.operation.attributes["value"]).is_splat
+
+
+def _within(op, ops) -> bool:
+    """Whether ``op`` is one of ``ops`` or nested in one (compared with ==, not hashed)."""
+    while op is not None:
+        if any(op == o for o in ops):
+            return True
+        op = op.parent
+        if op is not None and op.name in ("func.func", "builtin.module"):
+            return False
+    return False
+
+
+def _toposort(block) -> None:
+    """Reorder ``block``'s ops (its terminator stays last) so that every op follows the ops
+    whose results it reads, keeping the order it has where it can."""
+    import heapq
+
+    ops = [o.operation for o in block.operations]
+    body, terminator = ops[:-1], ops[-1]
+    index = {op: i for i, op in enumerate(body)}
+
+    def top(op):
+        while op is not None and op not in index:
+            op = op.parent
+        return op
+
+    deps = {op: set() for op in body}
+    for op in body:
+        stack = [op]
+        while stack:
+            o = stack.pop()
+            for v in o.operands:
+                if not isinstance(v.owner, ir.Block):
+                    t = top(v.owner.operation)
+                    if t is not None and t != op:
+                        deps[op].add(t)
+            for region in o.regions:
+                for b in region.blocks:
+                    stack.extend(x.operation for x in b.operations)
+    users = {op: [] for op in body}
+    for op, ds in deps.items():
+        for d in ds:
+            users[d].append(op)
+    left = {op: len(ds) for op, ds in deps.items()}
+    heap = [index[op] for op in body if not left[op]]
+    heapq.heapify(heap)
+    order = []
+    while heap:
+        i = heapq.heappop(heap)
+        op = body[i]
+        order.append(op)
+        for u in users[op]:
+            left[u] -= 1
+            if not left[u]:
+                heapq.heappush(heap, index[u])
+    assert len(order) == len(body), "ember-fuse: a cycle among the ops of a block"
+    if order == body:
+        return
+    for op in order:
+        op.move_before(terminator)
+
+
+@batching("fusion")
+def _batch_fusion(ctx, op, inputs, attrs):
+    """Batching a fusion is batching its body: the batched ops come out unfused, and
+    ember-fuse (which runs after ember-batch) groups them again."""
+    from ember.passes.batch import batch_block
+
+    block = op.regions[0].blocks[0]
+    return batch_block(ctx, block, dict(zip(block.arguments, inputs)))

@@ -1,0 +1,404 @@
+"""Lowering of ``ember.fusion``: its body as a whole, into as few ``linalg.generic`` ops as
+it can.
+
+Some values of the body are *materialized* (computed into a tensor): the yielded results,
+reductions, ``dot_general`` results, any op this file cannot inline (lowered by its own rule),
+an elementwise value read by several consumers whose producers cost more than the fusion's
+``duplicate_limit`` (``ember.passes.fuse.op_cost``) or read a reduction's result, the
+operand of a broadcast that is computed by anything but index maps (inlined, it would be
+computed once per element of the broadcast result), the operand of a gather, and the parts
+of a concatenation whose parts cost more than the duplicate limit together (each element of
+an inlined one computes every part).
+Every other op is *inlined*: its scalar body (``lowering.SCALAR``) is emitted inside the
+``linalg.generic`` of each materialized value that reads it, and broadcasts, transposes,
+unit-dim reshapes and iotas become indexing maps and ``linalg.index``.
+
+With ``multi_result`` (off by default), materialized values of one iteration space that do
+not depend on each other share one ``linalg.generic`` with several results: elementwise
+values of one shape, or reductions of one operand shape over the same axes (e.g. ``sum(x)``
+and ``sum(x * x)``). It is off because IREE 3.13 mis-compiles such a generic when one of its
+results is transposed afterwards ("expected number of yield values (2) to match the number
+of inits"), as ``vmap`` with ``out_axes=1`` does, see ``tests/test_fusion.py``); without it each
+materialized value has its own generic and IREE forms the multi-result dispatch itself.
+
+A ``dot_general`` lowers by its own rule; its elementwise epilogue becomes one generic,
+which IREE fuses into the matmul's dispatch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember._mlir import arith, ir, linalg, tensor
+from ember.dialects import OPS, aval_of_type, decode_attrs
+from ember.passes.fuse import op_cost
+from ember.passes.lower_indexing import _clamp_index, _to_index
+from ember.passes.lowering import (
+    _COMBINE,
+    LOWERINGS,
+    SCALAR,
+    LowerCall,
+    _reduce_init,
+    dims_map,
+    elem,
+    empty,
+    filled,
+    generic,
+    index_of,
+    lower_elementwise,
+    lowering,
+    scalar_const,
+)
+
+__all__: list[str] = []
+
+_INLINE_SHAPE = ("ember.broadcast_in_dim", "ember.transpose", "ember.reshape", "ember.iota",
+                 "ember.concatenate", "ember.gather")
+
+
+def _is_splat_constant(op) -> bool:
+    return op.name == "ember.constant" and \
+        ir.DenseElementsAttr(op.attributes["value"]).is_splat
+
+
+def _inlinable(op) -> bool:
+    return (LOWERINGS.get(op.name) is lower_elementwise or op.name in _INLINE_SHAPE
+            or _is_splat_constant(op))
+
+
+def _root_kind(op) -> str:
+    if op.name.startswith("ember.reduce_"):
+        return "reduce"
+    if _inlinable(op):
+        return "elementwise"
+    return "opaque"
+
+
+class _Fusion:
+    def __init__(self, c: LowerCall):
+        self.c = c
+        block = c.op.regions[0].blocks[0]
+        ops = [o.operation for o in block.operations]
+        self.ops, self.yielded = ops[:-1], list(ops[-1].operands)
+        self.limit = c.attrs["duplicate_limit"]
+        self.multi_result = c.attrs["multi_result"]
+        self.opaque: set = set()     # results of inlinable ops lowered by their own rule
+        # Tensors of values computed so far: block arguments, then materialized values.
+        self.tensor = dict(zip(block.arguments, c.operands))
+        self.roots = self._materialized()
+
+    def _kind(self, op) -> str:
+        return "opaque" if op.results and op.results[0] in self.opaque else _root_kind(op)
+
+    # --- what to materialize ------------------------------------------------------------
+
+    def _materialized(self) -> list:
+        consumers: dict = {}
+        for op in self.ops:
+            for v in set(op.operands):
+                consumers[v] = consumers.get(v, 0) + 1
+        roots = set(self.yielded)
+        for op in self.ops:
+            if not _inlinable(op):
+                roots.update(op.results)
+                # a reduction inlines its operand; dots and opaque ops read tensors
+                if self._kind(op) == "opaque":
+                    roots.update(v for v in op.operands if not isinstance(v.owner, ir.Block))
+        for op in self.ops:     # program order: producers are decided before consumers
+            if op.name == "ember.concatenate":
+                self._concatenate_parts(op, roots)
+            if op.name == "ember.gather":
+                # The operand is read from memory: IREE 3.13 failed to compile a gather whose
+                # operand was converted to int8 inline ("LLVM Translation failed for
+                # operation: builtin.unrealized_conversion_cast"); its indices stay inline.
+                x = op.operands[0]
+                if not isinstance(x.owner, ir.Block):
+                    roots.add(x)
+            if op.name == "ember.broadcast_in_dim":
+                # Inlined through a broadcast, the operand's ops would run once per element
+                # of the result instead of once per element of the operand.
+                (x,) = op.operands
+                grows = aval_of_type(op.results[0].type).size > aval_of_type(x.type).size
+                if grows and not isinstance(x.owner, ir.Block) and x not in roots \
+                        and self._cone(x, roots)[0] > 0:
+                    roots.add(x)
+            r = op.results[0] if len(op.results) == 1 else None
+            if r is None or r in roots or consumers.get(r, 0) < 2:
+                continue
+            cost, after_reduction = self._cone(r, roots)
+            if cost > self.limit or after_reduction:
+                roots.add(r)
+        return [r for op in self.ops for r in op.results if r in roots]
+
+    def _concatenate_parts(self, op, roots) -> None:
+        """Each element of an inlined concatenation computes every part and selects one: when
+        the inlined parts cost more than the duplicate limit together, the concatenation is
+        lowered by its own rule (insert_slice) from materialized parts instead. (Measured:
+        parts read back by tensor.extract ran 1.4x slower than IREE's copies.)"""
+        cost = sum(self._cone(v, roots)[0] for v in op.operands
+                   if not isinstance(v.owner, ir.Block) and v not in roots)
+        if cost > self.limit:
+            self.opaque.add(op.results[0])
+            roots.update(op.results)
+            roots.update(v for v in op.operands if not isinstance(v.owner, ir.Block))
+
+    def _cone(self, v, roots) -> tuple[int, bool]:
+        """The cost of the inlined ops ``v`` is computed from (each counted once), and
+        whether they read a reduction's result."""
+        seen, stack, total, after_reduction = set(), [v], 0, False
+        while stack:
+            x = stack.pop()
+            if isinstance(x.owner, ir.Block) or x in seen:
+                continue
+            if x in roots and x != v:
+                after_reduction |= self._kind(x.owner.operation) == "reduce"
+                continue
+            seen.add(x)
+            op = x.owner.operation
+            total += op_cost(op.name)
+            stack.extend(op.operands)
+        return total, after_reduction
+
+    # --- emission -----------------------------------------------------------------------
+
+    def lower(self) -> list[ir.Value]:
+        level = {}
+        for r in self.roots:
+            level[r] = 1 + max([level[x] for x in self._leaves(r) if x in level], default=0)
+        groups: dict = {}
+        for r in self.roots:
+            op = r.owner.operation
+            kind = self._kind(op)
+            if not self.multi_result and kind != "opaque":
+                key = (level[r], kind, len(groups))     # a generic of its own
+            elif kind == "elementwise":
+                key = (level[r], kind, aval_of_type(r.type).shape)
+            elif kind == "reduce":
+                key = (level[r], kind, aval_of_type(op.operands[0].type).shape,
+                       decode_attrs(OPS[op.name], op)["axes"])
+            else:
+                key = (level[r], kind, id(r))
+            groups.setdefault(key, []).append(r)
+        for key in sorted(groups, key=lambda k: k[0]):
+            rs = groups[key]
+            if key[1] == "opaque":
+                self._lower_opaque(rs[0].owner.operation)
+            else:
+                self._lower_generic(rs, key[1])
+        return [self.tensor[v] for v in self.yielded]
+
+    def _leaves(self, r) -> set:
+        """The materialized values and block arguments root ``r``'s inlined cone reads."""
+        out, seen = set(), set()
+        op = r.owner.operation
+        stack = list(op.operands)
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            if isinstance(x.owner, ir.Block) or x in self.roots:
+                out.add(x)
+            elif self._kind(x.owner.operation) != "opaque":
+                stack.extend(x.owner.operation.operands)
+        return out
+
+    def _lower_opaque(self, op) -> None:
+        if op.results[0] in self.tensor:     # an op with several results, done already
+            return
+        name = op.name
+        operands = [self.tensor[v] for v in op.operands]
+        call = LowerCall(op, operands, [aval_of_type(v.type) for v in op.operands],
+                         [aval_of_type(r.type) for r in op.results],
+                         decode_attrs(OPS[name], op))
+        with op.location:
+            new = LOWERINGS[name](call)
+        self.tensor.update(zip(op.results, new))
+
+    def _lower_generic(self, roots, kind) -> None:
+        first = roots[0].owner.operation
+        if kind == "reduce":
+            space = aval_of_type(first.operands[0].type).shape
+            axes = decode_attrs(OPS[first.name], first)["axes"]
+        else:
+            space, axes = aval_of_type(roots[0].type).shape, ()
+        rank = len(space)
+        ident = tuple(range(rank))
+        out_map = tuple(d for d in range(rank) if d not in axes)
+        # First walk: the tensors the generic reads, each with its indexing map.
+        inputs: list = []
+        for r in roots:
+            start = r.owner.operation.operands[0] if kind == "reduce" else r
+            self._walk(start, ident, inputs, None, r)
+        inits = []
+        for r in roots:
+            aval = aval_of_type(r.type)
+            if kind == "reduce":
+                op = r.owner.operation
+                inits.append(filled(aval, _reduce_init(op.name.split("_", 1)[1],
+                                                       aval.dtype)))
+            else:
+                inits.append(empty(aval))
+
+        def body(*args):
+            scalars = {key: a for key, a in zip(inputs, args)}
+            out = []
+            for r, acc in zip(roots, args[len(inputs):]):
+                if kind == "reduce":
+                    op = r.owner.operation
+                    x = self._walk(op.operands[0], ident, inputs, scalars, r)
+                    dt = aval_of_type(r.type).dtype
+                    combine = SCALAR[_COMBINE[op.name.split("_", 1)[1]]]
+                    out.append(combine([acc, x], dt, dt, {}))
+                else:
+                    out.append(self._walk(r, ident, inputs, scalars, r))
+            return out
+
+        results = generic([self.tensor[v] for v, _ in inputs],
+                          [dims_map(rank, m) for _, m in inputs], inits,
+                          [dims_map(rank, out_map)] * len(roots),
+                          ["reduction" if d in axes else "parallel" for d in range(rank)],
+                          body)
+        self.tensor.update(zip(roots, results))
+
+    def _walk(self, v, m, inputs, scalars, root):
+        """Visit value ``v`` read at index ``m`` (a tuple of loop dims or ("const", k)).
+
+        Without ``scalars`` it records the (tensor, map) inputs; with it, it emits the
+        scalar IR of ``v`` in the generic's body and returns it (memoized per (v, m))."""
+        if isinstance(v.owner, ir.Block) or (v in self.roots and v != root):
+            key = (v, m)
+            dynamic = any(isinstance(e, tuple) and e[0] == "val" for e in m)
+            if scalars is None:
+                if not dynamic and key not in inputs:
+                    inputs.append(key)
+                return None
+            if dynamic:     # an index computed in the body (concatenate): read by extract
+                if key not in scalars:
+                    scalars[key] = tensor.ExtractOp(self.tensor[v],
+                                                    [_index_value(e) for e in m]).result
+            return scalars[key]
+        if scalars is not None and (v, m) in scalars:
+            return scalars[(v, m)]
+        op = v.owner.operation
+        name = op.name
+        out = aval_of_type(v.type)
+        attrs = decode_attrs(OPS[name], op)
+        if name == "ember.broadcast_in_dim":
+            xa = aval_of_type(op.operands[0].type)
+            sub = tuple(("const", 0) if xa.shape[i] == 1 and out.shape[d] != 1 else m[d]
+                        for i, d in enumerate(attrs["broadcast_dimensions"]))
+            res = self._walk(op.operands[0], sub, inputs, scalars, root)
+        elif name == "ember.transpose":
+            perm = attrs["permutation"]
+            sub = [None] * len(perm)
+            for j, p in enumerate(perm):
+                sub[p] = m[j]
+            res = self._walk(op.operands[0], tuple(sub), inputs, scalars, root)
+        elif name == "ember.reshape":
+            xa = aval_of_type(op.operands[0].type)
+            kept = iter(e for e, d in zip(m, out.shape) if d != 1)
+            sub = tuple(("const", 0) if d == 1 else next(kept) for d in xa.shape)
+            res = self._walk(op.operands[0], sub, inputs, scalars, root)
+        elif name == "ember.concatenate":
+            res = self._concatenate(op, attrs["dimension"], m, inputs, scalars, root)
+        elif name == "ember.gather":
+            res = self._gather(op, attrs["axes"], m, inputs, scalars, root)
+        elif scalars is None:
+            for x in op.operands:
+                self._walk(x, m, inputs, None, root)
+            return None
+        elif name == "ember.iota":
+            e = m[attrs["dimension"]]
+            if isinstance(e, int):
+                res = index_of(e, out.dtype)
+            elif e[0] == "const":
+                res = scalar_const(e[1], out.dtype)
+            else:
+                res = _cast_index(e[1], out.dtype)
+        elif name == "ember.constant":
+            res = scalar_const(attrs["value"].flat[0], out.dtype)
+        else:
+            args = [self._walk(x, m, inputs, scalars, root) for x in op.operands]
+            in_dt = aval_of_type(op.operands[0].type).dtype if op.operands else out.dtype
+            res = SCALAR[name.split(".", 1)[1]](args, in_dt, out.dtype, attrs)
+        if scalars is not None:
+            scalars[(v, m)] = res
+        return res
+
+
+    def _concatenate(self, op, dim, m, inputs, scalars, root):
+        """Part k of the result along ``dim`` where the index is in its range: statically
+        for a constant index, else every part read at its clamped index and selected."""
+        sizes = [aval_of_type(x.type).shape[dim] for x in op.operands]
+        offsets = [sum(sizes[:k]) for k in range(len(sizes))]
+        e = m[dim]
+        if isinstance(e, tuple) and e[0] == "const":
+            k = max(i for i, o in enumerate(offsets) if o <= e[1] and sizes[i] > 0)
+            sub = m[:dim] + (("const", e[1] - offsets[k]),) + m[dim + 1:]
+            return self._walk(op.operands[k], sub, inputs, scalars, root)
+        if scalars is None:
+            for x in op.operands:
+                self._walk(x, m[:dim] + (("val", None),) + m[dim + 1:], inputs, None, root)
+            return None
+        idx = _index_value(e)
+        parts = []
+        for x, n, o in zip(op.operands, sizes, offsets):
+            if n == 0:
+                continue
+            local = arith.SubIOp(idx, _const_index(o)).result
+            local = arith.MinSIOp(arith.MaxSIOp(local, _const_index(0)).result,
+                                  _const_index(n - 1)).result
+            parts.append((o, self._walk(x, m[:dim] + (("val", local),) + m[dim + 1:], inputs,
+                                        scalars, root)))
+        res = parts[-1][1]
+        for (_, value), (next_offset, _) in reversed(list(zip(parts, parts[1:]))):
+            below = arith.CmpIOp(arith.CmpIPredicate.slt, idx, _const_index(next_offset))
+            res = arith.SelectOp(below.result, value, res).result
+        return res
+
+
+    def _gather(self, op, axes, m, inputs, scalars, root):
+        """The operand read where the indices (computed inline, clamped as
+        ``lower_indexing`` does) point: ``result[b..., r...] = x[idx[b..., :], r...]``."""
+        x, idx = op.operands
+        xa, ia = aval_of_type(x.type), aval_of_type(idx.type)
+        nb = ia.ndim - 1
+        coords = [None] * xa.ndim
+        # The index tensor is read by tensor.extract at computed coordinates (as
+        # lower_indexing does), not as a generic input: IREE then loads one index per row.
+        at = tuple(("val", None if scalars is None else _index_value(e)) if isinstance(e, int)
+                   else e for e in m[:nb])
+        for j, a in enumerate(axes):
+            v = self._walk(idx, at + (("const", j),), inputs, scalars, root)
+            coords[a] = ("val", None if scalars is None else
+                         _clamp_index(_to_index(v, ia.dtype), xa.shape[a] - 1))
+        rest = iter(m[nb:])
+        coords = tuple(next(rest) if c is None else c for c in coords)
+        return self._walk(x, coords, inputs, scalars, root)
+
+
+def _const_index(n: int) -> ir.Value:
+    index = ir.IndexType.get()
+    return arith.ConstantOp(index, ir.IntegerAttr.get(index, n)).result
+
+
+def _index_value(e) -> ir.Value:
+    """An ``index`` value in a generic's body for a map entry (dim, const or computed)."""
+    if isinstance(e, int):
+        return linalg.IndexOp(e).result
+    if e[0] == "const":
+        return _const_index(e[1])
+    return e[1]
+
+
+def _cast_index(v: ir.Value, dtype) -> ir.Value:
+    if np.dtype(dtype).kind == "f":
+        i64 = ir.IntegerType.get_signless(64)
+        return arith.SIToFPOp(elem(dtype), arith.IndexCastOp(i64, v).result).result
+    return arith.IndexCastOp(elem(dtype), v).result
+
+
+@lowering("fusion")
+def _lower_fusion(c: LowerCall) -> list[ir.Value]:
+    return _Fusion(c).lower()

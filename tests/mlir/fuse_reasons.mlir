@@ -1,0 +1,81 @@
+// Each reason ember-fuse leaves a producer unfused, as its report prints it.
+// RUN: ember-opt %s --split-input-file --ember-fuse=report=true 2>&1 >/dev/null | filecheck %s
+// RUN: ember-opt %s --split-input-file --ember-fuse | filecheck %s --check-prefix=IR
+
+// A producer that is not fusible (a cumulative sum) stays out; its elementwise consumers fuse.
+// CHECK: not fused: ember.cumsum at {{.*}} into ember.mul at {{.*}}: the producer is not a fusible op
+// CHECK: fusion (loop, 2 ops: mul, exp; 1 result)
+// IR-LABEL: func.func @not_fusible
+// IR: %[[G:.*]] = "ember.cumsum"
+// IR: "ember.fusion"(%[[G]])
+func.func @not_fusible(%t: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = "ember.cumsum"(%t) {axis = 0 : i64, reverse = false} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %1 = "ember.mul"(%0, %0) : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %2 = "ember.exp"(%1) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %2 : tensor<8x4xf32>
+}
+
+// -----
+
+// Two dots never share a fusion; a dot's epilogue takes no reduction.
+// CHECK: not fused: ember.add at {{.*}} into ember.dot_general at {{.*}}: a dot_general reads its operands from memory
+// CHECK: not fused: ember.dot_general at {{.*}} into ember.reduce_sum at {{.*}}: an output fusion takes only an elementwise epilogue, not a reduction
+// CHECK: fusion (output, 2 ops: dot_general, add; 1 result)
+// IR-LABEL: func.func @two_dots
+// IR-COUNT-1: "ember.fusion"
+func.func @two_dots(%x: tensor<4x4xf32>) -> tensor<4xf32> {
+  %0 = "ember.dot_general"(%x, %x) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = "ember.add"(%0, %x) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %2 = "ember.dot_general"(%1, %x) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %3 = "ember.reduce_sum"(%2) {axes = array<i64: 1>} : (tensor<4x4xf32>) -> tensor<4xf32>
+  return %3 : tensor<4xf32>
+}
+
+// -----
+
+// The softmax IREE recognizes op by op is left to IREE.
+// CHECK: not fused: ember.reduce_max at {{.*}} into ember.reshape at {{.*}}: IREE raises this softmax to linalg.softmax itself
+// IR-LABEL: func.func @softmax
+// IR-NOT: ember.fusion
+func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = "ember.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %1 = "ember.reshape"(%0) {new_sizes = array<i64: 4, 1>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %2 = "ember.broadcast_in_dim"(%1) {broadcast_dimensions = array<i64: 0, 1>, shape = array<i64: 4, 8>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %3 = "ember.sub"(%x, %2) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %4 = "ember.exp"(%3) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %5 = "ember.reduce_sum"(%4) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %6 = "ember.reshape"(%5) {new_sizes = array<i64: 4, 1>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %7 = "ember.broadcast_in_dim"(%6) {broadcast_dimensions = array<i64: 0, 1>, shape = array<i64: 4, 8>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %8 = "ember.div"(%4, %7) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %8 : tensor<4x8xf32>
+}
+
+// -----
+
+// max-ops caps the size of a fusion.
+// RUN: ember-opt %s --split-input-file --ember-fuse='max-ops=2 report=true' 2>&1 >/dev/null | filecheck %s --check-prefix=CAP
+// CAP: not fused: ember.mul at {{.*}} into ember.exp at {{.*}}: the fusion would hold more than max-ops=2 ops
+// IR-LABEL: func.func @cap
+func.func @cap(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = "ember.add"(%x, %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %1 = "ember.mul"(%0, %0) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %2 = "ember.exp"(%1) : (tensor<8xf32>) -> tensor<8xf32>
+  return %2 : tensor<8xf32>
+}
+
+// -----
+
+// A group may not reach itself through an op outside it (a cumulative sum of its own value).
+// CHECK: not fused: ember.broadcast_in_dim at {{.*}} into ember.add at {{.*}}: fusing would create a cycle through ember.cumsum
+// IR-LABEL: func.func @cycle
+// IR: %[[F:[0-9]+]]:2 = "ember.fusion"(%arg0)
+// IR: %[[G:.*]] = "ember.cumsum"(%[[F]]#0
+// IR: "ember.add"(%[[G]], %[[F]]#1)
+func.func @cycle(%t: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %a = "ember.exp"(%t) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %r = "ember.reduce_sum"(%a) {axes = array<i64: 0>} : (tensor<8x4xf32>) -> tensor<4xf32>
+  %b = "ember.broadcast_in_dim"(%r) {shape = array<i64: 8, 4>, broadcast_dimensions = array<i64: 1>} : (tensor<4xf32>) -> tensor<8x4xf32>
+  %g = "ember.cumsum"(%a) {axis = 0 : i64, reverse = false} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %c = "ember.add"(%g, %b) : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %c : tensor<8x4xf32>
+}
