@@ -10,6 +10,11 @@ greedily, in program order, unless one of these holds (each is a reason the repo
   stay outside (output fusion fuses a dot with what *follows* it);
 - the group would hold two ``dot_general`` ops, or a ``dot_general`` and a reduction (an
   output fusion takes only an elementwise epilogue);
+- both sides hold reductions and share no input: the fusion would keep every reduced input
+  live at once (``sum(a) + sum(b)`` of two large intermediates); sibling fusion is for
+  reductions of the same inputs (mean and variance of a layernorm);
+- a reduction's consumer also reads a value computed after the reduction: fused, the
+  reduction would run late and its input stay live until then;
 - the group would have more than ``max-ops`` ops;
 - merging would create a cycle (a path from the group through an op outside it back in);
 - the producer is not fusible (sort, scatter, control flow, ...): listed once per consumer;
@@ -302,12 +307,58 @@ class _BlockFusion:
             return "the fusion would hold two dot_general ops"
         if "dot" in kinds and "reduce" in kinds:
             return "an output fusion takes only an elementwise epilogue, not a reduction"
+        if not self._siblings(a, b, merged):
+            return ("the reductions read different inputs: one fusion would keep all of them "
+                    "live at once (sibling fusion joins reductions of the same inputs)")
         if len(merged) > self.p.max_ops:
             return f"the fusion would hold more than max-ops={self.p.max_ops} ops"
         through = self._cycle(set(merged))
         if through is not None:
             return f"fusing would create a cycle through {through.name} at {_loc(through)}"
+        late = self._late_operand(a, b, consumer)
+        if late is not None:
+            return (f"{consumer.name} also waits for {late.name} at {_loc(late)}, computed after "
+                    "the reduction: fused, the reduced input would stay live until then")
         return None
+
+    def _late_operand(self, a, b, consumer):
+        """An op outside both groups, defined after group ``a``'s last reduction, that
+        ``consumer`` reads: fusing the reduction into the consumer would delay it (and keep
+        its input live) until that op has run."""
+        reduces = [self.pos[o] for o in self.members[a] if self.kind[o] == "reduce"]
+        if not reduces:
+            return None
+        for p in self._producers(consumer):
+            if self.pos[p] > max(reduces) and self.find(p) not in (a, b):
+                return p
+        return None
+
+    def _siblings(self, a, b, merged) -> bool:
+        """False when groups ``a`` and ``b`` both hold reductions and no reduction of one reads
+        the same data as one of the other (through the elementwise ops of the merged group)."""
+        ra = [o for o in self.members[a] if self.kind[o] == "reduce"]
+        rb = [o for o in self.members[b] if self.kind[o] == "reduce"]
+        if not ra or not rb:
+            return True
+        sources_b = [self._sources(r, merged) for r in rb]
+        return any(v == w for r in ra for v in self._sources(r, merged)
+                   for src in sources_b for w in src)
+
+    def _sources(self, reduction, merged) -> list:
+        """The values from outside ``merged`` that ``reduction`` reads through elementwise
+        members (other reductions' results are not data it reduces)."""
+        out, stack = [], list(reduction.operands)
+        while stack:
+            v = stack.pop()
+            owner = v.owner
+            member = None if isinstance(owner, ir.Block) else next(
+                (m for m in merged if m == owner.operation), None)
+            if member is None:
+                if not any(v == w for w in out):
+                    out.append(v)
+            elif self.kind[member] != "reduce":
+                stack.extend(member.operands)
+        return out
 
     def _cycle(self, group):
         """An op outside ``group`` on a path from the group back into it, or None."""

@@ -199,6 +199,36 @@ _FUSABLE = frozenset(RECOMPUTE_COST) | {"ember.transpose"}
 _ABSORBS = _FUSABLE | {f"ember.{n}" for n in REDUCE} | {"ember.argmax", "ember.argmin"}
 
 
+def _fusion_kind(op) -> str | None:
+    if op.name != "ember.fusion":
+        return None
+    return ir.StringAttr(op.attributes["kind"]).value
+
+
+# An ember.fusion lowers to generics IREE treats like the ops it holds: an elementwise (loop)
+# fusion still fuses into its consumers, and any fusion but an output one (whose dot reads its
+# operands from memory) computes elementwise producers inline.
+def _fusable(op) -> bool:
+    return op.name in _FUSABLE or _fusion_kind(op) == "loop"
+
+
+def _absorbs(op) -> bool:
+    return op.name in _ABSORBS or _fusion_kind(op) is not None
+
+
+def _packed_operands(op) -> tuple[int, ...]:
+    """Operands IREE copies into a packed layout: a contraction's, also inside a fusion."""
+    if op.name == "ember.dot_general":
+        return (0, 1)
+    if _fusion_kind(op) != "output":
+        return ()
+    body = op.regions[0].blocks[0]
+    args = list(body.arguments)
+    return tuple(sorted({args.index(v) for inner in body.operations
+                         if inner.operation.name == "ember.dot_general"
+                         for v in inner.operation.operands if v in args}))
+
+
 def model(block, data_tiling: bool = True) -> Program:
     """The buffer model of a function body, with IREE's elementwise fusion and (with
     ``data_tiling``, as ember's CPU flags compile) the packed operand copies of contractions
@@ -206,10 +236,8 @@ def model(block, data_tiling: bool = True) -> Program:
     # Measured on benchmarks/memory.py: also counting elementwise producers of contraction
     # operands as fused into the packing kernels predicted IREE's figure worse (their packed
     # copy is counted anyway), so they keep a buffer of their own here.
-    encoded = (lambda op: (0, 1) if op.name == "ember.dot_general" else ()) if data_tiling \
-        else (lambda op: ())
-    prog = Program.from_block(block, _movable, lambda op: op.name in _FUSABLE,
-                              lambda op: op.name in _ABSORBS, encoded)
+    encoded = _packed_operands if data_tiling else (lambda op: ())
+    prog = Program.from_block(block, _movable, _fusable, _absorbs, encoded)
     prog.waves = data_tiling
     return prog
 
@@ -237,7 +265,7 @@ def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3,
     plan.peak_bytes, plan.temp_bytes = prof.peak, prof.temp_peak
     if prog.order:
         op = prog.ops[prog.order[prof.peak_index]]
-        plan.peak_op = f"{op.name} at {_where(op)}"
+        plan.peak_op = f"{_describe(op)} at {_where(op)}"
     plan.argument_bytes = sum(tensor_bytes(a.type) for a in block.arguments)
     plan.output_bytes = sum(tensor_bytes(r.type) for r in _returned(block))
     pairs, _ = donation_pairs(f)
@@ -249,6 +277,18 @@ def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3,
         plan.budget_missed = max(0, plan.peak_bytes - budget)
     f.attributes["ember.memory"] = plan.attribute()
     return plan
+
+
+def _describe(op) -> str:
+    """An op's name; a fusion's also says what it holds (``ember.fusion(output: dot_general,
+    tanh)``), which is what a user can find in their code."""
+    kind = _fusion_kind(op)
+    if kind is None:
+        return op.name
+    body = op.regions[0].blocks[0].operations
+    names = [o.operation.name.removeprefix("ember.") for o in body]
+    names = [n for n in names if n not in ("yield", "constant")]
+    return f"{op.name}({kind}: {', '.join(names)})"
 
 
 def _where(op) -> str:
@@ -323,8 +363,8 @@ def _recompute_cost(op, result_index: int, module) -> float | None:
                     owner.name == "ember.dot_general":
                 return None
         return sum(_op_cost(o.operation) for o in body.operations)
-    if name in RECOMPUTE_COST and len(op.results) == 1:
-        return _op_cost(op)
+    if (name in RECOMPUTE_COST or _fusion_kind(op) == "loop") and len(op.results) == 1:
+        return _op_cost(op)     # a loop fusion holds only ops of RECOMPUTE_COST
     return None
 
 
@@ -398,8 +438,7 @@ def _trial_peak(prog: Program, op_id: int, v: int, p: int) -> int:
     nv = new_vals[prog.defs[op_id].index(v)]
     uses = [list(u) for u in prog.uses] + [list(prog.uses[op_id])]
     # Recomputed next to consumers that fuse it, the value needs no buffer (as in model()).
-    fused = prog.ops[op_id].name in _FUSABLE and all(
-        prog.ops[u].name in _ABSORBS for u in later)
+    fused = _fusable(prog.ops[op_id]) and all(_absorbs(prog.ops[u]) for u in later)
     if fused:
         sizes[nv] = 0
     for u in later:
@@ -504,13 +543,40 @@ def _elementwise_slice(block, a: int):
             if owner.parent is None or owner.block != block:
                 return set(), f"it is read inside a region ({top_level(owner, block).name})"
             shape = ir.RankedTensorType(v.type).shape
-            if opdef is None or opdef.family != "elementwise" or any(
+            elementwise = (opdef is not None and opdef.family == "elementwise") or (
+                _fusion_kind(owner) == "loop" and _elementwise_inside(owner, use.operand_number))
+            if not elementwise or any(
                     ir.RankedTensorType(r.type).shape != shape for r in owner.results):
                 return set(), (f"it is read by {owner.name} at {_where(owner)}, which may run "
                                "after (or read other elements than) the result written into "
                                "its buffer")
             work.extend(owner.results)
     return reached, None
+
+
+def _elementwise_inside(fusion, k: int) -> bool:
+    """Whether a fusion's body reads its operand ``k`` only through elementwise ops of the
+    operand's shape (each element then is read where the result's element is written)."""
+    body = fusion.regions[0].blocks[0]
+    arg = body.arguments[k]
+    shape = ir.RankedTensorType(arg.type).shape
+    work, seen = [arg], set()
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for use in v.uses:
+            owner = use.owner
+            owner = owner.operation if hasattr(owner, "operation") else owner
+            if owner.name == "ember.yield":
+                continue
+            opdef = OPS.get(owner.name)
+            if opdef is None or opdef.family != "elementwise" or any(
+                    ir.RankedTensorType(r.type).shape != shape for r in owner.results):
+                return False
+            work.extend(owner.results)
+    return True
 
 
 @register

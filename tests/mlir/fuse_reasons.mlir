@@ -79,3 +79,36 @@ func.func @cycle(%t: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %c = "ember.add"(%g, %b) : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
   return %c : tensor<8x4xf32>
 }
+
+// -----
+
+// Reductions of different inputs stay in separate fusions: joined, every reduced input would
+// be live at once. (Reductions sharing an input, mean and mean of squares, fuse as siblings.)
+// CHECK: not fused: ember.reduce_sum at {{.*}} into ember.add at {{.*}}: the reductions read different inputs
+// IR-LABEL: func.func @different_inputs
+// IR-COUNT-2: "ember.fusion"
+func.func @different_inputs(%a: tensor<8x4xf32>, %b: tensor<8x4xf32>) -> tensor<f32> {
+  %0 = "ember.exp"(%a) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %1 = "ember.reduce_sum"(%0) {axes = array<i64: 0, 1>} : (tensor<8x4xf32>) -> tensor<f32>
+  %2 = "ember.exp"(%b) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %3 = "ember.reduce_sum"(%2) {axes = array<i64: 0, 1>} : (tensor<8x4xf32>) -> tensor<f32>
+  %4 = "ember.add"(%3, %1) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %4 : tensor<f32>
+}
+
+// -----
+
+// A reduction does not fuse into a consumer that also waits for a value computed after it:
+// the reduction would run late, its input live until then.
+// CHECK: not fused: ember.reduce_sum at {{.*}} into ember.add at {{.*}}: ember.add also waits for ember.reduce_sum at {{.*}}, computed after the reduction
+// IR-LABEL: func.func @late_operand
+// IR: %[[R:.*]] = "ember.fusion"(%arg0)
+// IR: "ember.fusion"(%arg1, %[[R]])
+func.func @late_operand(%a: tensor<8x4xf32>, %b: tensor<8x4xf32>) -> tensor<f32> {
+  %0 = "ember.exp"(%a) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %1 = "ember.reduce_sum"(%0) {axes = array<i64: 0, 1>} : (tensor<8x4xf32>) -> tensor<f32>
+  %2 = "ember.exp"(%b) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %3 = "ember.reduce_sum"(%2) {axes = array<i64: 0, 1>} : (tensor<8x4xf32>) -> tensor<f32>
+  %4 = "ember.add"(%1, %3) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %4 : tensor<f32>
+}
