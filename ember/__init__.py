@@ -9,6 +9,7 @@ Example:
 
 from ember import _quiet  # noqa: F401, I001  (first: silences exit-time leak reports)
 from ember import dtypes, errors, tree_util
+from ember.backends import default_backend, devices
 from ember.backends.array import Array, device_put
 from ember.config import config
 from ember.core import ShapedArray, ShapeDtypeStruct
@@ -28,5 +29,5 @@ numpy.ndarray = Array
 
 __version__ = "0.1.0"
 __all__ = ["Array", "Compiled", "Lowered", "ShapeDtypeStruct", "ShapedArray", "clear_caches",
-           "config", "device_put", "dtypes", "errors", "jit", "lax", "nn", "numpy", "random",
-           "scipy", "tree_util", "vmap"]
+           "config", "default_backend", "device_put", "devices", "dtypes", "errors", "jit", "lax",
+           "nn", "numpy", "random", "scipy", "tree_util", "vmap"]

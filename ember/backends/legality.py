@@ -1,0 +1,61 @@
+"""Per-target legality: find what a target cannot run before IREE sees the program.
+
+Each backend module lists the dtypes it cannot run correctly (``UNSUPPORTED``: dtype name ->
+reason). The check walks the ember IR first (so the error names the ember op and the user's
+source line), then the lowered IR IREE would receive, as a safety net for anything the
+lowering introduced.
+"""
+
+from __future__ import annotations
+
+from ember._mlir import dtype_of_element, ir, walk
+from ember.errors import BackendUnsupportedError
+
+
+def check(backend, ember_module: ir.Module, linalg_module: ir.Module | None = None,
+          fun_name: str = "the program") -> None:
+    """Raise BackendUnsupportedError naming the first op (or argument) whose dtype
+    ``backend`` (a backend module) cannot run.
+
+    Example:
+        >>> check(get_backend("vulkan"), lowered._stage("optimized"))   # f16 program
+        Traceback (most recent call last):
+        BackendUnsupportedError: ember.mul (at loc("x.py":3:0)) computes float16 ...
+    """
+    bad = backend.UNSUPPORTED
+    if not bad:
+        return
+    for module in (ember_module, linalg_module):
+        if module is not None:
+            _check_module(backend.NAME, bad, module, fun_name)
+
+
+def _dtype_name(t: ir.Type) -> str | None:
+    if isinstance(t, ir.ShapedType):
+        t = ir.ShapedType(t).element_type
+    try:
+        return dtype_of_element(t).name
+    except KeyError:
+        return None  # index, none, ...: not an array dtype
+
+
+def _check_module(target: str, bad: dict[str, str], module: ir.Module, fun_name: str) -> None:
+    for op in walk(module.operation):
+        name = op.name
+        if name == "func.func":
+            ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            for i, t in enumerate(ftype.inputs):
+                dt = _dtype_name(t)
+                if dt in bad:
+                    raise BackendUnsupportedError(
+                        f"{fun_name}: argument #{i} has dtype {dt} ({t}), which the {target!r} "
+                        f"backend cannot run: {bad[dt]}.")
+            continue
+        if name == "builtin.module":
+            continue
+        for value in list(op.results) + list(op.operands):
+            dt = _dtype_name(value.type)
+            if dt in bad:
+                raise BackendUnsupportedError(
+                    f"{fun_name}: {name} (at {op.location}) computes with dtype {dt} "
+                    f"({value.type}), which the {target!r} backend cannot run: {bad[dt]}.")
