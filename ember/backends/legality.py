@@ -39,19 +39,27 @@ def _dtype_name(t: ir.Type) -> str | None:
         return None  # index, none, ...: not an array dtype
 
 
+# Constants and returns of a bad dtype are reported through the op that computes them, or the
+# argument they pass through (or, failing that, by
+# the lowered IR's check).
+_NOT_COMPUTE = frozenset({"builtin.module", "ember.constant", "func.return"})
+
+
 def _check_module(target: str, bad: dict[str, str], module: ir.Module, fun_name: str) -> None:
+    """Ops first (their message names the op and source line), then function arguments that
+    no op computes with (passed through)."""
+    arguments = None
     for op in walk(module.operation):
         name = op.name
         if name == "func.func":
             ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
             for i, t in enumerate(ftype.inputs):
                 dt = _dtype_name(t)
-                if dt in bad:
-                    raise BackendUnsupportedError(
-                        f"{fun_name}: argument #{i} has dtype {dt} ({t}), which the {target!r} "
-                        f"backend cannot run: {bad[dt]}.")
+                if dt in bad and arguments is None:
+                    arguments = (f"{fun_name}: argument #{i} has dtype {dt} ({t}), which the "
+                                 f"{target!r} backend cannot run: {bad[dt]}.")
             continue
-        if name == "builtin.module":
+        if name in _NOT_COMPUTE:
             continue
         for value in list(op.results) + list(op.operands):
             dt = _dtype_name(value.type)
@@ -59,3 +67,5 @@ def _check_module(target: str, bad: dict[str, str], module: ir.Module, fun_name:
                 raise BackendUnsupportedError(
                     f"{fun_name}: {name} (at {op.location}) computes with dtype {dt} "
                     f"({value.type}), which the {target!r} backend cannot run: {bad[dt]}.")
+    if arguments is not None:
+        raise BackendUnsupportedError(arguments)
