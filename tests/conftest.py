@@ -10,6 +10,7 @@ eager calls and ``ember.device_put`` all target it without the tests saying so.
   reason when the machine has none).
 - "cuda-compile" runs on the CPU but also compiles every program for CUDA (no GPU needed), so
   CI checks that every op compiles for CUDA.
+- On Mesa's lavapipe the Vulkan tests compile for its own capabilities (target "lavapipe").
 - A test whose program uses a dtype the backend refuses (BackendUnsupportedError: float16 or
   float64 on Vulkan) is skipped with the error as the reason, never passed.
 """
@@ -92,7 +93,16 @@ def ember_backend(request, monkeypatch):
         from ember.backends import get_backend
         pytest.skip(f"no {name} device on this machine ({get_backend(name).INSTALL_HINT})")
     monkeypatch.setitem(config._values, "default_backend", name)
+    if name == "vulkan" and get_backend_device_name("vulkan").startswith("llvmpipe"):
+        # Mesa's lavapipe: its own capabilities (float16, float64) instead of the generic
+        # target's, which refuses both (test_backends.py tests the generic target).
+        monkeypatch.setitem(config._values, "vulkan_target", "lavapipe")
     yield name
+
+
+def get_backend_device_name(name: str) -> str:
+    from ember.backends import get_backend
+    return get_backend(name).device(0).name
 
 
 @pytest.hookimpl(wrapper=True)

@@ -161,7 +161,8 @@ def test_vulkan_refuses_float64(x64, monkeypatch):
 
 def test_legality_also_checks_types_the_lowering_introduces(monkeypatch):
     from ember.backends import legality
-    fake = type("B", (), {"NAME": "fake", "UNSUPPORTED": {"int32": "no ints here"}})
+    fake = type("B", (), {"NAME": "fake",
+                          "unsupported": staticmethod(lambda: {"int32": "no ints here"})})
     lowered = ember.jit(lambda x: x + 1).lower(X)
     legality.check(get_backend("cpu"), lowered._stage("optimized"), lowered._stage("linalg"))
     with pytest.raises(errors.BackendUnsupportedError, match="int32.*'fake'.*no ints here"):
@@ -240,6 +241,22 @@ def test_vulkan_readback_dtypes_and_shapes(dtype):
         got = np.asarray(ember.device_put(host, vk))
         assert got.dtype == dt and got.shape == shape
         np.testing.assert_array_equal(got, host)
+
+
+@needs_vulkan
+@pytest.mark.skipif(not HAS_VULKAN or not vulkan.device(0).name.startswith("llvmpipe"),
+                    reason="the 'lavapipe' target is for Mesa's lavapipe")
+def test_lavapipe_target_runs_float16_and_float64(x64):
+    ember.config.update("vulkan_target", "lavapipe")
+    try:
+        h = np.linspace(-3, 3, 64).astype(np.float16)
+        f = ember.jit(lambda x, y: x * y + 1, backend="vulkan")
+        np.testing.assert_array_equal(np.asarray(f(h, h[::-1].copy())), h * h[::-1] + 1)
+        d = np.linspace(-3, 3, 64) / 7
+        np.testing.assert_array_equal(np.asarray(f(d, d)), d * d + 1)
+        assert f(d, d).dtype == np.float64
+    finally:
+        ember.config.update("vulkan_target", None)
 
 
 @needs_vulkan

@@ -9,8 +9,6 @@ from ember.backends.runtime import Device
 NAME = "cpu"
 OPTIONS = {"cpu": "cpu_target", "features": "cpu_features"}
 INSTALL_HINT = "The CPU drivers are part of iree-base-runtime: reinstall it."
-# The CPU runs every ember dtype.
-UNSUPPORTED: dict[str, str] = {}
 
 # Programs whose largest tensor is below this run on local-sync: waking local-task's worker
 # threads costs tens of microseconds, more than such a program computes.
@@ -89,3 +87,8 @@ def device(index: int = 0) -> CpuDevice:
 def runtime_device(dev: CpuDevice | None, largest_tensor_bytes: int) -> CpuDevice:
     """Small programs load on local-sync, others on local-task (the same CpuDevice(0))."""
     return device_for_driver(driver_for(largest_tensor_bytes))
+
+
+def unsupported(**options) -> dict[str, str]:
+    """dtype name -> why it is refused: the CPU runs every ember dtype."""
+    return {}

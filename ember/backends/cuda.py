@@ -16,7 +16,6 @@ NAME = "cuda"
 OPTIONS = {"arch": "cuda_arch"}
 INSTALL_HINT = ("Install the NVIDIA driver (it provides libcuda.so) on a machine with an "
                 "NVIDIA GPU; the CUDA toolkit is not needed.")
-UNSUPPORTED: dict[str, str] = {}
 
 # The one place the default architecture lives. sm_80 PTX runs on newer GPUs (Hopper
 # included) through the driver's JIT; IREE 3.13 has no sm_90 target.
@@ -74,3 +73,8 @@ def device(index: int = 0) -> CudaDevice:
 
 def runtime_device(dev: CudaDevice | None, largest_tensor_bytes: int) -> CudaDevice:
     return dev if dev is not None else device(0)
+
+
+def unsupported(**options) -> dict[str, str]:
+    """dtype name -> why it is refused: the CUDA target runs every ember dtype."""
+    return {}

@@ -1,9 +1,9 @@
 """Per-target legality: find what a target cannot run before IREE sees the program.
 
-Each backend module lists the dtypes it cannot run correctly (``UNSUPPORTED``: dtype name ->
-reason). The check walks the ember IR first (so the error names the ember op and the user's
-source line), then the lowered IR IREE would receive, as a safety net for anything the
-lowering introduced.
+Each backend module lists the dtypes it cannot run correctly (``unsupported(**options)``:
+dtype name -> reason). The check walks the ember IR first (so the error names the ember op
+and the user's source line), then the lowered IR IREE would receive, as a safety net for
+anything the lowering introduced.
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from ember.errors import BackendUnsupportedError
 
 
 def check(backend, ember_module: ir.Module, linalg_module: ir.Module | None = None,
-          fun_name: str = "the program") -> None:
+          fun_name: str = "the program", options: dict | None = None) -> None:
     """Raise BackendUnsupportedError naming the first op (or argument) whose dtype
-    ``backend`` (a backend module) cannot run.
+    ``backend`` (a backend module, with target ``options``) cannot run.
 
     Example:
         >>> check(get_backend("vulkan"), lowered._stage("optimized"))   # f16 program
         Traceback (most recent call last):
         BackendUnsupportedError: ember.mul (at loc("x.py":3:0)) computes float16 ...
     """
-    bad = backend.UNSUPPORTED
+    bad = backend.unsupported(**(options or {}))
     if not bad:
         return
     for module in (ember_module, linalg_module):

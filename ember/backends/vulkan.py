@@ -31,22 +31,45 @@ KNOWN_TARGETS = frozenset({
     DEFAULT_TARGET, "ampere", "turing", "pascal", "ada", "sm_80", "sm_86", "rtx4090",
     "rdna2", "rdna3", "cdna3", "gfx1100", "rx7900xtx", "valhall", "valhall4", "adreno"})
 
-# Checked on lavapipe with the default target (DESIGN.md): f16 compiles and runs but gives
-# wrong results; f64 is silently demoted to f32 by IREE, or, with demotion off, fails inside
-# IREE ("failed to convert SPIR-V type"). The target computes in 32 bits ("compute =
-# fp32|int32"): IREE emulates i64 add/mul/compare but fails on i64 division ("failed to
-# legalize operation 'arith.divsi'"), so 64-bit integers are refused as a whole. i8 and bf16
-# give right results.
-_NO_I64 = ("the Vulkan target computes in 32 bits and IREE cannot emulate every 64-bit "
-           "integer op on it (division fails); use int32, or the CPU backend")
-UNSUPPORTED = {
-    "int64": _NO_I64,
-    "uint64": _NO_I64,
-    "float16": "float16 compiles for Vulkan but gives wrong results on this target "
-               "(checked on lavapipe); use float32 or bfloat16",
-    "float64": "the Vulkan target has no 64-bit floats (IREE would silently demote them to "
-               "float32); use float32, or the CPU backend",
+# "lavapipe": the generic profile plus the SPIR-V capabilities Mesa's lavapipe (llvmpipe)
+# device has. With them float16 and float64 give right results there (checked: elementwise
+# f16/f64 multiply on llvmpipe, Mesa 22.3; and the op test suite).
+LAVAPIPE_FEATURES = ",".join([
+    "spirv:v1.3", "cap:Shader", "cap:Float16", "cap:Float64", "cap:Int16", "cap:Int8",
+    "cap:StorageBuffer16BitAccess", "cap:StorageBuffer8BitAccess",
+    "ext:SPV_KHR_16bit_storage", "ext:SPV_KHR_8bit_storage",
+    "ext:SPV_KHR_storage_buffer_storage_class"])
+PROFILES = {"lavapipe": (DEFAULT_TARGET, LAVAPIPE_FEATURES)}
+
+# Checked on lavapipe with the generic target (DESIGN.md): f16 compiles and runs but gives
+# wrong results (IREE packs it into 32-bit storage); f64 is silently demoted to f32 by IREE,
+# or, with demotion off, fails inside IREE ("failed to convert SPIR-V type"). Both targets
+# compute integers in 32 bits ("compute = fp32|int32"): IREE emulates i64 add/mul/compare
+# but fails on i64 division ("failed to legalize operation 'arith.divsi'"), so 64-bit
+# integers are refused as a whole. i8 and bf16 give right results.
+_NO_I64 = ("the Vulkan target computes integers in 32 bits and IREE cannot emulate every "
+           "64-bit integer op on it (division fails); use int32, or the CPU backend")
+_GENERIC_ONLY = {
+    "float16": "float16 compiles for the generic Vulkan target but gives wrong results "
+               "(checked on lavapipe); use float32 or bfloat16, or a target with 16-bit "
+               "storage (ember.config.update('vulkan_target', 'lavapipe') on Mesa's lavapipe)",
+    "float64": "the generic Vulkan target has no 64-bit floats (IREE would silently demote "
+               "them to float32); use float32, a target with Float64 ('lavapipe'), or the "
+               "CPU backend",
 }
+
+
+def unsupported(target: str = DEFAULT_TARGET) -> dict[str, str]:
+    """dtype name -> why programs using it are refused on this Vulkan target.
+
+    Example:
+        >>> sorted(unsupported("lavapipe"))
+        ['int64', 'uint64']
+    """
+    out = {"int64": _NO_I64, "uint64": _NO_I64}
+    if target not in PROFILES:
+        out.update(_GENERIC_ONLY)
+    return out
 
 STAGING_CACHE_MAX_BYTES = 64 << 20   # larger readbacks allocate their own staging buffer
 
@@ -94,21 +117,32 @@ class VulkanDevice(Device):
             return np.array(raw).view(aval.dtype).reshape(aval.shape)
 
 
+# IREE would silently narrow 64-bit types to 32 bits (changing the program's signature);
+# ember's dtypes are already what the user asked for, and legality refuses what cannot run.
+_NO_DEMOTION = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
+
+
 def compiler_flags(target: str = DEFAULT_TARGET) -> tuple[str, ...]:
     """IREE flags for Vulkan; ``target`` is an IREE Vulkan target name ("generic" is IREE's
-    baseline profile, which every Vulkan 1.1 compute device runs).
+    baseline profile, which every Vulkan 1.1 compute device runs; "lavapipe" adds the 16- and
+    64-bit float capabilities of Mesa's lavapipe).
 
     Example:
-        >>> compiler_flags()
+        >>> compiler_flags()[:2]
         ('--iree-hal-target-device=vulkan', '--iree-vulkan-target=vp_android_baseline_2022')
     """
     if target == "generic":
         target = DEFAULT_TARGET
+    if target in PROFILES:
+        name, features = PROFILES[target]
+        return ("--iree-hal-target-device=vulkan", f"--iree-vulkan-target={name}",
+                f"--iree-vulkan-target-features={features}") + _NO_DEMOTION
     if target not in KNOWN_TARGETS:
+        known = sorted(KNOWN_TARGETS | set(PROFILES) | {"generic"})
         raise TargetOptionError(
-            f"unknown Vulkan target {target!r}; ember knows {', '.join(sorted(KNOWN_TARGETS))} "
+            f"unknown Vulkan target {target!r}; ember knows {', '.join(known)} "
             "(IREE 3.13 crashes on names it does not know, so ember checks them first)")
-    return ("--iree-hal-target-device=vulkan", f"--iree-vulkan-target={target}")
+    return ("--iree-hal-target-device=vulkan", f"--iree-vulkan-target={target}") + _NO_DEMOTION
 
 
 def fallback_flags(target: str = DEFAULT_TARGET) -> tuple[tuple[str, ...], ...]:

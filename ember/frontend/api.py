@@ -128,7 +128,8 @@ class Lowered:
         backend = get_backend(self.backend)
         options = _target_options(self.backend, target_options)
         flags = backend.compiler_flags(**options)
-        legality.check(backend, self._stage("optimized"), self._stage("linalg"), self.fun_name)
+        legality.check(backend, self._stage("optimized"), self._stage("linalg"), self.fun_name,
+                       options)
         vmfb = compile_mlir(self.as_text("linalg"), flags,
                             fallbacks=backend.fallback_flags(**options))
         largest = _largest_tensor(self._stage("linalg"))
