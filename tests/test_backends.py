@@ -289,3 +289,71 @@ def test_cuda_runs():
     y = f(X)
     assert y.device.platform == "cuda"
     np.testing.assert_allclose(np.asarray(y), np.tanh(X) + 1, rtol=1e-5, atol=1e-6)
+
+
+# --- cross-backend agreement --------------------------------------------------------------
+
+_FLOAT_UNARY = [enp.sin, enp.cos, enp.tanh, lambda a: enp.exp(enp.clip(a, -8, 8)),
+                lambda a: enp.log1p(enp.abs(a)), lambda a: enp.sqrt(enp.abs(a)), enp.abs,
+                lambda a: -a, lambda a: a * a]
+_FLOAT_BINARY = [enp.add, enp.subtract, enp.multiply, enp.maximum, enp.minimum,
+                 lambda a, b: a / (1 + enp.abs(b)), lambda a, b: enp.where(a > b, a, b)]
+_FLOAT_OTHER = [lambda a, w: a @ w, lambda a, w: a - enp.sum(a, axis=1, keepdims=True) / 8,
+                lambda a, w: a / (1 + enp.max(enp.abs(a), axis=0, keepdims=True)),
+                lambda a, w: enp.cumsum(a, axis=1) / 8, lambda a, w: enp.sort(a, axis=1)]
+_INT_OPS = [enp.add, enp.multiply, enp.maximum, enp.minimum, enp.bitwise_xor,
+            lambda a, b: a // (enp.abs(b) % 7 + 1), lambda a, b: a % (enp.abs(b) % 5 + 1),
+            lambda a, b: enp.where(a < b, a - b, b >> 1)]
+
+
+def _random_program(seed: int):
+    """A random program of 8 float32 steps and 4 int32 steps over two float inputs, a weight
+    and an int input; returns (function, inputs)."""
+    rng = np.random.default_rng(seed)
+    steps = []
+    for i in range(8):
+        kind = rng.choice(["unary", "binary", "other"])
+        table = {"unary": _FLOAT_UNARY, "binary": _FLOAT_BINARY, "other": _FLOAT_OTHER}[kind]
+        steps.append((kind, int(rng.integers(len(table))), int(rng.integers(i + 2)),
+                      int(rng.integers(i + 2))))
+    int_steps = [(int(rng.integers(len(_INT_OPS))), int(rng.integers(i + 1)),
+                  int(rng.integers(i + 1))) for i in range(4)]
+
+    def program(x, y, w, n):
+        vals = [x, y]
+        for kind, k, a, b in steps:
+            if kind == "unary":
+                vals.append(_FLOAT_UNARY[k](vals[a]))
+            elif kind == "binary":
+                vals.append(_FLOAT_BINARY[k](vals[a], vals[b]))
+            else:
+                vals.append(_FLOAT_OTHER[k](vals[a], w))
+        ints = [n]
+        for k, a, b in int_steps:
+            ints.append(_INT_OPS[k](ints[a], ints[b]))
+        return vals[-1], vals[-3], ints[-1]
+
+    inputs = (rng.standard_normal((6, 8)).astype(np.float32),
+              rng.standard_normal((6, 8)).astype(np.float32),
+              (rng.standard_normal((8, 8)) / 3).astype(np.float32),
+              rng.integers(-1000, 1000, (6, 8)).astype(np.int32))
+    return program, inputs
+
+
+@needs_vulkan
+@pytest.mark.parametrize("seed", range(8))
+def test_random_programs_agree_on_cpu_and_vulkan(seed):
+    program, inputs = _random_program(seed)
+    on_cpu = ember.jit(program, backend="cpu")(*inputs)
+    on_vulkan = ember.jit(program, backend="vulkan")(*inputs)
+    for c, v in zip(on_cpu, on_vulkan):
+        assert v.device.platform == "vulkan" and c.dtype == v.dtype
+        c, v = np.asarray(c), np.asarray(v)
+        if c.dtype == np.int32:
+            np.testing.assert_array_equal(v, c)
+        else:
+            # float32, through up to 8 ops: Vulkan's transcendentals have looser error bounds
+            # than the CPU's (a few ulp), so compare relative to the values' magnitude.
+            assert np.all(np.isfinite(c)) and np.ptp(c) > 0   # a program that computes
+            scale = max(1.0, float(np.max(np.abs(c))))
+            np.testing.assert_allclose(v, c, rtol=1e-4, atol=1e-5 * scale)
