@@ -170,6 +170,17 @@ def test_legality_also_checks_types_the_lowering_introduces(monkeypatch):
         legality.check(fake, ember.jit(lambda x: enp.argmax(x)).lower(X)._stage("linalg"))
 
 
+def test_vulkan_refuses_narrow_unsigned_division(monkeypatch):
+    monkeypatch.setattr(api, "compile_mlir", lambda *a, **k: pytest.fail("IREE was called"))
+    u = np.array([7, 200, 5], np.uint8)
+    with pytest.raises(errors.BackendUnsupportedError,
+                       match=r"ember\.rem .*uint8.*'vulkan'.*convert to uint32"):
+        ember.jit(lambda x: x % 3, backend="vulkan").lower(u).compile()
+    monkeypatch.undo()
+    np.testing.assert_array_equal(np.asarray(ember.jit(lambda x: x % 3, backend="cpu")(u)),
+                                  u % 3)   # fine elsewhere
+
+
 def test_cpu_and_cuda_accept_float16():
     h = np.linspace(-2, 2, 8).astype(np.float16)
     ember.jit(lambda x: x * 3, backend="cuda").lower(h).compile()

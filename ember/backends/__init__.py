@@ -5,7 +5,8 @@
 - ``compiler_flags(**options) -> tuple[str, ...]`` (IREE flags for the target; target
   options are validated there, before IREE sees them) and ``fallback_flags(**options)``
   (whole flag sets to retry with when IREE fails);
-- ``unsupported(**options)`` (dtype name -> why the target cannot run it), read by
+- ``unsupported(**options)`` (dtype name -> why the target cannot run it) and
+  ``unsupported_ops(**options)`` ((ember op, operand dtype) -> why), read by
   :mod:`ember.backends.legality` before IREE sees the program;
 - ``devices()`` (this machine's devices, ``[]`` without a driver), ``device(id)`` (one, or a
   BackendUnavailableError saying what to install) and ``runtime_device(device,

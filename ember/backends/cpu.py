@@ -92,3 +92,8 @@ def runtime_device(dev: CpuDevice | None, largest_tensor_bytes: int) -> CpuDevic
 def unsupported(**options) -> dict[str, str]:
     """dtype name -> why it is refused: the CPU runs every ember dtype."""
     return {}
+
+
+def unsupported_ops(**options) -> dict[tuple[str, str], str]:
+    """(ember op, operand dtype name) -> why it is refused: none here."""
+    return {}

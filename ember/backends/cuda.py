@@ -78,3 +78,8 @@ def runtime_device(dev: CudaDevice | None, largest_tensor_bytes: int) -> CudaDev
 def unsupported(**options) -> dict[str, str]:
     """dtype name -> why it is refused: the CUDA target runs every ember dtype."""
     return {}
+
+
+def unsupported_ops(**options) -> dict[tuple[str, str], str]:
+    """(ember op, operand dtype name) -> why it is refused: none here."""
+    return {}

@@ -23,11 +23,25 @@ def check(backend, ember_module: ir.Module, linalg_module: ir.Module | None = No
         BackendUnsupportedError: ember.mul (at loc("x.py":3:0)) computes float16 ...
     """
     bad = backend.unsupported(**(options or {}))
+    bad_ops = getattr(backend, "unsupported_ops", dict)(**(options or {}))
+    if bad_ops:
+        _check_ops(backend.NAME, bad_ops, ember_module, fun_name)
     if not bad:
         return
     for module in (ember_module, linalg_module):
         if module is not None:
             _check_module(backend.NAME, bad, module, fun_name)
+
+
+def _check_ops(target: str, bad_ops: dict, module: ir.Module, fun_name: str) -> None:
+    for op in walk(module.operation):
+        for value in op.operands:
+            why = bad_ops.get((op.name, _dtype_name(value.type)))
+            if why is not None:
+                raise BackendUnsupportedError(
+                    f"{fun_name}: {op.name} (at {op.location}) on "
+                    f"{_dtype_name(value.type)} ({value.type}) cannot run on the {target!r} "
+                    f"backend: {why}.")
 
 
 def _dtype_name(t: ir.Type) -> str | None:

@@ -59,6 +59,18 @@ _GENERIC_ONLY = {
 }
 
 
+_NARROW_UNSIGNED_DIV = ("IREE 3.13 cannot compile unsigned division of 8- and 16-bit "
+                       "integers for Vulkan (\"bitwidth emulation is not implemented yet on "
+                       "unsigned op pattern\"); convert to uint32 first")
+UNSUPPORTED_OPS = {(op, dt): _NARROW_UNSIGNED_DIV
+                   for op in ("ember.div", "ember.rem") for dt in ("uint8", "uint16")}
+
+
+def unsupported_ops(target: str = DEFAULT_TARGET) -> dict[tuple[str, str], str]:
+    """(ember op, operand dtype name) -> why that op is refused on this Vulkan target."""
+    return UNSUPPORTED_OPS
+
+
 def unsupported(target: str = DEFAULT_TARGET) -> dict[str, str]:
     """dtype name -> why programs using it are refused on this Vulkan target.
 
