@@ -162,12 +162,16 @@ def test_vulkan_refuses_float64(x64, monkeypatch):
 def test_legality_also_checks_types_the_lowering_introduces(monkeypatch):
     from ember.backends import legality
     fake = type("B", (), {"NAME": "fake",
-                          "unsupported": staticmethod(lambda: {"int32": "no ints here"})})
+                          "unsupported": staticmethod(lambda: {"float32": "no floats here"})})
     lowered = ember.jit(lambda x: x + 1).lower(X)
     legality.check(get_backend("cpu"), lowered._stage("optimized"), lowered._stage("linalg"))
-    with pytest.raises(errors.BackendUnsupportedError, match="int32.*'fake'.*no ints here"):
-        # argmax indexes in int32: only the linalg IR has them as ops' results here
-        legality.check(fake, ember.jit(lambda x: enp.argmax(x)).lower(X)._stage("linalg"))
+    # An int32 program whose lowering computes in float32 (the mean's division): only the
+    # lowered IR has float32 values.
+    ints = np.arange(6, dtype=np.int32)
+    lowered = ember.jit(lambda n: (n * 2).astype(np.float32)).lower(ints)
+    with pytest.raises(errors.BackendUnsupportedError, match="float32.*'fake'.*no floats"):
+        legality.check(fake, ember.jit(lambda n: n + 1).lower(ints)._stage("optimized"),
+                       lowered._stage("linalg"))
 
 
 def test_vulkan_refuses_narrow_unsigned_division(monkeypatch):
