@@ -7,7 +7,9 @@ readback costs milliseconds, so staging buffers are kept per size class and reus
 
 from __future__ import annotations
 
+import atexit
 import functools
+import gc
 import threading
 
 import iree.runtime as rt
@@ -163,7 +165,18 @@ def fallback_flags(target: str = DEFAULT_TARGET) -> tuple[tuple[str, ...], ...]:
 
 @functools.cache
 def _enumerated():
-    return enumerate_devices("vulkan", VulkanDevice)
+    found = enumerate_devices("vulkan", VulkanDevice)
+    atexit.register(_release, found[0])
+    return found
+
+
+def _release(found) -> None:
+    """Free staging buffers and semaphores while the Vulkan device still exists: left to
+    interpreter teardown they can outlive it."""
+    for dev in found:
+        dev._staging.clear()
+        dev._semaphore = None
+    gc.collect()
 
 
 def devices() -> list[VulkanDevice]:
