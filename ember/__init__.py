@@ -13,6 +13,7 @@ other attributes raise ImportError naming the missing package.
 
 from ember import _quiet  # noqa: F401, I001  (first: silences exit-time leak reports)
 from ember import dtypes, errors, tree_util
+from ember.backends import default_backend, devices
 from ember.backends.array import Array, device_put
 from ember.config import config
 from ember.core import ShapedArray, ShapeDtypeStruct
@@ -53,5 +54,6 @@ else:
             "Without it, ember.load runs exported .vmfb modules.")
 
 __all__ = ["Array", "Compiled", "Exported", "Lowered", "ShapeDtypeStruct", "ShapedArray",
-           "checkpoint", "clear_caches", "config", "device_put", "dtypes", "errors", "export",
-           "jit", "lax", "load", "nn", "numpy", "random", "remat", "scipy", "tree_util", "vmap"]
+           "checkpoint", "clear_caches", "config", "default_backend", "device_put", "devices",
+           "dtypes", "errors", "export", "jit", "lax", "load", "nn", "numpy", "random", "remat",
+           "scipy", "tree_util", "vmap"]

@@ -29,6 +29,13 @@ class Config:
             "memory_planner": not _env_flag("EMBER_NO_MEMORY_PLANNER"),
             # Default memory budget of every jitted function (a size: "12 GB", 12e9, ...).
             "memory_budget": os.environ.get("EMBER_MEMORY_BUDGET", "").strip() or None,
+            # The backend ember.jit compiles for when given none ("cpu", "vulkan", "cuda").
+            "default_backend": os.environ.get("EMBER_BACKEND", "").strip() or "cpu",
+            # Target options (see ember/backends/*.py compiler_flags); None: the backend's.
+            "cpu_target": os.environ.get("EMBER_CPU_TARGET") or None,
+            "cpu_features": os.environ.get("EMBER_CPU_FEATURES") or None,
+            "vulkan_target": os.environ.get("EMBER_VULKAN_TARGET") or None,
+            "cuda_arch": os.environ.get("EMBER_CUDA_ARCH") or None,
             "cache_dir": os.environ.get("EMBER_CACHE_DIR")
             or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
                             "ember"),
@@ -37,8 +44,12 @@ class Config:
     def update(self, name: str, value) -> None:
         if name not in self._values:
             raise KeyError(f"unknown ember config option {name!r}; known: {sorted(self._values)}")
+        if name == "default_backend":
+            from ember.backends import get_backend
+            get_backend(value)  # an unknown name fails here, not at the next call
         self._values[name] = value
-        if name in ("enable_x64", "memory_planner", "memory_budget"):
+        if name in ("enable_x64", "memory_planner", "memory_budget", "cpu_target",
+                    "cpu_features", "vulkan_target", "cuda_arch"):
             # Traced programs depend on it: cached executables would be wrong.
             from ember.frontend import api
             api.clear_caches()

@@ -77,3 +77,33 @@ class DonationWarning(UserWarning):
 
 class MemoryBudgetWarning(UserWarning):
     """The memory planner could not bring a function's peak under its budget."""
+
+
+class BackendError(EmberError):
+    """A problem with a compilation target or device (base of the errors below)."""
+
+
+class BackendUnavailableError(BackendError, RuntimeError):
+    """A backend's runtime driver or device is missing; the message says what to install.
+
+    Compiling for the backend still works: only loading and running need the driver.
+    """
+
+
+class TargetOptionError(BackendError, ValueError):
+    """A target option IREE cannot compile for (e.g. ``cuda_arch="sm_90"`` in IREE 3.13)."""
+
+
+class BackendUnsupportedError(BackendError):
+    """The program uses a dtype (or op) the target cannot run correctly.
+
+    Raised before IREE sees the program; the message names the op, the dtype and the target.
+    """
+
+
+class DeviceMismatchError(BackendError, ArgumentError):
+    """Arrays on different devices, or on another device than the program's, in one call."""
+
+    def __init__(self, message: str, index=None, device=None, expected=None):
+        super().__init__(message)
+        self.index, self.device, self.expected = index, device, expected

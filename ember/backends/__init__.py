@@ -1,13 +1,26 @@
-"""Compilation targets. Each backend is one module with the same small interface:
+"""Compilation targets and their devices. Each backend is one module with the same interface:
 
-``NAME``, ``compiler_flags(**options) -> tuple[str, ...]`` (IREE flags for the target),
-``fallback_flags(**options)`` (flag sets to retry with when IREE fails), and the runtime side
-(driver and devices). Adding a target (ROCm, Metal) is one new module listed here.
+- ``NAME``; ``OPTIONS`` (target option -> the ``ember.config`` key of its default);
+  ``INSTALL_HINT`` (what to install when its runtime driver is missing);
+- ``compiler_flags(**options) -> tuple[str, ...]`` (IREE flags for the target; target
+  options are validated there, before IREE sees them) and ``fallback_flags(**options)``
+  (whole flag sets to retry with when IREE fails);
+- ``unsupported(**options)`` (dtype name -> why the target cannot run it) and
+  ``unsupported_ops(**options)`` ((ember op, operand dtype) -> why), read by
+  :mod:`ember.backends.legality` before IREE sees the program;
+- ``devices()`` (this machine's devices, ``[]`` without a driver), ``device(id)`` (one, or a
+  BackendUnavailableError saying what to install) and ``runtime_device(device,
+  largest_tensor_bytes)`` (which HAL device loads a program);
+- a :class:`~ember.backends.runtime.Device` subclass with the backend's readback.
+
+Adding a target (ROCm, Metal) is one new module listed in ``BACKENDS``.
 """
 
 from __future__ import annotations
 
 import importlib
+
+from ember.errors import TargetOptionError
 
 BACKENDS = ("cpu", "vulkan", "cuda")
 
@@ -20,5 +33,50 @@ def get_backend(name: str):
         '--iree-hal-target-device=local'
     """
     if name not in BACKENDS:
-        raise ValueError(f"unknown backend {name!r}; backends are {', '.join(BACKENDS)}")
+        raise TargetOptionError(f"unknown backend {name!r}; backends are {', '.join(BACKENDS)}")
     return importlib.import_module(f"ember.backends.{name}")
+
+
+def default_backend() -> str:
+    """The backend ``ember.jit`` compiles for when given none: ``ember.config.default_backend``
+    (set from the ``EMBER_BACKEND`` environment variable), else "cpu".
+
+    Example:
+        >>> ember.default_backend()
+        'cpu'
+    """
+    from ember.config import config
+    return config.default_backend
+
+
+def target_options(name: str, overrides: dict | None = None) -> dict:
+    """The target options of backend ``name``: its ``OPTIONS`` read from ``ember.config``
+    (e.g. ``cuda_arch``), updated with ``overrides``.
+
+    Example:
+        >>> target_options("cuda", {"arch": "sm_89"})
+        {'arch': 'sm_89'}
+    """
+    from ember.config import config
+    backend = get_backend(name)
+    options = {param: getattr(config, key) for param, key in backend.OPTIONS.items()
+               if getattr(config, key) is not None}
+    for k in overrides or {}:
+        if k not in backend.OPTIONS:
+            raise TargetOptionError(f"unknown {name} target option {k!r}; options are "
+                                    f"{', '.join(backend.OPTIONS) or 'none'}")
+    options.update(overrides or {})
+    return options
+
+
+def devices(backend: str | None = None) -> list:
+    """The devices of ``backend`` on this machine (every backend's when None); a backend whose
+    driver is missing has none.
+
+    Example:
+        >>> ember.devices()
+        [CpuDevice(0), VulkanDevice(0, 'llvmpipe (LLVM 15.0.6, 256 bits) ...')]
+        >>> x = ember.device_put(np.ones(3, np.float32), ember.devices("cpu")[0])
+    """
+    names = BACKENDS if backend is None else (backend,)
+    return [d for name in names for d in get_backend(name).devices()]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.backends.runtime import Device, to_host
+from ember.backends.runtime import Device
 from ember.core import ShapedArray
 from ember.errors import DonatedArrayError
 
@@ -13,7 +13,8 @@ class Array:
     """An array living on an IREE device.
 
     Passed back into a jitted function it is handed to IREE as is, with no host copy.
-    ``np.asarray(a)`` copies it to the host (once; the copy is cached).
+    ``np.asarray(a)`` copies it to the host (once; the copy is cached). ``a.device`` is where
+    it lives (``CpuDevice(0)``, ``VulkanDevice(0, ...)``); ``ember.device_put`` moves it.
 
     Example:
         >>> y = ember.jit(lambda x: x * 2)(np.arange(3.0))
@@ -44,7 +45,7 @@ class Array:
                 "buffer now holds a result of that call) and cannot be used any more; use "
                 "the call's result, or do not donate it")
         if self._host is None:
-            self._host = to_host(self._bv, self.aval)
+            self._host = self.device.to_host(self._bv, self.aval)
             self._host.flags.writeable = False
         return self._host
 
@@ -127,16 +128,33 @@ class _DeletedArray(Array):
 
 
 def device_put(x, device=None) -> Array:
-    """Copy a NumPy array (or scalar) to a device; Arrays already there are returned as is.
+    """Copy a NumPy array (or scalar, or Array) to ``device``: a Device from
+    ``ember.devices()`` or a backend name ("cpu", "vulkan", "cuda": its first device); by
+    default the default backend's first device. An Array already there is returned as is; an
+    Array on another device is copied through the host (the one explicit transfer: programs
+    never move arrays between devices by themselves).
 
     Example:
         >>> a = ember.device_put(np.arange(4, dtype=np.float32))
+        >>> v = ember.device_put(a, ember.devices("vulkan")[0])
+        >>> v.device
+        VulkanDevice(0, 'llvmpipe ...')
     """
-    from ember.backends import runtime
+    from ember.backends import default_backend, get_backend, runtime
 
-    if isinstance(x, Array) and (device is None or device is x.device):
-        return x
-    device = device or runtime.get_device("local-task")
-    aval = runtime.canonical_aval(np.asarray(x) if not isinstance(x, Array) else x)
+    if device is None:
+        if isinstance(x, Array):
+            return x
+        device = get_backend(default_backend()).device(0)
+    elif isinstance(device, str):
+        device = get_backend(device).device(0)
+    elif not isinstance(device, Device):
+        raise TypeError(f"ember.device_put: device must be an ember device (ember.devices()) "
+                        f"or a backend name, got {type(device).__name__}")
+    if isinstance(x, Array):
+        if x.device.space is device.space:
+            return x
+        return Array(device.upload(x._ember_host()), device, x.aval)
+    aval = runtime.canonical_aval(np.asarray(x))
     host = runtime.host_array(np.asarray(x), aval)
     return Array(device.upload(host), device, aval._replace(weak_type=False))

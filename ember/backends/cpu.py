@@ -2,36 +2,98 @@
 
 from __future__ import annotations
 
+import functools
+
+from ember.backends.runtime import Device
+
 NAME = "cpu"
+OPTIONS = {"cpu": "cpu_target", "features": "cpu_features"}
+INSTALL_HINT = "The CPU drivers are part of iree-base-runtime: reinstall it."
 
 # Programs whose largest tensor is below this run on local-sync: waking local-task's worker
 # threads costs tens of microseconds, more than such a program computes.
 SMALL_PROGRAM_BYTES = 256 * 1024
 
 
-def compiler_flags(cpu: str = "host") -> tuple[str, ...]:
-    return ("--iree-hal-target-device=local",
-            "--iree-hal-local-target-device-backends=llvm-cpu",
-            f"--iree-llvmcpu-target-cpu={cpu}",
-            # Measured here (benchmarks/): O3 with data tiling ran the MLP benchmark 3x and
-            # softmax 1.3x faster than IREE's defaults, at a similar compile time.
-            "--iree-opt-level=O3",
-            "--iree-opt-data-tiling=true",
-            # IREE demotes 64-bit types by default; ember's dtypes are already canonical.
-            "--iree-input-demote-f64-to-f32=false",
-            "--iree-input-demote-i64-to-i32=false")
+class CpuDevice(Device):
+    """The host CPU. Programs run on ``local-task`` (a thread pool) or, when small,
+    ``local-sync`` (the calling thread); both are ``CpuDevice(0)`` and share host memory.
+
+    Example:
+        >>> ember.devices("cpu")
+        [CpuDevice(0)]
+    """
+
+    platform = "cpu"
+
+    def __repr__(self):
+        return f"CpuDevice({self.id})"
+
+
+def compiler_flags(cpu: str = "host", features: str | None = None) -> tuple[str, ...]:
+    """IREE flags for the CPU: ``cpu`` is an LLVM CPU name ("host": this machine's),
+    ``features`` LLVM's feature string (e.g. "+avx2,+fma"), by default the CPU's own.
+
+    Example:
+        >>> compiler_flags(cpu="znver3")[2]
+        '--iree-llvmcpu-target-cpu=znver3'
+    """
+    flags = ("--iree-hal-target-device=local",
+             "--iree-hal-local-target-device-backends=llvm-cpu",
+             f"--iree-llvmcpu-target-cpu={cpu}",
+             # Measured here (benchmarks/): O3 with data tiling ran the MLP benchmark 3x and
+             # softmax 1.3x faster than IREE's defaults, at a similar compile time.
+             "--iree-opt-level=O3",
+             "--iree-opt-data-tiling=true",
+             # IREE demotes 64-bit types by default; ember's dtypes are already canonical.
+             "--iree-input-demote-f64-to-f32=false",
+             "--iree-input-demote-i64-to-i32=false")
+    if features:
+        flags += (f"--iree-llvmcpu-target-cpu-features={features}",)
+    return flags
+
+
+def fallback_flags(cpu: str = "host", features: str | None = None
+                   ) -> tuple[tuple[str, ...], ...]:
+    """Flag sets to try in turn when IREE fails with compiler_flags(): O3 together with data
+    tiling mis-compiles some large fused programs in IREE 3.13 ("linalg.unpack ... restricted
+    to workgroup distribution"); data tiling alone, then neither, compile them."""
+    full = compiler_flags(cpu, features)
+    return (tuple(f for f in full if f != "--iree-opt-level=O3"),
+            tuple(f for f in full if f not in ("--iree-opt-level=O3",
+                                               "--iree-opt-data-tiling=true")))
 
 
 def driver_for(largest_tensor_bytes: int) -> str:
     return "local-sync" if largest_tensor_bytes < SMALL_PROGRAM_BYTES else "local-task"
 
 
+@functools.cache
+def device_for_driver(driver: str) -> CpuDevice:
+    return CpuDevice(driver, 0)
 
-def fallback_flags(cpu: str = "host") -> tuple[tuple[str, ...], ...]:
-    """Flag sets to try in turn when IREE fails with compiler_flags(): O3 together with data
-    tiling mis-compiles some large fused programs in IREE 3.13 ("linalg.unpack ... restricted
-    to workgroup distribution"); data tiling alone, then neither, compile them."""
-    full = compiler_flags(cpu)
-    return (tuple(f for f in full if f != "--iree-opt-level=O3"),
-            tuple(f for f in full if f not in ("--iree-opt-level=O3",
-                                               "--iree-opt-data-tiling=true")))
+
+def devices() -> list[CpuDevice]:
+    return [device_for_driver("local-task")]
+
+
+def device(index: int = 0) -> CpuDevice:
+    if index != 0:
+        from ember.backends._drivers import unavailable
+        raise unavailable(NAME, "the CPU is one device, CpuDevice(0)", "", index)
+    return device_for_driver("local-task")
+
+
+def runtime_device(dev: CpuDevice | None, largest_tensor_bytes: int) -> CpuDevice:
+    """Small programs load on local-sync, others on local-task (the same CpuDevice(0))."""
+    return device_for_driver(driver_for(largest_tensor_bytes))
+
+
+def unsupported(**options) -> dict[str, str]:
+    """dtype name -> why it is refused: the CPU runs every ember dtype."""
+    return {}
+
+
+def unsupported_ops(**options) -> dict[tuple[str, str], str]:
+    """(ember op, operand dtype name) -> why it is refused: none here."""
+    return {}

@@ -1,16 +1,85 @@
-"""The CUDA backend: IREE's ``cuda`` target on the ``cuda`` driver."""
+"""The CUDA backend: IREE's ``cuda`` target on the ``cuda`` driver.
+
+Compiling needs no GPU and no CUDA installation (IREE emits PTX itself); loading and running
+need the NVIDIA driver (``libcuda.so``).
+"""
 
 from __future__ import annotations
 
-NAME = "cuda"
+import functools
 
-# sm_80 PTX runs on newer GPUs through the driver's JIT; IREE 3.13 has no sm_90 target.
+from ember.backends._drivers import enumerate_devices, unavailable
+from ember.backends.runtime import Device
+from ember.errors import TargetOptionError
+
+NAME = "cuda"
+OPTIONS = {"arch": "cuda_arch"}
+INSTALL_HINT = ("Install the NVIDIA driver (it provides libcuda.so) on a machine with an "
+                "NVIDIA GPU; the CUDA toolkit is not needed.")
+
+# The one place the default architecture lives. sm_80 PTX runs on newer GPUs (Hopper
+# included) through the driver's JIT; IREE 3.13 has no sm_90 target.
 DEFAULT_ARCH = "sm_80"
+# Checked: each fails in IREE 3.13 with "missing GPU target in #hal.executable.target".
+# Remove names here when IREE gains them.
+BROKEN_ARCHS = frozenset({"sm_90", "sm_90a", "hopper", "h100"})
+
+
+class CudaDevice(Device):
+    """An NVIDIA GPU on IREE's CUDA driver (``ember.devices("cuda")``).
+
+    Example:
+        >>> ember.devices("cuda")
+        [CudaDevice(0, 'NVIDIA H200')]
+    """
+
+    platform = "cuda"
 
 
 def compiler_flags(arch: str = DEFAULT_ARCH) -> tuple[str, ...]:
+    """IREE flags for CUDA; ``arch`` is an NVIDIA architecture ("sm_80", "sm_89", "ampere").
+
+    Example:
+        >>> compiler_flags()
+        ('--iree-hal-target-device=cuda', '--iree-cuda-target=sm_80')
+    """
+    if arch.lower() in BROKEN_ARCHS:
+        raise TargetOptionError(
+            f"CUDA architecture {arch!r} does not compile in IREE 3.13 (\"missing GPU target "
+            f"in #hal.executable.target\"). Use {DEFAULT_ARCH!r} (the default): its PTX runs "
+            "on Hopper GPUs too, through the driver's JIT.")
     return ("--iree-hal-target-device=cuda", f"--iree-cuda-target={arch}")
 
 
 def fallback_flags(arch: str = DEFAULT_ARCH) -> tuple[tuple[str, ...], ...]:
     return ()
+
+
+@functools.cache
+def _enumerated():
+    return enumerate_devices("cuda", CudaDevice)
+
+
+def devices() -> list[CudaDevice]:
+    return list(_enumerated()[0])
+
+
+def device(index: int = 0) -> CudaDevice:
+    found, reason = _enumerated()
+    if index < len(found):
+        return found[index]
+    raise unavailable(NAME, reason, INSTALL_HINT, index)
+
+
+def runtime_device(dev: CudaDevice | None, largest_tensor_bytes: int) -> CudaDevice:
+    return dev if dev is not None else device(0)
+
+
+def unsupported(**options) -> dict[str, str]:
+    """dtype name -> why it is refused: the CUDA target runs every ember dtype."""
+    return {}
+
+
+def unsupported_ops(**options) -> dict[tuple[str, str], str]:
+    """(ember op, operand dtype name) -> why it is refused: none here."""
+    return {}

@@ -1,7 +1,9 @@
 """Devices and loaded executables on IREE's runtime.
 
-The call path is the raw one (``VmVariantList`` + ``vm_context.invoke``): the cheapest way
-into IREE from Python.
+A :class:`Device` is one place arrays live: ``CpuDevice(0)``, ``VulkanDevice(0, ...)``,
+``CudaDevice(0, ...)``. Each backend module (``cpu.py``, ``vulkan.py``, ``cuda.py``) defines its
+subclass and how to enumerate them. The call path is the raw one (``VmVariantList`` +
+``vm_context.invoke``): the cheapest way into IREE from Python.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.core import ShapedArray
-from ember.errors import RuntimeFailure
+from ember.errors import DeviceMismatchError, RuntimeFailure
 
 _HAL_TYPE_BY_NAME = {
     "bool": rt.HalElementType.BOOL_8, "int8": rt.HalElementType.SINT_8,
@@ -34,24 +36,43 @@ _RAW = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
 
 
 class Device:
-    """One IREE device (a HAL driver instance) and its VM instance.
+    """One device of a backend, on one IREE HAL driver.
+
+    ``platform`` is the backend name ("cpu", "vulkan", "cuda"), ``id`` its index among the
+    backend's devices (``ember.devices(platform)[id]``). Two Device objects with the same
+    platform and id are the same device (the CPU has one per driver, local-sync and
+    local-task, sharing host memory); arrays on either can be passed to programs loaded on
+    the other.
 
     Example:
-        >>> get_device("local-task").platform
-        'cpu'
+        >>> ember.devices("cpu")[0]
+        CpuDevice(0)
     """
 
-    def __init__(self, driver: str, platform: str):
+    platform = "?"
+
+    def __init__(self, driver: str, index: int = 0, name: str = "", hal=None):
         self.driver = driver
-        self.platform = platform
-        self.hal = rt.get_device(driver)
+        self.id = index
+        self.name = name
+        self.hal = hal if hal is not None else rt.get_device(driver)
         self.config = rt.Config(device=self.hal)
         self.allocator = self.hal.allocator
+        # The identity checked per call: one shared object per (platform, id).
+        self.space = _space(self.platform, index)
 
     def __repr__(self):
-        return f"Device({self.platform}, {self.driver})"
+        cls = type(self).__name__
+        return f"{cls}({self.id})" if not self.name else f"{cls}({self.id}, {self.name!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other.space is self.space
+
+    def __hash__(self):
+        return hash(self.space)
 
     def upload(self, host: np.ndarray) -> rt.HalBufferView:
+        """Copy a NumPy array into a new device buffer."""
         if not host.flags.c_contiguous:
             host = np.ascontiguousarray(host)
         return self.allocator.allocate_buffer_copy(
@@ -59,19 +80,27 @@ class Device:
             device=self.hal, buffer=host.view(_RAW[host.dtype.itemsize]),
             element_type=_HAL_TYPE[host.dtype])
 
+    def to_host(self, bv: rt.HalBufferView, aval: ShapedArray) -> np.ndarray:
+        """Copy a buffer view's contents into a new NumPy array of the aval's dtype."""
+        if aval.size == 0:
+            return np.zeros(aval.shape, aval.dtype)
+        mapped = bv.map()
+        return np.array(mapped.asarray(aval.shape, _RAW[aval.dtype.itemsize])).view(aval.dtype)
+
 
 @functools.cache
+def _space(platform: str, index: int) -> tuple[str, int]:
+    return (platform, index)
+
+
 def get_device(driver: str) -> Device:
-    return Device(driver, "cpu" if driver.startswith("local") else driver)
-
-
-def to_host(bv: rt.HalBufferView, aval: ShapedArray) -> np.ndarray:
-    """Copy a buffer view's contents into a new NumPy array of the aval's dtype."""
-    raw = _RAW[aval.dtype.itemsize]
-    if aval.size == 0:
-        return np.zeros(aval.shape, aval.dtype)
-    mapped = bv.map()
-    return np.array(mapped.asarray(aval.shape, raw)).view(aval.dtype)
+    """The default device of a HAL driver ("local-sync", "local-task", "vulkan", "cuda")."""
+    from ember.backends import get_backend
+    platform = "cpu" if driver.startswith("local") else driver
+    backend = get_backend(platform)
+    if platform == "cpu":
+        return backend.device_for_driver(driver)
+    return backend.device(0)
 
 
 def host_array(x, aval: ShapedArray) -> np.ndarray:
@@ -104,12 +133,18 @@ class Executable:
     def run(self, leaves, in_avals, out_avals, array_type):
         """Call the function on argument leaves (``array_type`` instances are passed as their
         buffers, anything else is uploaded); results come back as
-        ``array_type(buffer_view, device, aval)``. The per-call hot path: keep it flat."""
+        ``array_type(buffer_view, device, aval)``. The per-call hot path: keep it flat.
+
+        An ``array_type`` leaf on another device raises DeviceMismatchError: a program never
+        copies an array between devices behind the caller's back."""
         args = _VariantList(len(in_avals))
         push = args.push_ref
         device = self.device
+        space = device.space
         for leaf, aval in zip(leaves, in_avals):
             if type(leaf) is array_type:
+                if leaf.device.space is not space:
+                    raise _mismatch(leaves, array_type, device)
                 push(leaf._bv)
             else:
                 push(device.upload(host_array(leaf, aval)))
@@ -123,6 +158,18 @@ class Executable:
         get = results.get_as_object
         return [array_type(get(i, _BufferView), device, aval)
                 for i, aval in enumerate(out_avals)]
+
+
+def _mismatch(leaves, array_type, device: Device) -> DeviceMismatchError:
+    where = [(i, x.device) for i, x in enumerate(leaves)
+             if type(x) is array_type and x.device.space is not device.space]
+    i, other = where[0]
+    return DeviceMismatchError(
+        f"argument #{i} is an ember.Array on {other!r}, but the program was compiled for "
+        f"{device!r}. ember never copies arrays between devices implicitly: move it with "
+        f"ember.device_put(x, ember.devices({device.platform!r})[{device.id}]) or compile "
+        f"for its backend with ember.jit(f, backend={other.platform!r}).",
+        index=i, device=other, expected=device)
 
 
 def canonical_aval(x) -> ShapedArray:

@@ -1,13 +1,194 @@
-"""The Vulkan backend: IREE's ``vulkan-spirv`` target on the ``vulkan`` driver."""
+"""The Vulkan backend: IREE's ``vulkan-spirv`` target on the ``vulkan`` driver.
+
+Readback goes through a staging buffer: mapping a device buffer directly (``to_host``) fails
+on Mesa's lavapipe ("minImportedHostPointerAlignment"), and allocating the staging buffer per
+readback costs milliseconds, so staging buffers are kept per size class and reused.
+"""
 
 from __future__ import annotations
 
+import atexit
+import functools
+import gc
+import threading
+
+import iree.runtime as rt
+import numpy as np
+
+from ember.backends._drivers import enumerate_devices, unavailable
+from ember.backends.runtime import _RAW, Device
+from ember.errors import TargetOptionError
+
 NAME = "vulkan"
+OPTIONS = {"target": "vulkan_target"}
+INSTALL_HINT = ("Install a Vulkan loader and driver, e.g. on Debian/Ubuntu (as root): "
+                "apt-get install -y libvulkan1 mesa-vulkan-drivers (Mesa's lavapipe runs "
+                "Vulkan on the CPU), or your GPU vendor's Vulkan driver.")
+
+# IREE's generic Vulkan profile; "generic" names it too.
+DEFAULT_TARGET = "vp_android_baseline_2022"
+# Target names checked to compile with IREE 3.13. IREE segfaults on a name it does not
+# know (checked: "generic", "bogus"), so nothing else reaches it.
+KNOWN_TARGETS = frozenset({
+    DEFAULT_TARGET, "ampere", "turing", "pascal", "ada", "sm_80", "sm_86", "rtx4090",
+    "rdna2", "rdna3", "cdna3", "gfx1100", "rx7900xtx", "valhall", "valhall4", "adreno"})
+
+# "lavapipe": the generic profile plus the SPIR-V capabilities Mesa's lavapipe (llvmpipe)
+# device has. With them float16 and float64 give right results there (checked: elementwise
+# f16/f64 multiply on llvmpipe, Mesa 22.3; and the op test suite).
+LAVAPIPE_FEATURES = ",".join([
+    "spirv:v1.3", "cap:Shader", "cap:Float16", "cap:Float64", "cap:Int16", "cap:Int8",
+    "cap:StorageBuffer16BitAccess", "cap:StorageBuffer8BitAccess",
+    "ext:SPV_KHR_16bit_storage", "ext:SPV_KHR_8bit_storage",
+    "ext:SPV_KHR_storage_buffer_storage_class"])
+PROFILES = {"lavapipe": (DEFAULT_TARGET, LAVAPIPE_FEATURES)}
+
+# Checked on lavapipe with the generic target (DESIGN.md): f16 compiles and runs but gives
+# wrong results (IREE packs it into 32-bit storage); f64 is silently demoted to f32 by IREE,
+# or, with demotion off, fails inside IREE ("failed to convert SPIR-V type"). Both targets
+# compute integers in 32 bits ("compute = fp32|int32"): IREE emulates i64 add/mul/compare
+# but fails on i64 division ("failed to legalize operation 'arith.divsi'"), so 64-bit
+# integers are refused as a whole. i8 and bf16 give right results.
+_NO_I64 = ("the Vulkan target computes integers in 32 bits and IREE cannot emulate every "
+           "64-bit integer op on it (division fails); use int32, or the CPU backend")
+_GENERIC_ONLY = {
+    "float16": "float16 compiles for the generic Vulkan target but gives wrong results "
+               "(checked on lavapipe); use float32 or bfloat16, or a target with 16-bit "
+               "storage (ember.config.update('vulkan_target', 'lavapipe') on Mesa's lavapipe)",
+    "float64": "the generic Vulkan target has no 64-bit floats (IREE would silently demote "
+               "them to float32); use float32, a target with Float64 ('lavapipe'), or the "
+               "CPU backend",
+}
 
 
-def compiler_flags() -> tuple[str, ...]:
-    return ("--iree-hal-target-device=vulkan",)
+_NARROW_UNSIGNED_DIV = ("IREE 3.13 cannot compile unsigned division of 8- and 16-bit "
+                       "integers for Vulkan (\"bitwidth emulation is not implemented yet on "
+                       "unsigned op pattern\"); convert to uint32 first")
+UNSUPPORTED_OPS = {(op, dt): _NARROW_UNSIGNED_DIV
+                   for op in ("ember.div", "ember.rem") for dt in ("uint8", "uint16")}
 
 
-def fallback_flags() -> tuple[tuple[str, ...], ...]:
+def unsupported_ops(target: str = DEFAULT_TARGET) -> dict[tuple[str, str], str]:
+    """(ember op, operand dtype name) -> why that op is refused on this Vulkan target."""
+    return UNSUPPORTED_OPS
+
+
+def unsupported(target: str = DEFAULT_TARGET) -> dict[str, str]:
+    """dtype name -> why programs using it are refused on this Vulkan target.
+
+    Example:
+        >>> sorted(unsupported("lavapipe"))
+        ['int64', 'uint64']
+    """
+    out = {"int64": _NO_I64, "uint64": _NO_I64}
+    if target not in PROFILES:
+        out.update(_GENERIC_ONLY)
+    return out
+
+STAGING_CACHE_MAX_BYTES = 64 << 20   # larger readbacks allocate their own staging buffer
+
+
+class VulkanDevice(Device):
+    """A Vulkan device (``ember.devices("vulkan")``).
+
+    Example:
+        >>> ember.devices("vulkan")
+        [VulkanDevice(0, 'llvmpipe (LLVM 15.0.6, 256 bits) (llvmpipe Mesa 22.3.6 ...)')]
+    """
+
+    platform = "vulkan"
+
+    def __init__(self, driver, index=0, name="", hal=None):
+        super().__init__(driver, index, name, hal)
+        self._staging: dict[int, rt.HalBuffer] = {}
+        self._semaphore = self.hal.create_semaphore(0)
+        self._tick = 0
+        self._lock = threading.Lock()
+
+    def _staging_buffer(self, nbytes: int) -> rt.HalBuffer:
+        size = max(4096, 1 << (nbytes - 1).bit_length())
+        buf = self._staging.get(size)
+        if buf is None:
+            buf = self.allocator.allocate_buffer(
+                memory_type=rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE,
+                allowed_usage=rt.BufferUsage.TRANSFER_TARGET | rt.BufferUsage.MAPPING_SCOPED,
+                allocation_size=size)
+            if size <= STAGING_CACHE_MAX_BYTES:
+                self._staging[size] = buf
+        return buf
+
+    def to_host(self, bv: rt.HalBufferView, aval) -> np.ndarray:
+        """Queue a copy into a (reused) host-visible staging buffer, wait, map, copy out."""
+        if aval.size == 0:
+            return np.zeros(aval.shape, aval.dtype)
+        src = bv.get_buffer()
+        with self._lock:
+            staging = self._staging_buffer(src.byte_length())
+            self._tick += 1
+            self.hal.queue_copy(src, staging, [], [(self._semaphore, self._tick)])
+            self._semaphore.wait(self._tick)
+            raw = staging.map().asarray((aval.size,), _RAW[aval.dtype.itemsize])
+            return np.array(raw).view(aval.dtype).reshape(aval.shape)
+
+
+# IREE would silently narrow 64-bit types to 32 bits (changing the program's signature);
+# ember's dtypes are already what the user asked for, and legality refuses what cannot run.
+_NO_DEMOTION = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
+
+
+def compiler_flags(target: str = DEFAULT_TARGET) -> tuple[str, ...]:
+    """IREE flags for Vulkan; ``target`` is an IREE Vulkan target name ("generic" is IREE's
+    baseline profile, which every Vulkan 1.1 compute device runs; "lavapipe" adds the 16- and
+    64-bit float capabilities of Mesa's lavapipe).
+
+    Example:
+        >>> compiler_flags()[:2]
+        ('--iree-hal-target-device=vulkan', '--iree-vulkan-target=vp_android_baseline_2022')
+    """
+    if target == "generic":
+        target = DEFAULT_TARGET
+    if target in PROFILES:
+        name, features = PROFILES[target]
+        return ("--iree-hal-target-device=vulkan", f"--iree-vulkan-target={name}",
+                f"--iree-vulkan-target-features={features}") + _NO_DEMOTION
+    if target not in KNOWN_TARGETS:
+        known = sorted(KNOWN_TARGETS | set(PROFILES) | {"generic"})
+        raise TargetOptionError(
+            f"unknown Vulkan target {target!r}; ember knows {', '.join(known)} "
+            "(IREE 3.13 crashes on names it does not know, so ember checks them first)")
+    return ("--iree-hal-target-device=vulkan", f"--iree-vulkan-target={target}") + _NO_DEMOTION
+
+
+def fallback_flags(target: str = DEFAULT_TARGET) -> tuple[tuple[str, ...], ...]:
     return ()
+
+
+@functools.cache
+def _enumerated():
+    found = enumerate_devices("vulkan", VulkanDevice)
+    atexit.register(_release, found[0])
+    return found
+
+
+def _release(found) -> None:
+    """Free staging buffers and semaphores while the Vulkan device still exists: left to
+    interpreter teardown they can outlive it."""
+    for dev in found:
+        dev._staging.clear()
+        dev._semaphore = None
+    gc.collect()
+
+
+def devices() -> list[VulkanDevice]:
+    return list(_enumerated()[0])
+
+
+def device(index: int = 0) -> VulkanDevice:
+    found, reason = _enumerated()
+    if index < len(found):
+        return found[index]
+    raise unavailable(NAME, reason, INSTALL_HINT, index)
+
+
+def runtime_device(dev: VulkanDevice | None, largest_tensor_bytes: int) -> VulkanDevice:
+    return dev if dev is not None else device(0)

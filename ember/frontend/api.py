@@ -10,13 +10,20 @@ import numpy as np
 
 from ember import tree_util
 from ember._mlir import ir, walk
-from ember.backends import cpu
+from ember.backends import get_backend, legality
+from ember.backends import target_options as _target_options
 from ember.backends.array import Array
 from ember.backends.compiler import compile_mlir
-from ember.backends.runtime import Executable, get_device
+from ember.backends.runtime import Executable
+from ember.config import config
 from ember.core import ShapedArray, ShapeDtypeStruct
 from ember.dtypes import dtype_and_weak
-from ember.errors import ArgumentError, EmberError, UnsupportedDtypeError
+from ember.errors import (
+    ArgumentError,
+    DeviceMismatchError,
+    EmberError,
+    UnsupportedDtypeError,
+)
 from ember.frontend import memory, tracing
 from ember.frontend.tracing import Trace, Tracer
 
@@ -71,16 +78,18 @@ class Lowered:
     """A traced program, before IREE compiles it (``jitted.lower(*args)``).
 
     ``as_text(stage)`` shows the IR at a stage: "ember" (as traced), "optimized" (after
-    ember's passes) or "linalg" (what IREE receives).
+    ember's passes) or "linalg" (what IREE receives). ``backend`` is the target it compiles
+    for; ``device`` the device it loads on (None: the backend's first).
     """
 
     def __init__(self, module: ir.Module, fun_name, in_tree, in_avals, out_tree, out_avals,
-                 backend: str):
+                 backend: str, device=None):
         self._modules = {"ember": module}
         self.fun_name = fun_name
         self.in_tree, self.in_avals = in_tree, in_avals
         self.out_tree, self.out_avals = out_tree, out_avals
         self.backend = backend
+        self.device = device
         self._text = {"ember": str(module)}
         self.fusion: bool | None = None   # ember-fuse on/off; None: EMBER_NO_FUSION decides
 
@@ -111,12 +120,33 @@ class Lowered:
             return module.operation.get_asm(enable_debug_info=True)
         return self._text[stage]
 
-    def compile(self) -> Compiled:
-        """Compile with IREE for the backend and load it; returns a callable Compiled."""
-        vmfb = compile_mlir(self.as_text("linalg"), cpu.compiler_flags(),
-                            fallbacks=cpu.fallback_flags())
-        device = get_device(cpu.driver_for(_largest_tensor(self._stage("linalg"))))
-        return Compiled(Executable(vmfb, device), self)
+    def compile(self, target_options: dict | None = None) -> Compiled:
+        """Compile with IREE for the backend and load it; returns a callable Compiled.
+
+        ``target_options`` override the backend's (``ember.config``) defaults, e.g.
+        ``{"arch": "sm_89"}`` for CUDA. The program is checked against what the target can
+        run first (BackendUnsupportedError). Compiling never needs the backend's driver: on a
+        machine without it the Compiled loads lazily, and calling it raises
+        BackendUnavailableError saying what to install.
+
+        Example:
+            >>> ember.jit(f, backend="cuda").lower(x).compile()   # no GPU needed
+        """
+        backend = get_backend(self.backend)
+        options = _target_options(self.backend, target_options)
+        flags = backend.compiler_flags(**options)
+        legality.check(backend, self._stage("optimized"), self._stage("linalg"), self.fun_name,
+                       options)
+        vmfb = compile_mlir(self.as_text("linalg"), flags,
+                            fallbacks=backend.fallback_flags(**options))
+        largest = _largest_tensor(self._stage("linalg"))
+        device = self.device
+
+        def load():
+            return Executable(vmfb, backend.runtime_device(device, largest))
+        if device is not None or backend.devices():
+            return Compiled(load(), self)
+        return Compiled(None, self, vmfb=vmfb, load=load)
 
     def memory_plan(self):
         """The memory planner's figures for the entry function (``ember.memory`` on it in the
@@ -152,10 +182,18 @@ def _nbytes(t: ir.RankedTensorType) -> int:
 
 
 class Compiled:
-    """A compiled, loaded program: call it with arguments of the lowered signature."""
+    """A compiled program: call it with arguments of the lowered signature.
 
-    def __init__(self, executable: Executable, lowered: Lowered):
-        self.executable = executable
+    ``vmfb`` is IREE's compiled module. A program compiled for a backend this machine has no
+    device for is loaded on first use, which raises BackendUnavailableError.
+    """
+
+    def __init__(self, executable: Executable | None, lowered: Lowered, *, vmfb=None,
+                 load=None):
+        if executable is not None:
+            self.executable = executable   # else __getattr__ loads it when first asked
+        self.vmfb = executable.vmfb if vmfb is None else vmfb
+        self._load = load
         self.lowered = lowered
         self.in_tree, self.in_avals = lowered.in_tree, lowered.in_avals
         self.out_tree, self.out_avals = lowered.out_tree, lowered.out_avals
@@ -179,6 +217,12 @@ class Compiled:
         if self._memory is None:
             self._memory = memory.analysis(self.lowered)
         return self._memory
+
+    def __getattr__(self, name):
+        if name == "executable" and self.__dict__.get("_load") is not None:
+            self.executable = self._load()
+            return self.executable
+        raise AttributeError(name)
 
     def as_text(self, stage: str = "linalg") -> str:
         return self.lowered.as_text(stage)
@@ -237,10 +281,11 @@ class JitFunction:
             raise TypeError(f"ember.jit needs a callable, got {type(fun).__name__}")
         self.fun = fun
         self.fun_name = getattr(fun, "__name__", type(fun).__name__)
-        self.backend = backend or "cpu"
+        # None: the default backend at call time, or the device the Array arguments are on.
+        self.backend = backend
         self.fusion = fusion
-        if self.backend != "cpu":
-            raise ValueError(f"backend {self.backend!r} is not available yet; use 'cpu'")
+        if backend is not None:
+            get_backend(backend)
         try:
             self._sig = inspect.signature(fun)
             params = list(self._sig.parameters.values())
@@ -334,38 +379,76 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if tracing._TRACES:
             return self._call_traced(args, kwargs)
+        backend = self.backend or config._values["default_backend"]
         if not kwargs and not self.static_argnums:
             # The hot path: positional array arguments, keyed without the kwargs dict.
             leaves, tree = tree_util.tree_flatten(args)
             key = (tree, *[x.aval if type(x) is Array else _fast_key(x) for x in leaves])
+            if backend != "cpu":
+                key = (backend, key)
             compiled = self._cache.get(key)
             if compiled is None:
-                compiled = self._cache[key] = self._compile(args, kwargs)
+                compiled = self._cache[key] = self._compile(args, kwargs, backend)
         else:
             key, leaves, tree, static = self._signature(args, kwargs)
+            if backend != "cpu":
+                key = (backend, key)
             compiled = self._cache.get(key)
             if compiled is None:
-                compiled = self._cache[key] = self._lower(leaves, tree, static, args).compile()
+                compiled = self._cache[key] = self._lower(leaves, tree, static, args,
+                                                          backend).compile()
         if compiled.donated_leaves:
             outs = memory.run_donating(compiled, leaves)
         else:
-            outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals, Array)
+            try:
+                outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals,
+                                               Array)
+            except DeviceMismatchError as e:
+                if self.backend is not None:
+                    raise
+                # No backend asked for: run where the Array arguments live.
+                compiled = self._compile_on(e.device, leaves, args, kwargs)
+                outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals,
+                                               Array)
         return outs[0] if compiled.single_output else \
             tree_util.tree_unflatten(compiled.out_tree, outs)
 
-    def _compile(self, args, kwargs) -> Compiled:
+    def _compile(self, args, kwargs, backend) -> Compiled:
         key, leaves, tree, static = self._signature(args, kwargs)
+        if backend != "cpu":
+            key = (backend, key)
         compiled = self._cache.get(key)
         if compiled is None:
-            compiled = self._cache[key] = self._lower(leaves, tree, static, args).compile()
+            compiled = self._cache[key] = self._lower(leaves, tree, static, args,
+                                                      backend).compile()
+        return compiled
+
+    def _compile_on(self, device, leaves, args, kwargs) -> Compiled:
+        """The program for arguments whose Arrays all live on ``device``."""
+        placed = {x.device for x in leaves if type(x) is Array}
+        if len(placed) > 1:
+            where = ", ".join(f"#{i} on {x.device!r}" for i, x in enumerate(leaves)
+                              if type(x) is Array)
+            raise DeviceMismatchError(
+                f"{self.fun_name} got arrays on different devices ({where}); ember never "
+                "copies arrays between devices implicitly: move them to one device with "
+                "ember.device_put(x, device)")
+        key, leaves, tree, static = self._signature(args, kwargs)
+        key = ("device", device.space, key)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._cache[key] = self._lower(leaves, tree, static, args,
+                                                      device.platform, device).compile()
         return compiled
 
     def lower(self, *args, **kwargs) -> Lowered:
-        """Trace for these arguments (arrays or ShapeDtypeStructs) without compiling."""
+        """Trace for these arguments (arrays or ShapeDtypeStructs) without compiling; the
+        Lowered is for the jit's backend (by default ``ember.default_backend()``)."""
         key, leaves, tree, static = self._signature(args, kwargs)
-        return self._lower(leaves, tree, static, args)
+        return self._lower(leaves, tree, static, args,
+                           self.backend or config._values["default_backend"])
 
-    def _lower(self, leaves, tree, static, args) -> Lowered:
+    def _lower(self, leaves, tree, static, args, backend, device=None) -> Lowered:
         self._check_static(static)
         if len(args) > len(self._argnames) and self._sig is not None and not any(
                 p.kind == p.VAR_POSITIONAL for p in self._sig.parameters.values()):
@@ -376,7 +459,7 @@ class JitFunction:
         module, _, out_tree, outs = trace_flat(self._with_static(static), self.fun_name, tree,
                                                avals, names)
         lowered = Lowered(module, self.fun_name, tree, avals, out_tree, [o.aval for o in outs],
-                          self.backend)
+                          backend, device)
         lowered.fusion = self.fusion
         memory.annotate(self, lowered, leaves, tree, names)
         return lowered
@@ -493,6 +576,11 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
     Array is deleted by the call. ``memory_budget`` (bytes, or text like ``"256MiB"``): the
     memory planner recomputes cheap values to keep the peak under it (default:
     ``EMBER_MEMORY_BUDGET``).
+
+    ``backend`` ("cpu", "vulkan", "cuda") fixes
+    the target: Arrays from another device are then an error (DeviceMismatchError). Without
+    it the program runs where its Array arguments live, else on ``ember.default_backend()``
+    (``EMBER_BACKEND``, else the CPU); NumPy arguments are uploaded to that device.
 
     Example:
         >>> @ember.jit

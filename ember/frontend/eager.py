@@ -54,6 +54,25 @@ def eager(fun):
     return wrapper
 
 
+def _device_of(dyn, name):
+    """Where an eager call runs: the device of its Array arguments, else the default
+    backend's first device. Arrays on two devices are an error, never a silent copy."""
+    from ember.backends import default_backend, get_backend
+    from ember.backends.array import Array
+    from ember.errors import DeviceMismatchError
+
+    devices = {x.device for x in dyn if type(x) is Array}
+    if len(devices) > 1:
+        where = ", ".join(f"#{i} on {x.device!r}" for i, x in enumerate(dyn)
+                          if type(x) is Array)
+        raise DeviceMismatchError(
+            f"{name} got arrays on different devices ({where}); move them to one device "
+            "with ember.device_put(x, device)")
+    if devices:
+        return devices.pop()
+    return get_backend(default_backend()).device(0)
+
+
 def _call_eagerly(fun, args, kwargs):
     from ember.frontend.api import Lowered, _leaf_aval, trace_flat
 
@@ -62,7 +81,8 @@ def _call_eagerly(fun, args, kwargs):
     dyn = [leaves[i] for i in dyn_idx]
     static = tuple(_hashable(x) if i not in dyn_idx else None for i, x in enumerate(leaves))
     avals = tuple(_leaf_aval(x, f"#{i}") for i, x in enumerate(dyn))
-    key = (fun, tree, dyn_idx, avals, static)
+    device = _device_of(dyn, getattr(fun, "__name__", "op"))
+    key = (fun, tree, dyn_idx, avals, static, device.space)
     try:
         compiled = _CACHE.get(key)
     except TypeError:  # an unhashable static leaf: trace every time
@@ -80,7 +100,7 @@ def _call_eagerly(fun, args, kwargs):
         module, _, out_tree, outs = trace_flat(
             flat_fun, name, in_tree, list(avals), [f"argument #{i}" for i in range(len(dyn))])
         compiled = Lowered(module, name, in_tree, list(avals), out_tree,
-                           [o.aval for o in outs], "cpu").compile()
+                           [o.aval for o in outs], device.platform, device).compile()
         if key is not None:
             _CACHE[key] = compiled
     return tree_util.tree_unflatten(compiled.out_tree, compiled.run_flat(dyn))

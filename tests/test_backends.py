@@ -1,0 +1,374 @@
+"""Backends: devices, placement, readback, per-target legality, compile-only CUDA, and
+agreement of random programs between the CPU and Vulkan.
+
+Vulkan tests run where a Vulkan device exists (Mesa's lavapipe in CI) and are skipped with
+the reason elsewhere; CUDA runs for real only on a GPU machine (``pytest -m cuda``).
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+from ember import errors
+from ember.backends import cuda, get_backend, vulkan
+from ember.frontend import api
+
+HAS_VULKAN = bool(vulkan.devices())
+HAS_CUDA = bool(cuda.devices())
+needs_vulkan = pytest.mark.skipif(
+    not HAS_VULKAN, reason=f"no Vulkan device on this machine ({vulkan.INSTALL_HINT})")
+needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no NVIDIA GPU / libcuda on this machine")
+no_cuda = pytest.mark.skipif(HAS_CUDA, reason="this machine has a CUDA device")
+
+X = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+
+
+@pytest.fixture
+def x64():
+    ember.config.update("enable_x64", True)
+    yield
+    ember.config.update("enable_x64", False)
+
+
+# --- devices and options ------------------------------------------------------------------
+
+def test_devices_lists_the_cpu_and_reprs():
+    cpus = ember.devices("cpu")
+    assert len(cpus) == 1 and repr(cpus[0]) == "CpuDevice(0)"
+    assert cpus[0].platform == "cpu" and cpus[0].id == 0
+    every = ember.devices()
+    assert every[0] == cpus[0]
+    assert {d.platform for d in every} <= {"cpu", "vulkan", "cuda"}
+    for d in ember.devices("vulkan"):
+        assert repr(d).startswith(f"VulkanDevice({d.id}, '") and d.name in repr(d)
+
+
+def test_default_backend_and_unknown_names():
+    assert ember.default_backend() == "cpu"
+    with pytest.raises(errors.TargetOptionError, match="unknown backend 'tpu'"):
+        ember.config.update("default_backend", "tpu")
+    with pytest.raises(errors.TargetOptionError, match="unknown backend 'metal'"):
+        ember.jit(lambda x: x, backend="metal")
+    assert ember.default_backend() == "cpu"
+
+
+def test_default_backend_from_environment():
+    code = "import ember; print(ember.default_backend())"
+    env = dict(os.environ, EMBER_BACKEND="cuda")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.stdout.strip() == "cuda"
+
+
+def test_cuda_default_arch_and_refused_archs():
+    assert get_backend("cuda").compiler_flags() == (
+        "--iree-hal-target-device=cuda", f"--iree-cuda-target={cuda.DEFAULT_ARCH}")
+    assert cuda.DEFAULT_ARCH == "sm_80"
+    for arch in ("sm_90", "hopper", "H100"):
+        with pytest.raises(errors.TargetOptionError, match="does not compile in IREE 3.13"):
+            cuda.compiler_flags(arch)
+
+
+def test_bad_target_options_never_reach_iree(monkeypatch):
+    def no_iree(*a, **k):
+        raise AssertionError("IREE was called")
+    monkeypatch.setattr(api, "compile_mlir", no_iree)
+    lowered = ember.jit(lambda x: x + 1, backend="cuda").lower(X)
+    with pytest.raises(errors.TargetOptionError, match="sm_90"):
+        lowered.compile(target_options={"arch": "sm_90"})
+    # IREE 3.13 segfaults on an unknown Vulkan target name: ember refuses it first.
+    lowered = ember.jit(lambda x: x + 1, backend="vulkan").lower(X)
+    with pytest.raises(errors.TargetOptionError, match="unknown Vulkan target 'bogus'"):
+        lowered.compile(target_options={"target": "bogus"})
+    with pytest.raises(errors.TargetOptionError, match="unknown vulkan target option 'arch'"):
+        lowered.compile(target_options={"arch": "sm_80"})
+
+
+def test_target_option_from_config_changes_the_flags():
+    assert vulkan.compiler_flags("generic") == vulkan.compiler_flags()
+    ember.config.update("cuda_arch", "sm_89")
+    try:
+        from ember.backends import target_options
+        assert target_options("cuda") == {"arch": "sm_89"}
+        assert target_options("cuda", {"arch": "sm_86"}) == {"arch": "sm_86"}
+    finally:
+        ember.config.update("cuda_arch", None)
+    assert target_options("cuda") == {}
+
+
+# --- CUDA without a GPU -------------------------------------------------------------------
+
+def test_cuda_compiles_without_a_gpu():
+    f = ember.jit(lambda x, y: enp.tanh(x @ y).sum(axis=0), backend="cuda")
+    compiled = f.lower(ember.ShapeDtypeStruct((3, 4), np.float32),
+                       ember.ShapeDtypeStruct((4, 5), np.float32)).compile()
+    assert isinstance(compiled.vmfb, bytes) and len(compiled.vmfb) > 1000
+    assert b"cuda" in compiled.vmfb   # the executable IREE built is for its CUDA target
+
+
+@no_cuda
+def test_missing_cuda_driver_is_an_ember_error_at_call_time():
+    compiled = ember.jit(lambda x: x * 2, backend="cuda").lower(X).compile()
+    with pytest.raises(errors.BackendUnavailableError, match="NVIDIA driver.*libcuda"):
+        compiled(X)
+    with pytest.raises(errors.BackendUnavailableError, match="no cuda device 0"):
+        ember.jit(lambda x: x * 2, backend="cuda")(X)
+    with pytest.raises(errors.BackendUnavailableError, match="libcuda"):
+        ember.device_put(X, "cuda")
+    assert ember.devices("cuda") == []
+
+
+def test_missing_vulkan_driver_message(monkeypatch):
+    from ember.backends import _drivers
+    monkeypatch.setattr(vulkan, "_enumerated", lambda: ([], "libvulkan.so.1: not found"))
+    with pytest.raises(errors.BackendUnavailableError,
+                       match="libvulkan.so.1: not found.*apt-get install -y libvulkan1 "
+                             "mesa-vulkan-drivers"):
+        vulkan.device(0)
+    assert _drivers.unavailable("x", None, "hint").args[0].startswith("no x device 0")
+    # Compiling still works without the driver; loading is deferred.
+    compiled = ember.jit(lambda x: x - 1, backend="vulkan").lower(X).compile()
+    with pytest.raises(errors.BackendUnavailableError, match="libvulkan"):
+        compiled(X)
+
+
+# --- legality -----------------------------------------------------------------------------
+
+def test_vulkan_refuses_float16_naming_op_dtype_and_target(monkeypatch):
+    monkeypatch.setattr(api, "compile_mlir", lambda *a, **k: pytest.fail("IREE was called"))
+    h = np.ones(4, np.float16)
+    f = ember.jit(lambda x: x * 3, backend="vulkan")
+    with pytest.raises(errors.BackendUnsupportedError) as e:
+        f.lower(h).compile()
+    msg = str(e.value)
+    assert "ember.mul" in msg and "float16" in msg and "'vulkan'" in msg
+    assert "test_backends.py" in msg            # the user's source line
+    # An argument that is only passed through is named as an argument.
+    with pytest.raises(errors.BackendUnsupportedError, match="argument #0 has dtype float16"):
+        ember.jit(lambda x: x, backend="vulkan").lower(h).compile()
+
+
+def test_vulkan_refuses_float64(x64, monkeypatch):
+    monkeypatch.setattr(api, "compile_mlir", lambda *a, **k: pytest.fail("IREE was called"))
+    with pytest.raises(errors.BackendUnsupportedError, match=r"ember\.\w+ .*float64.*'vulkan'"):
+        ember.jit(lambda x: enp.sin(x), backend="vulkan").lower(np.ones(3)).compile()
+
+
+def test_legality_also_checks_types_the_lowering_introduces(monkeypatch):
+    from ember.backends import legality
+    fake = type("B", (), {"NAME": "fake",
+                          "unsupported": staticmethod(lambda: {"float32": "no floats here"})})
+    lowered = ember.jit(lambda x: x + 1).lower(X)
+    legality.check(get_backend("cpu"), lowered._stage("optimized"), lowered._stage("linalg"))
+    # An int32 program whose lowering computes in float32 (the mean's division): only the
+    # lowered IR has float32 values.
+    ints = np.arange(6, dtype=np.int32)
+    lowered = ember.jit(lambda n: (n * 2).astype(np.float32)).lower(ints)
+    with pytest.raises(errors.BackendUnsupportedError, match="float32.*'fake'.*no floats"):
+        legality.check(fake, ember.jit(lambda n: n + 1).lower(ints)._stage("optimized"),
+                       lowered._stage("linalg"))
+
+
+def test_vulkan_refuses_narrow_unsigned_division(monkeypatch):
+    monkeypatch.setattr(api, "compile_mlir", lambda *a, **k: pytest.fail("IREE was called"))
+    u = np.array([7, 200, 5], np.uint8)
+    with pytest.raises(errors.BackendUnsupportedError,
+                       match=r"ember\.rem .*uint8.*'vulkan'.*convert to uint32"):
+        ember.jit(lambda x: x % 3, backend="vulkan").lower(u).compile()
+    monkeypatch.undo()
+    np.testing.assert_array_equal(np.asarray(ember.jit(lambda x: x % 3, backend="cpu")(u)),
+                                  u % 3)   # fine elsewhere
+
+
+def test_cpu_and_cuda_accept_float16():
+    h = np.linspace(-2, 2, 8).astype(np.float16)
+    ember.jit(lambda x: x * 3, backend="cuda").lower(h).compile()
+    np.testing.assert_allclose(np.asarray(ember.jit(lambda x: x * 3)(h)), h * 3)
+
+
+# --- Vulkan: placement and readback -------------------------------------------------------
+
+@needs_vulkan
+def test_vulkan_runs_and_results_stay_on_the_device():
+    vk = ember.devices("vulkan")[0]
+    f = ember.jit(lambda x, y: enp.tanh(x) * y + 1, backend="vulkan")
+    y = f(X, X)                                 # NumPy inputs are uploaded to Vulkan
+    assert y.device == vk and repr(y.device).startswith("VulkanDevice(0")
+    np.testing.assert_allclose(np.asarray(y), np.tanh(X) * X + 1, rtol=1e-5, atol=1e-6)
+    z = f(y, y)                                 # passed back as device buffers
+    assert y._host is not None and z.device == vk
+    yy = np.tanh(X) * X + 1
+    np.testing.assert_allclose(np.asarray(z), np.tanh(yy) * yy + 1, rtol=1e-5, atol=1e-6)
+
+
+@needs_vulkan
+def test_wrong_device_is_an_error_never_a_silent_copy():
+    cpu_x = ember.device_put(X, ember.devices("cpu")[0])
+    vk_x = ember.device_put(X, "vulkan")
+    f = ember.jit(lambda x: x + 1, backend="vulkan")
+    with pytest.raises(errors.DeviceMismatchError, match=r"argument #0 .*CpuDevice\(0\)"
+                                                         r".*ember\.device_put"):
+        f(cpu_x)
+    g = ember.jit(lambda x: x + 1, backend="cpu")
+    with pytest.raises(errors.DeviceMismatchError, match="VulkanDevice"):
+        g(vk_x)
+    # Without a backend the program runs where its arrays live...
+    h = ember.jit(lambda a, b: a * b)
+    assert h(vk_x, vk_x).device.platform == "vulkan"
+    assert h(cpu_x, cpu_x).device.platform == "cpu"
+    np.testing.assert_allclose(np.asarray(h(vk_x, X)), X * X, rtol=1e-6)
+    # ...and arrays on two devices in one call are refused.
+    with pytest.raises(errors.DeviceMismatchError, match="different devices"):
+        h(vk_x, cpu_x)
+    # Eager ops follow their inputs too.
+    e = enp.sin(vk_x)
+    assert e.device.platform == "vulkan"
+    np.testing.assert_allclose(np.asarray(e), np.sin(X), rtol=2e-6, atol=1e-6)
+    with pytest.raises(errors.DeviceMismatchError, match="different devices"):
+        enp.add(vk_x, cpu_x)
+
+
+@needs_vulkan
+def test_device_put_transfers_explicitly():
+    vk = ember.devices("vulkan")[0]
+    a = ember.device_put(X)
+    assert a.device == ember.devices("cpu")[0]
+    b = ember.device_put(a, vk)
+    assert b.device == vk and ember.device_put(b, vk) is b
+    c = ember.device_put(b, "cpu")
+    assert c.device.platform == "cpu"
+    np.testing.assert_array_equal(np.asarray(c), X)
+
+
+@needs_vulkan
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int32", "uint32", "float32",
+                                   "bfloat16"])
+def test_vulkan_readback_dtypes_and_shapes(dtype):
+    vk = ember.devices("vulkan")[0]
+    dt = ember.dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    for shape in [(), (5,), (3, 7), (0, 3), (1025,)]:
+        host = (np.arange(int(np.prod(shape))) % 5).reshape(shape).astype(dt)
+        got = np.asarray(ember.device_put(host, vk))
+        assert got.dtype == dt and got.shape == shape
+        np.testing.assert_array_equal(got, host)
+
+
+@needs_vulkan
+@pytest.mark.skipif(not HAS_VULKAN or not vulkan.device(0).name.startswith("llvmpipe"),
+                    reason="the 'lavapipe' target is for Mesa's lavapipe")
+def test_lavapipe_target_runs_float16_and_float64(x64):
+    ember.config.update("vulkan_target", "lavapipe")
+    try:
+        h = np.linspace(-3, 3, 64).astype(np.float16)
+        f = ember.jit(lambda x, y: x * y + 1, backend="vulkan")
+        np.testing.assert_array_equal(np.asarray(f(h, h[::-1].copy())), h * h[::-1] + 1)
+        d = np.linspace(-3, 3, 64) / 7
+        np.testing.assert_array_equal(np.asarray(f(d, d)), d * d + 1)
+        assert f(d, d).dtype == np.float64
+    finally:
+        ember.config.update("vulkan_target", None)
+
+
+@needs_vulkan
+def test_vulkan_staging_buffers_are_reused():
+    vk = ember.devices("vulkan")[0]
+    f = ember.jit(lambda x: x * 2, backend="vulkan")
+    np.asarray(f(X))
+    before = dict(vk._staging)
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(X)), X * 2)
+    assert vk._staging == before                 # the same buffer objects, no new ones
+    big = np.ones(1 << 16, np.float32)           # a bigger size class gets its own buffer
+    np.testing.assert_array_equal(np.asarray(f(big)), big * 2)
+    assert len(vk._staging) == len(before) + 1
+
+
+def test_vulkan_refuses_int64(x64, monkeypatch):
+    """IREE emulates some i64 ops on the 32-bit Vulkan target but fails on others (division):
+    ember refuses 64-bit integers before IREE sees them."""
+    monkeypatch.setattr(api, "compile_mlir", lambda *a, **k: pytest.fail("IREE was called"))
+    a = np.array([2 ** 40 + 3, -(2 ** 35), 7, -1], np.int64)
+    with pytest.raises(errors.BackendUnsupportedError, match="ember.div.*int64.*'vulkan'"):
+        ember.jit(lambda x: x // 2, backend="vulkan").lower(a).compile()
+
+
+@needs_cuda
+@pytest.mark.cuda
+def test_cuda_runs():
+    f = ember.jit(lambda x: enp.tanh(x) + 1, backend="cuda")
+    y = f(X)
+    assert y.device.platform == "cuda"
+    np.testing.assert_allclose(np.asarray(y), np.tanh(X) + 1, rtol=1e-5, atol=1e-6)
+
+
+# --- cross-backend agreement --------------------------------------------------------------
+
+_FLOAT_UNARY = [enp.sin, enp.cos, enp.tanh, lambda a: enp.exp(enp.clip(a, -8, 8)),
+                lambda a: enp.log1p(enp.abs(a)), lambda a: enp.sqrt(enp.abs(a)), enp.abs,
+                lambda a: -a, lambda a: a * a]
+_FLOAT_BINARY = [enp.add, enp.subtract, enp.multiply, enp.maximum, enp.minimum,
+                 lambda a, b: a / (1 + enp.abs(b)), lambda a, b: enp.where(a > b, a, b)]
+_FLOAT_OTHER = [lambda a, w: a @ w, lambda a, w: a - enp.sum(a, axis=1, keepdims=True) / 8,
+                lambda a, w: a / (1 + enp.max(enp.abs(a), axis=0, keepdims=True)),
+                lambda a, w: enp.cumsum(a, axis=1) / 8, lambda a, w: enp.sort(a, axis=1)]
+_INT_OPS = [enp.add, enp.multiply, enp.maximum, enp.minimum, enp.bitwise_xor,
+            lambda a, b: a // (enp.abs(b) % 7 + 1), lambda a, b: a % (enp.abs(b) % 5 + 1),
+            lambda a, b: enp.where(a < b, a - b, b >> 1)]
+
+
+def _random_program(seed: int):
+    """A random program of 8 float32 steps and 4 int32 steps over two float inputs, a weight
+    and an int input; returns (function, inputs)."""
+    rng = np.random.default_rng(seed)
+    steps = []
+    for i in range(8):
+        kind = rng.choice(["unary", "binary", "other"])
+        table = {"unary": _FLOAT_UNARY, "binary": _FLOAT_BINARY, "other": _FLOAT_OTHER}[kind]
+        steps.append((kind, int(rng.integers(len(table))), int(rng.integers(i + 2)),
+                      int(rng.integers(i + 2))))
+    int_steps = [(int(rng.integers(len(_INT_OPS))), int(rng.integers(i + 1)),
+                  int(rng.integers(i + 1))) for i in range(4)]
+
+    def program(x, y, w, n):
+        vals = [x, y]
+        for kind, k, a, b in steps:
+            if kind == "unary":
+                vals.append(_FLOAT_UNARY[k](vals[a]))
+            elif kind == "binary":
+                vals.append(_FLOAT_BINARY[k](vals[a], vals[b]))
+            else:
+                vals.append(_FLOAT_OTHER[k](vals[a], w))
+        ints = [n]
+        for k, a, b in int_steps:
+            ints.append(_INT_OPS[k](ints[a], ints[b]))
+        return vals[-1], vals[-3], ints[-1]
+
+    inputs = (rng.standard_normal((6, 8)).astype(np.float32),
+              rng.standard_normal((6, 8)).astype(np.float32),
+              (rng.standard_normal((8, 8)) / 3).astype(np.float32),
+              rng.integers(-1000, 1000, (6, 8)).astype(np.int32))
+    return program, inputs
+
+
+@needs_vulkan
+@pytest.mark.parametrize("seed", range(8))
+def test_random_programs_agree_on_cpu_and_vulkan(seed):
+    program, inputs = _random_program(seed)
+    on_cpu = ember.jit(program, backend="cpu")(*inputs)
+    on_vulkan = ember.jit(program, backend="vulkan")(*inputs)
+    for c, v in zip(on_cpu, on_vulkan):
+        assert v.device.platform == "vulkan" and c.dtype == v.dtype
+        c, v = np.asarray(c), np.asarray(v)
+        if c.dtype == np.int32:
+            np.testing.assert_array_equal(v, c)
+        else:
+            # float32, through up to 8 ops: Vulkan's transcendentals have looser error bounds
+            # than the CPU's (a few ulp), so compare relative to the values' magnitude.
+            assert np.all(np.isfinite(c)) and np.ptp(c) > 0   # a program that computes
+            scale = max(1.0, float(np.max(np.abs(c))))
+            np.testing.assert_allclose(v, c, rtol=1e-4, atol=1e-5 * scale)
