@@ -58,15 +58,10 @@ test_backends.__test__ = False   # not a test (pytest collects test_* names)
 # by running this suite there: "module::test" (every backend parameter) or the full node id
 # suffix -> (backend, reason). They are expected failures (xfail, not strict), so a fix shows
 # as XPASS.
-_SUBNORMALS = ("Vulkan keeps float32 subnormal products where IREE's CPU backend (the "
-               "oracle's model) flushes them to zero")
 KNOWN_FAILURES: dict[str, tuple[str, str]] = {
     "test_ops.py::test_small_values_expm1_log1p": (
         "vulkan", "log1p of tiny x loses precision on Vulkan (SPIR-V has no log1p; IREE "
                   "computes log(1+x)): 19% relative error at 1e-7"),
-    "test_ops.py::test_binary[vulkan-mul]": ("vulkan", _SUBNORMALS),
-    "test_ops.py::test_binary_hypothesis[vulkan-mul-float32]": ("vulkan", _SUBNORMALS),
-    "test_ops.py::test_binary_hypothesis[vulkan-mul-bfloat16]": ("vulkan", _SUBNORMALS),
 }
 
 

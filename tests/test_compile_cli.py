@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 import tomllib
@@ -154,7 +155,9 @@ def test_compile_a_mlir_file(workdir):
     rc, out, _ = cli(compile_tool, d / "scale.mlir", "--emit", "optimized")
     assert rc == 0 and out.count('"ember.mul"') == 1      # ember-simplify ran
     rc, from_stdin, err = cli(compile_tool, "-", "--emit", "optimized", stdin=EMBER_MLIR)
-    assert rc == 0 and from_stdin == out, err
+    # The same program; only the memory plan's peak_op names its file ("-" for stdin).
+    same = re.compile(r'peak_op = "[^"]*"')
+    assert rc == 0 and same.sub("", from_stdin) == same.sub("", out), err
     rc, _, err = cli(compile_tool, d / "missing.mlir", "--emit", "ember")
     assert rc == 1 and "cannot read input file" in err and "missing.mlir" in err
 

@@ -275,8 +275,7 @@ class _Fusion:
                 return None
             if dynamic:     # an index computed in the body (concatenate): read by extract
                 if key not in scalars:
-                    scalars[key] = tensor.ExtractOp(self.tensor[v],
-                                                    [_index_value(e) for e in m]).result
+                    scalars[key] = _extract(self.tensor[v], [_index_value(e) for e in m])
             return scalars[key]
         if scalars is not None and (v, m) in scalars:
             return scalars[(v, m)]
@@ -381,6 +380,28 @@ class _Fusion:
 def _const_index(n: int) -> ir.Value:
     index = ir.IndexType.get()
     return arith.ConstantOp(index, ir.IntegerAttr.get(index, n)).result
+
+
+def _extract(source: ir.Value, indices: list) -> ir.Value:
+    """``tensor.extract``; from a static ``tensor.extract_slice``, read its source at the
+    shifted indices instead: IREE 3.13 fails to compile ("LLVM Translation failed for
+    operation: builtin.unrealized_conversion_cast") a generic extracting from a slice."""
+    owner = source.owner
+    if not isinstance(owner, ir.Block) and owner.name == "tensor.extract_slice" and \
+            len(owner.operands) == 1:
+        offsets = list(ir.DenseI64ArrayAttr(owner.attributes["static_offsets"]))
+        strides = list(ir.DenseI64ArrayAttr(owner.attributes["static_strides"]))
+        if len(offsets) == len(indices):      # not rank-reducing
+            index = ir.IndexType.get()
+            shifted = []
+            for i, off, stride in zip(indices, offsets, strides):
+                if stride != 1:
+                    i = arith.MulIOp(i, arith.ConstantOp(index, stride).result).result
+                if off:
+                    i = arith.AddIOp(i, arith.ConstantOp(index, off).result).result
+                shifted.append(i)
+            return tensor.ExtractOp(owner.operands[0], shifted).result
+    return tensor.ExtractOp(source, indices).result
 
 
 def _index_value(e) -> ir.Value:
