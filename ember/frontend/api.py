@@ -391,12 +391,7 @@ class JitFunction:
                 compiled = self._cache[key] = self._compile(args, kwargs, backend)
         else:
             key, leaves, tree, static = self._signature(args, kwargs)
-            if backend != "cpu":
-                key = (backend, key)
-            compiled = self._cache.get(key)
-            if compiled is None:
-                compiled = self._cache[key] = self._lower(leaves, tree, static, args,
-                                                          backend).compile()
+            compiled = self._cached(key, leaves, tree, static, args, backend)
         if compiled.donated_leaves:
             outs = memory.run_donating(compiled, leaves)
         else:
@@ -415,6 +410,9 @@ class JitFunction:
 
     def _compile(self, args, kwargs, backend) -> Compiled:
         key, leaves, tree, static = self._signature(args, kwargs)
+        return self._cached(key, leaves, tree, static, args, backend)
+
+    def _cached(self, key, leaves, tree, static, args, backend) -> Compiled:
         if backend != "cpu":
             key = (backend, key)
         compiled = self._cache.get(key)

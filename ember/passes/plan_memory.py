@@ -527,7 +527,22 @@ def _elementwise_slice(block, a: int):
     """(results reached, None) when argument ``a`` is only read by elementwise ops (of its
     shape) whose values flow only into results; else (set(), why not)."""
     ret = list(block.operations)[-1].operation
-    seen, work, reached = set(), [block.arguments[a]], set()
+
+    def in_block(owner, use) -> bool:
+        return owner.parent is not None and owner.block == block and _elementwise_use(owner, use)
+    reached, bad = _flow(block.arguments[a], lambda owner: owner == ret, in_block)
+    if bad is None:
+        return reached, None
+    if bad.parent is None or bad.block != block:
+        return set(), f"it is read inside a region ({top_level(bad, block).name})"
+    return set(), (f"it is read by {bad.name} at {_where(bad)}, which may run after (or read "
+                   "other elements than) the result written into its buffer")
+
+
+def _flow(value, is_end, follow):
+    """Follow ``value`` forward through the ops ``follow(owner, use)`` accepts: (the operand
+    numbers by which it reaches ``is_end`` ops, None), or (set(), the first op refused)."""
+    seen, work, reached = set(), [value], set()
     while work:
         v = work.pop()
         if v in seen:
@@ -536,47 +551,27 @@ def _elementwise_slice(block, a: int):
         for use in v.uses:
             owner = use.owner
             owner = owner.operation if hasattr(owner, "operation") else owner
-            if owner == ret:
+            if is_end(owner):
                 reached.add(use.operand_number)
-                continue
-            opdef = OPS.get(owner.name)
-            if owner.parent is None or owner.block != block:
-                return set(), f"it is read inside a region ({top_level(owner, block).name})"
-            shape = ir.RankedTensorType(v.type).shape
-            elementwise = (opdef is not None and opdef.family == "elementwise") or (
-                _fusion_kind(owner) == "loop" and _elementwise_inside(owner, use.operand_number))
-            if not elementwise or any(
-                    ir.RankedTensorType(r.type).shape != shape for r in owner.results):
-                return set(), (f"it is read by {owner.name} at {_where(owner)}, which may run "
-                               "after (or read other elements than) the result written into "
-                               "its buffer")
-            work.extend(owner.results)
+            elif not follow(owner, use):
+                return set(), owner
+            else:
+                work.extend(owner.results)
     return reached, None
 
 
-def _elementwise_inside(fusion, k: int) -> bool:
-    """Whether a fusion's body reads its operand ``k`` only through elementwise ops of the
-    operand's shape (each element then is read where the result's element is written)."""
-    body = fusion.regions[0].blocks[0]
-    arg = body.arguments[k]
-    shape = ir.RankedTensorType(arg.type).shape
-    work, seen = [arg], set()
-    while work:
-        v = work.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        for use in v.uses:
-            owner = use.owner
-            owner = owner.operation if hasattr(owner, "operation") else owner
-            if owner.name == "ember.yield":
-                continue
-            opdef = OPS.get(owner.name)
-            if opdef is None or opdef.family != "elementwise" or any(
-                    ir.RankedTensorType(r.type).shape != shape for r in owner.results):
-                return False
-            work.extend(owner.results)
-    return True
+def _elementwise_use(owner, use) -> bool:
+    """Whether ``owner`` reads its operand elementwise into results of the operand's shape
+    (so each element is read where the result's element is written): an elementwise op, or a
+    loop fusion whose body does so."""
+    opdef = OPS.get(owner.name)
+    shape = ir.RankedTensorType(owner.operands[use.operand_number].type).shape
+    elementwise = (opdef is not None and opdef.family == "elementwise") or (
+        _fusion_kind(owner) == "loop" and _flow(
+            owner.regions[0].blocks[0].arguments[use.operand_number],
+            lambda o: o.name == "ember.yield", _elementwise_use)[1] is None)
+    return elementwise and all(ir.RankedTensorType(r.type).shape == shape
+                               for r in owner.results)
 
 
 @register
