@@ -268,7 +268,8 @@ GOOD_IR = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
     (GOOD_IR.replace("%a : tensor<4xf32>\n  return", "%zz : tensor<4xf32>\n  return"), None,
      "undeclared SSA value"),
     (GOOD_IR, ("--iree-hal-target-device=nosuch",), 'unregistered device alias "nosuch"'),
-], ids=["unknown-dialect", "bad-ssa", "iree-pipeline-failure"])
+    ("module {}", None, "could not write the compiled module"),
+], ids=["unknown-dialect", "bad-ssa", "iree-pipeline-failure", "no-function"])
 def test_compile_errors_are_ember_errors(text, flags, message):
     from ember.backends import compiler, cpu
     with pytest.raises(errors.CompileError, match=message) as info:

@@ -97,7 +97,12 @@ def _compile_uncached(mlir_text: str, flags: tuple[str, ...]) -> bytes:
         raise _failure("IREE failed to compile the program", captured.text[-8000:],
                        mlir_text)
     out = Output.open_membuffer()
-    inv.output_vm_bytecode(out)
+    with _captured_stderr() as captured:
+        try:
+            inv.output_vm_bytecode(out)
+        except ValueError as e:     # e.g. a module without functions: no VM module to write
+            raise _failure(f"IREE could not write the compiled module ({e})",
+                           captured.text[-8000:], mlir_text) from None
     return bytes(out.map_memory())
 
 
