@@ -284,7 +284,8 @@ def test_erf_matches_math_erf():
 def test_logistic_extremes():
     x = np.array([-100.0, -30.0, -5.0, 0.0, 5.0, 30.0, 100.0, np.inf, -np.inf], np.float32)
     got = run_unary("logistic", {f32: x})[f32][1].ravel()[:x.size]
-    check(got, rounded(_logistic, x), tol=(1e-6, 0))
+    # logistic(-100) is subnormal: the CPU flushes it, Vulkan's exp is not exact down there.
+    check(got, rounded(_logistic, x), tol=(1e-6, float(np.finfo(np.float32).tiny)))
 
 
 def test_round_ties():
