@@ -6,7 +6,7 @@ import numpy as np
 
 from ember.backends.runtime import Device
 from ember.core import ShapedArray
-from ember.errors import DonatedArrayError
+from ember.errors import DeviceMismatchError, DonatedArrayError
 
 
 class Array:
@@ -158,3 +158,22 @@ def device_put(x, device=None) -> Array:
     aval = runtime.canonical_aval(np.asarray(x))
     host = runtime.host_array(np.asarray(x), aval)
     return Array(device.upload(host), device, aval._replace(weak_type=False))
+
+
+def device_of_arrays(leaves, name: str) -> Device | None:
+    """The one device the ``Array`` leaves live on (None without any); ``name`` (the function
+    called) is in the error for Arrays on several devices, which are never copied silently.
+
+    Example:
+        >>> device_of_arrays([ember.device_put(x), 1.0], "f")
+        CpuDevice(0)
+    """
+    devices = {x.device for x in leaves if type(x) is Array}
+    if len(devices) > 1:
+        where = ", ".join(f"#{i} on {x.device!r}" for i, x in enumerate(leaves)
+                          if type(x) is Array)
+        raise DeviceMismatchError(
+            f"{name} got arrays on different devices ({where}); ember never copies arrays "
+            "between devices implicitly: move them to one device with "
+            "ember.device_put(x, device)")
+    return devices.pop() if devices else None

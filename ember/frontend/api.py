@@ -12,7 +12,7 @@ from ember import tree_util
 from ember._mlir import ir, walk
 from ember.backends import get_backend, legality
 from ember.backends import target_options as _target_options
-from ember.backends.array import Array
+from ember.backends.array import Array, device_of_arrays
 from ember.backends.compiler import compile_mlir
 from ember.backends.runtime import Executable
 from ember.config import config
@@ -423,14 +423,7 @@ class JitFunction:
 
     def _compile_on(self, device, leaves, args, kwargs) -> Compiled:
         """The program for arguments whose Arrays all live on ``device``."""
-        placed = {x.device for x in leaves if type(x) is Array}
-        if len(placed) > 1:
-            where = ", ".join(f"#{i} on {x.device!r}" for i, x in enumerate(leaves)
-                              if type(x) is Array)
-            raise DeviceMismatchError(
-                f"{self.fun_name} got arrays on different devices ({where}); ember never "
-                "copies arrays between devices implicitly: move them to one device with "
-                "ember.device_put(x, device)")
+        device_of_arrays(leaves, self.fun_name)     # raises for several devices
         key, leaves, tree, static = self._signature(args, kwargs)
         key = ("device", device.space, key)
         compiled = self._cache.get(key)

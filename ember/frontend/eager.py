@@ -58,18 +58,11 @@ def _device_of(dyn, name):
     """Where an eager call runs: the device of its Array arguments, else the default
     backend's first device. Arrays on two devices are an error, never a silent copy."""
     from ember.backends import default_backend, get_backend
-    from ember.backends.array import Array
-    from ember.errors import DeviceMismatchError
+    from ember.backends.array import device_of_arrays
 
-    devices = {x.device for x in dyn if type(x) is Array}
-    if len(devices) > 1:
-        where = ", ".join(f"#{i} on {x.device!r}" for i, x in enumerate(dyn)
-                          if type(x) is Array)
-        raise DeviceMismatchError(
-            f"{name} got arrays on different devices ({where}); move them to one device "
-            "with ember.device_put(x, device)")
-    if devices:
-        return devices.pop()
+    device = device_of_arrays(dyn, name)
+    if device is not None:
+        return device
     return get_backend(default_backend()).device(0)
 
 
