@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember.backends import vulkan
 from ember.errors import ExportError
 from ember.tools import compile as compile_tool
 from ember.tools import run as run_tool
@@ -162,16 +163,7 @@ def test_compile_a_mlir_file(workdir):
     assert rc == 1 and "cannot read input file" in err and "missing.mlir" in err
 
 
-def _vulkan_available() -> bool:
-    import iree.runtime as rt
-    try:
-        rt.get_device("vulkan")
-        return True
-    except Exception:
-        return False
-
-
-@pytest.mark.skipif(not _vulkan_available(), reason="no Vulkan device (install lavapipe)")
+@pytest.mark.skipif(not vulkan.devices(), reason="no Vulkan device (install lavapipe)")
 def test_compile_for_cpu_and_vulkan(workdir):
     d, x, idx = workdir
     path = d / "both.vmfb"

@@ -17,6 +17,7 @@ import pytest
 import ember
 import ember.numpy as enp
 from ember import tree_util
+from ember.backends import vulkan
 from ember.dtypes import bfloat16
 from ember.errors import ArgumentError, ExportError
 from ember.exported import FORMAT, tree_from_json, tree_to_json
@@ -26,16 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 Pair = collections.namedtuple("Pair", "left right")
 
 
-def _vulkan_available() -> bool:
-    import iree.runtime as rt
-    try:
-        rt.get_device("vulkan")
-        return True
-    except Exception:
-        return False
-
-
-VULKAN = _vulkan_available()
+VULKAN = bool(vulkan.devices())   # the backend's own enumeration
 needs_vulkan = pytest.mark.skipif(not VULKAN, reason="no Vulkan device (install lavapipe)")
 
 
