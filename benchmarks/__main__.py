@@ -49,6 +49,7 @@ from benchmarks.timing import (
     fmt_diff,
     fmt_ratio,
     fmt_time,
+    jax_modules,
     log,
     once_ns,
     per_call_ns,
@@ -138,17 +139,6 @@ class Report:
         except AssertionError as e:
             self.failures.append(f"{what}: result differs from NumPy:{e}")
             return False
-
-
-def _jax_modules():
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        return None, None
-    # Initialise the backend outside any timed region.
-    jax.jit(lambda x: x * 2)(np.float32(1)).block_until_ready()
-    return jax, jnp
 
 
 def _ember_cold(jf, np_args, dev_args):
@@ -361,7 +351,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     import ember
-    jax, jnp = (None, None) if args.no_jax else _jax_modules()
+    jax, jnp = (None, None) if args.no_jax else jax_modules()
     header(jax, "skipped (--no-jax)" if args.no_jax else "not installed (JAX rows n/a)")
     t0 = time.perf_counter()
     saved = ember.config.compile_cache

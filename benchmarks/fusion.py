@@ -206,13 +206,9 @@ def _geomean(xs):
 
 def run(quick: bool, only=()) -> int:
     import ember
-    from benchmarks.timing import per_call_samples
+    from benchmarks.timing import jax_modules, per_call_samples
 
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        jax = jnp = None
+    jax, jnp = jax_modules()
     scale = 1 if quick else 2
     rng = np.random.default_rng(0)
     header = (f"{'kernel':<20}{'disp off/on dflt':>17}{'disp off/on O3':>15}"

@@ -157,3 +157,15 @@ def report_failures(failures) -> int:
 def log(msg: str) -> None:
     """Progress on stderr, so the table on stdout stays clean."""
     print(f"  ... {msg}", file=sys.stderr, flush=True)
+
+
+def jax_modules():
+    """(jax, jax.numpy), with JAX's backend initialised outside any timed region, or
+    (None, None) where JAX is not installed."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None, None
+    jax.jit(lambda x: x * 2)(1.0).block_until_ready()
+    return jax, jnp

@@ -64,6 +64,7 @@ from benchmarks.timing import (
     Table,
     fmt_ratio,
     fmt_time,
+    jax_modules,
     log,
     once_ns,
     per_call_ns,
@@ -246,16 +247,6 @@ def _put(tree, device):
     return tree_util.tree_map(lambda x: ember.device_put(x, device), tree)
 
 
-def _jax_modules():
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        return None, None
-    jax.jit(lambda x: x * 2)(np.float32(1)).block_until_ready()
-    return jax, jnp
-
-
 def run_case(rep: Report, case: Case, jax, jnp, quick: bool) -> None:
     import ember
     import ember.lax as elax
@@ -373,7 +364,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from benchmarks.__main__ import header
-    jax, jnp = (None, None) if args.no_jax else _jax_modules()
+    jax, jnp = (None, None) if args.no_jax else jax_modules()
     header(jax, "skipped (--no-jax)" if args.no_jax else "not installed (JAX rows n/a)")
     t0 = time.perf_counter()
     rep = Report()
