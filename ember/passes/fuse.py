@@ -8,8 +8,9 @@ greedily, in program order, unless one of these holds (each is a reason the repo
 
 - the consumer is a ``dot_general``: a dot reads its operands from memory, so its producers
   stay outside (output fusion fuses a dot with what *follows* it);
-- a ``gather`` whose indices are computed in the function (not passed in): IREE fails to
-  compile their inline reads (``_COMPUTED_INDICES``);
+- a ``gather`` whose indices come from a slice, transpose or other unfusible op (not
+  elementwise from arguments): IREE fails to compile their inline reads
+  (``_COMPUTED_INDICES``);
 - the group would hold two ``dot_general`` ops, or a ``dot_general`` and a reduction (an
   output fusion takes only an elementwise epilogue);
 - both sides hold reductions and share no input: the fusion would keep every reduced input
@@ -69,10 +70,11 @@ DUPLICATE_LIMIT = 3
 
 # A fused gather reads its indices with tensor.extract inside the generic; IREE 3.13 fails to
 # compile that ("LLVM Translation failed for operation: builtin.unrealized_conversion_cast")
-# when the indices are computed by a transpose or slice before it (found by the vmap table
-# test). Gathers of argument indices fuse.
-_COMPUTED_INDICES = ("a gather fuses only with indices passed in as arguments (IREE fails to "
-                     "compile computed indices read inside a fused kernel)")
+# when the indices come from a transpose or slice before it (found by the vmap table test).
+# Gathers of indices computed elementwise from arguments fuse.
+_COMPUTED_INDICES = ("a gather fuses only with indices computed elementwise from arguments "
+                     "(IREE fails to compile indices read from a slice or transpose inside a "
+                     "fused kernel)")
 
 # Ops that could be indexing maps of a fused generic but measured faster left to IREE.
 _KEPT_APART = {
@@ -304,7 +306,7 @@ class _BlockFusion:
         if self.kind[producer] is None:
             return "the producer is not a fusible op"
         for op in (producer, consumer):
-            if op.name == "ember.gather" and not isinstance(op.operands[1].owner, ir.Block):
+            if op.name == "ember.gather" and not self._indices_from_arguments(op):
                 return _COMPUTED_INDICES
         if producer in self.left_to_iree or consumer in self.left_to_iree:
             return self.left_to_iree.get(producer) or self.left_to_iree[consumer]
@@ -344,6 +346,22 @@ class _BlockFusion:
             if self.pos[p] > max(reduces) and self.find(p) not in (a, b):
                 return p
         return None
+
+    def _indices_from_arguments(self, gather) -> bool:
+        """Whether a gather's indices are computed, by fusible elementwise and shape ops, from
+        function arguments and constants only (not from a slice, a transpose, ...)."""
+        stack = [gather.operands[1]]
+        while stack:
+            owner = stack.pop().owner
+            if isinstance(owner, ir.Block):
+                continue
+            op = owner.operation
+            if op.name == "ember.constant":
+                continue
+            if self.kind.get(op) not in ("elementwise", "shape") or op.name in _KEPT_APART:
+                return False
+            stack.extend(op.operands)
+        return True
 
     def _siblings(self, a, b, merged) -> bool:
         """False when groups ``a`` and ``b`` both hold reductions and no reduction of one reads
