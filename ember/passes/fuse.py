@@ -343,7 +343,9 @@ class _BlockFusion:
         if not reduces:
             return None
         for p in self._producers(consumer):
-            if self.pos[p] > max(reduces) and self.find(p) not in (a, b):
+            # Constants are copied into fusions: they keep nothing waiting.
+            if p.name != "ember.constant" and self.pos[p] > max(reduces) and \
+                    self.find(p) not in (a, b):
                 return p
         return None
 

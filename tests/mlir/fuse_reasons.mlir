@@ -136,3 +136,18 @@ func.func @argument_indices(%x: tensor<8x4xf32>, %i: tensor<3x1xi32>) -> tensor<
   %2 = "ember.exp"(%1) : (tensor<3x4xf32>) -> tensor<3x4xf32>
   return %2 : tensor<3x4xf32>
 }
+
+// -----
+
+// A constant defined after a reduction keeps nothing waiting: the mean fuses.
+// IR-LABEL: func.func @late_constant
+// IR: "ember.fusion"(%arg0)
+// IR: "ember.reduce_sum"
+// IR: "ember.div"
+// IR-NOT: "ember.div"
+func.func @late_constant(%a: tensor<8x4xf32>) -> tensor<8xf32> {
+  %0 = "ember.reduce_sum"(%a) {axes = array<i64: 1>} : (tensor<8x4xf32>) -> tensor<8xf32>
+  %1 = "ember.constant"() {value = dense<4.000000e+00> : tensor<8xf32>} : () -> tensor<8xf32>
+  %2 = "ember.div"(%0, %1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %2 : tensor<8xf32>
+}
