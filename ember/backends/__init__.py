@@ -2,6 +2,7 @@
 
 - ``NAME``; ``OPTIONS`` (target option -> the ``ember.config`` key of its default);
   ``INSTALL_HINT`` (what to install when its runtime driver is missing);
+  ``DISPATCH_REGIONS`` (whether its codegen takes ember's fusions as IREE dispatch regions);
 - ``compiler_flags(**options) -> tuple[str, ...]`` (IREE flags for the target; target
   options are validated there, before IREE sees them) and ``fallback_flags(**options)``
   (whole flag sets to retry with when IREE fails);
@@ -35,6 +36,17 @@ def get_backend(name: str):
     if name not in BACKENDS:
         raise TargetOptionError(f"unknown backend {name!r}; backends are {', '.join(BACKENDS)}")
     return importlib.import_module(f"ember.backends.{name}")
+
+
+def dispatch_regions(names) -> bool:
+    """Whether a program for all backends ``names`` hands IREE ember's fusions as
+    ``flow.dispatch.region`` ops (``ember-to-linalg{dispatch-regions=...}``).
+
+    Example:
+        >>> dispatch_regions(["cpu", "vulkan"])
+        False
+    """
+    return all(get_backend(n).DISPATCH_REGIONS for n in names)
 
 
 def default_backend() -> str:

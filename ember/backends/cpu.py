@@ -9,6 +9,8 @@ from ember.backends.runtime import Device
 NAME = "cpu"
 OPTIONS = {"cpu": "cpu_target", "features": "cpu_features"}
 INSTALL_HINT = "The CPU drivers are part of iree-base-runtime: reinstall it."
+# ember's fusions reach IREE as flow.dispatch.region ops (see ember.passes.lower_fusion).
+DISPATCH_REGIONS = True
 
 # Programs whose largest tensor is below this run on local-sync: waking local-task's worker
 # threads costs tens of microseconds, more than such a program computes.

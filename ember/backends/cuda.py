@@ -14,6 +14,8 @@ from ember.errors import TargetOptionError
 
 NAME = "cuda"
 OPTIONS = {"arch": "cuda_arch"}
+# Not before they have run on a GPU: Vulkan's GPU codegen fails on them (vulkan.py).
+DISPATCH_REGIONS = False
 INSTALL_HINT = ("Install the NVIDIA driver (it provides libcuda.so) on a machine with an "
                 "NVIDIA GPU; the CUDA toolkit is not needed.")
 

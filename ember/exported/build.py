@@ -162,6 +162,8 @@ class Exported:
     """
 
     def __init__(self, lowered, signature: Signature, targets: tuple[str, ...]):
+        from ember.backends import dispatch_regions
+        lowered.dispatch_regions = dispatch_regions(targets)
         self.lowered = lowered
         self.signature = signature
         self.targets = targets

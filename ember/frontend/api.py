@@ -10,7 +10,7 @@ import numpy as np
 
 from ember import tree_util
 from ember._mlir import ir, walk
-from ember.backends import get_backend, legality
+from ember.backends import dispatch_regions, get_backend, legality
 from ember.backends import target_options as _target_options
 from ember.backends.array import Array, device_of_arrays
 from ember.backends.compiler import compile_mlir
@@ -92,6 +92,8 @@ class Lowered:
         self.device = device
         self._text = {"ember": str(module)}
         self.fusion: bool | None = None   # ember-fuse on/off; None: EMBER_NO_FUSION decides
+        # fusions as IREE dispatch regions; None: as the backend allows (export: all targets)
+        self.dispatch_regions: bool | None = None
 
     def _stage(self, stage: str) -> ir.Module:
         if stage not in STAGES:
@@ -104,7 +106,9 @@ class Lowered:
             if stage == "optimized":
                 pipelines.optimized(module, fusion=self.fusion)
             else:
-                getattr(pipelines, stage)(module)
+                regions = self.dispatch_regions
+                pipelines.linalg(module, dispatch_regions((self.backend,)) if regions is None
+                                 else regions)
             self._modules[stage] = module
             self._text[stage] = str(module)
         return self._modules[stage]

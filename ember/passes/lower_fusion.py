@@ -23,13 +23,19 @@ materialized value has its own generic and IREE forms the multi-result dispatch 
 
 A ``dot_general`` lowers by its own rule; its elementwise epilogue becomes one generic,
 which IREE fuses into the matmul's dispatch.
+
+Where the fusion's generics are a chain IREE's CPU codegen takes as one dispatch (chained
+reductions, as in layernorm) they are wrapped in one ``flow.dispatch.region``: IREE keeps an
+existing region as one dispatch whatever its own heuristics and opt level (at its default
+level it splits layernorm in two). ``ember-to-linalg{dispatch-regions=false}`` leaves them
+bare; it is what the GPU backends use (``DISPATCH_REGIONS`` in ``ember/backends/``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ember._mlir import arith, ir, linalg, tensor
+from ember._mlir import arith, flow, ir, linalg, tensor
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes.fuse import op_cost
 from ember.passes.lower_indexing import _clamp_index, _to_index
@@ -420,6 +426,60 @@ def _cast_index(v: ir.Value, dtype) -> ir.Value:
     return arith.IndexCastOp(elem(dtype), v).result
 
 
+def _grows(v) -> bool:
+    """Whether ``v`` is a broadcast to more elements (through index-map ops)."""
+    while not isinstance(v.owner, ir.Block):
+        op = v.owner.operation
+        if op.name == "ember.broadcast_in_dim":
+            x = op.operands[0]
+            if aval_of_type(v.type).size > aval_of_type(x.type).size:
+                return True
+        elif op.name not in ("ember.reshape", "ember.transpose"):
+            return False
+        v = op.operands[0]
+    return False
+
+
+_SETUP = frozenset(("tensor.empty", "linalg.fill", "arith.constant"))
+
+
 @lowering("fusion")
 def _lower_fusion(c: LowerCall) -> list[ir.Value]:
-    return _Fusion(c).lower()
+    if not c.options.get("dispatch_regions"):
+        return _Fusion(c).lower()
+    region = flow.DispatchRegionOp([r.type for r in c.op.results], [], [])
+    block = region.body.blocks.append()
+    with ir.InsertionPoint(block):
+        flow.ReturnOp(_Fusion(c).lower())
+    ops = [op.operation for op in block.operations]
+    if _one_dispatch(c, ops):
+        return list(region.results)
+    results = list(ops[-1].operands)
+    for op in ops[:-1]:
+        op.move_before(region.operation)
+    region.operation.erase()
+    return results
+
+
+def _one_dispatch(c: LowerCall, ops: list) -> bool:
+    """Whether the fusion's linalg ops (``ops``, ending with ``flow.return``) should stay in
+    one ``flow.dispatch.region``: IREE then makes them one dispatch at every opt level (at
+    its default level it splits a layernorm's chained reductions in two, for example).
+
+    Only fusions IREE's codegen takes as one dispatch: several ``linalg.generic`` that all
+    feed one last generic, which computes every result. IREE 3.13 fails to compile a region
+    with two independent generics ("write affecting operations on global resources are
+    restricted to workgroup distributed contexts") or with ``tensor.insert_slice``. A matmul
+    with its epilogue is one dispatch anyway (kind "output"), and a result that is a
+    broadcast is better fused into its consumers, which a region would forbid.
+    """
+    compute = [op for op in ops[:-1] if op.name not in _SETUP]
+    if c.attrs["kind"] == "output" or len(compute) < 2 or \
+            any(op.name != "linalg.generic" for op in compute):
+        return False
+    if set(ops[-1].operands) != set(compute[-1].results):
+        return False
+    if any(not list(r.uses) for op in compute[:-1] for r in op.results):
+        return False
+    yielded = c.op.regions[0].blocks[0].operations[-1].operands
+    return not any(_grows(v) for v in yielded)

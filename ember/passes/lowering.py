@@ -10,7 +10,7 @@ arith variants from the avals.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,6 +29,7 @@ class LowerCall:
     in_avals: list[ShapedArray]
     out_avals: list[ShapedArray]
     attrs: dict
+    options: dict = field(default_factory=dict)   # the lowering pass's options
 
 
 def lowering(*names):

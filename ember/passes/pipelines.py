@@ -13,7 +13,11 @@ LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-donate-buffers"]
 
 def steps(names):
     from ember.passes.registry import PASSES
-    return [make_pass(n) if n in PASSES else n for n in names]
+    out = []
+    for n in names:
+        name, _, options = n.partition("{")
+        out.append(make_pass(name, options and "{" + options) if name in PASSES else n)
+    return out
 
 
 def fusion_enabled(fusion: bool | None = None) -> bool:
@@ -30,6 +34,10 @@ def optimized(module: ir.Module, fusion: bool | None = None) -> None:
     run_pipeline(module, steps(names))
 
 
-def linalg(module: ir.Module) -> None:
-    """"optimized" -> "linalg": lower every ember op, then tidy with upstream passes."""
-    run_pipeline(module, steps(LOWER))
+def linalg(module: ir.Module, dispatch_regions: bool = True) -> None:
+    """"optimized" -> "linalg": lower every ember op, then tidy with upstream passes;
+    ``dispatch_regions``: fusions become IREE dispatch regions where IREE's codegen takes them
+    (the CPU's; ``ember.backends.dispatch_regions``)."""
+    names = [n if n != "ember-to-linalg" or dispatch_regions
+             else "ember-to-linalg{dispatch-regions=false}" for n in LOWER]
+    run_pipeline(module, steps(names))

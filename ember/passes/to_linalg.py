@@ -9,6 +9,8 @@ types (IREE wants signless integers).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ember._mlir import ir, signless
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes import (  # noqa: F401  (each registers its rules into LOWERINGS)
@@ -26,11 +28,14 @@ _TERMINATORS = frozenset(n for n, d in OPS.items() if "terminator" in d.traits)
 
 
 @register
+@dataclass
 class ToLinalg(Pass):
-    """Lower ember ops to upstream dialects IREE accepts."""
+    """Lower ember ops to upstream dialects IREE accepts; with ``dispatch-regions`` (the
+    default), a fusion IREE might split becomes one ``flow.dispatch.region``."""
 
     name = "ember-to-linalg"
     summary = "Lower ember ops to linalg, tensor, arith, math and func"
+    dispatch_regions: bool = True
 
     def run(self, module: ir.Module) -> None:
         # Ember types of values already replaced by signless ones (ui32 lowers to i32).
@@ -70,7 +75,8 @@ class ToLinalg(Pass):
             call = LowerCall(operation, list(operation.operands),
                              [self._aval(v) for v in operation.operands],
                              [aval_of_type(r.type) for r in operation.results],
-                             decode_attrs(opdef, operation))
+                             decode_attrs(opdef, operation),
+                             {"dispatch_regions": self.dispatch_regions})
             with operation.location, ir.InsertionPoint(operation):
                 new = rule(call)
             for old, value, aval in zip(operation.results, new, call.out_avals):
