@@ -87,6 +87,38 @@ def test_kernel_dispatches_not_more_and_results_equal(kernel):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-4, atol=2e-4)
 
 
+def test_chained_reductions_are_one_dispatch_on_the_cpu_only():
+    """Layernorm's fusion reaches IREE as one dispatch region: one dispatch at IREE's default
+    level, where IREE alone makes two; the GPU backends get the bare generics."""
+    kernel = next(k for k in KERNELS if k.name == "layernorm")
+    (x,) = kernel.args(np.random.default_rng(0), 1)
+    f = ember_function(kernel)
+    text = ember.jit(f).lower(x).as_text("linalg")
+    assert text.count("flow.dispatch.region") == 1
+    stats = program_statistics(text, flag_sets()["default"])
+    assert stats.dispatch_count == 1
+    off = program_statistics(linalg_text(kernel, (x,), False), flag_sets()["default"])
+    assert off.dispatch_count == 2
+    for backend in ("vulkan", "cuda"):
+        text = ember.jit(f, backend=backend).lower(x).as_text("linalg")
+        assert "flow.dispatch.region" not in text and "linalg.generic" in text
+
+
+def test_region_iree_cannot_compile_falls_back_to_bare_generics(monkeypatch):
+    """Two independent generics in one region fail in IREE 3.13's codegen: forced into one,
+    the program is lowered and compiled again without regions, and computes the right thing."""
+    from ember.passes import lower_fusion
+    monkeypatch.setattr(lower_fusion, "_one_dispatch", lambda c, ops: True)
+    x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(4, 8)
+    lowered = ember.jit(lambda x: (enp.exp((x + x) * 0.5), enp.tanh((x + x) * 0.5))).lower(x)
+    assert "flow.dispatch.region" in lowered.as_text("linalg")
+    a, b = lowered.compile()(x)
+    assert lowered.dispatch_regions is False
+    assert "flow.dispatch.region" not in lowered.as_text("linalg")
+    np.testing.assert_allclose(np.asarray(a), np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(b), np.tanh(x), rtol=1e-6)
+
+
 _FUSION_OK = """
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "ember.fusion"(%x) ({

@@ -207,7 +207,11 @@ class Exported:
         """The ``.vmfb`` bytes (compiled once, then kept)."""
         if self._vmfb is None:
             self.check_targets()
-            self._vmfb = compile_for_targets(self.mlir_text(), self.targets)
+
+            def build():
+                self._text = None       # the linalg stage changes if regions are dropped
+                return compile_for_targets(self.mlir_text(), self.targets)
+            self._vmfb = self.lowered.compile_linalg(build)
         return self._vmfb
 
     def save(self, path) -> None:

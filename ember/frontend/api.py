@@ -20,6 +20,7 @@ from ember.core import ShapedArray, ShapeDtypeStruct
 from ember.dtypes import dtype_and_weak
 from ember.errors import (
     ArgumentError,
+    CompileError,
     DeviceMismatchError,
     EmberError,
     UnsupportedDtypeError,
@@ -124,6 +125,19 @@ class Lowered:
             return module.operation.get_asm(enable_debug_info=True)
         return self._text[stage]
 
+    def compile_linalg(self, build):
+        """``build()``, which compiles ``as_text("linalg")``; should IREE fail on a program whose
+        fusions are dispatch regions (``ember.passes.lower_fusion``), it is lowered again
+        without them and compiled again: IREE's codegen does not take every region."""
+        try:
+            return build()
+        except CompileError:
+            if "flow.dispatch.region" not in self.as_text("linalg"):
+                raise
+        self.dispatch_regions = False
+        del self._modules["linalg"], self._text["linalg"]
+        return build()
+
     def compile(self, target_options: dict | None = None) -> Compiled:
         """Compile with IREE for the backend and load it; returns a callable Compiled.
 
@@ -141,8 +155,8 @@ class Lowered:
         flags = backend.compiler_flags(**options)
         legality.check(backend, self._stage("optimized"), self._stage("linalg"), self.fun_name,
                        options)
-        vmfb = compile_mlir(self.as_text("linalg"), flags,
-                            fallbacks=backend.fallback_flags(**options))
+        vmfb = self.compile_linalg(lambda: compile_mlir(
+            self.as_text("linalg"), flags, fallbacks=backend.fallback_flags(**options)))
         largest = _largest_tensor(self._stage("linalg"))
         device = self.device
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._mlir import arith, flow, ir, linalg, tensor
+from ember._mlir import arith, flow, ir, linalg, signless, tensor
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes.fuse import op_cost
 from ember.passes.lower_indexing import _clamp_index, _to_index
@@ -426,6 +426,14 @@ def _cast_index(v: ir.Value, dtype) -> ir.Value:
     return arith.IndexCastOp(elem(dtype), v).result
 
 
+def _is_copy(op) -> bool:
+    """A generic that only moves its input (a reshape or transpose written as a generic): as
+    the last op of a region after a reduction, IREE 3.13 failed to compile it."""
+    body = op.regions[0].blocks[0]
+    ops = list(body.operations)
+    return len(ops) == 1 and list(ops[0].operands) == [body.arguments[0]]
+
+
 def _grows(v) -> bool:
     """Whether ``v`` is a broadcast to more elements (through index-map ops)."""
     while not isinstance(v.owner, ir.Block):
@@ -447,7 +455,7 @@ _SETUP = frozenset(("tensor.empty", "linalg.fill", "arith.constant"))
 def _lower_fusion(c: LowerCall) -> list[ir.Value]:
     if not c.options.get("dispatch_regions"):
         return _Fusion(c).lower()
-    region = flow.DispatchRegionOp([r.type for r in c.op.results], [], [])
+    region = flow.DispatchRegionOp([signless(r.type) for r in c.op.results], [], [])
     block = region.body.blocks.append()
     with ir.InsertionPoint(block):
         flow.ReturnOp(_Fusion(c).lower())
@@ -469,7 +477,8 @@ def _one_dispatch(c: LowerCall, ops: list) -> bool:
     Only fusions IREE's codegen takes as one dispatch: several ``linalg.generic`` that all
     feed one last generic, which computes every result. IREE 3.13 fails to compile a region
     with two independent generics ("write affecting operations on global resources are
-    restricted to workgroup distributed contexts") or with ``tensor.insert_slice``. A matmul
+    restricted to workgroup distributed contexts") or with ``tensor.insert_slice``; should it
+    fail on another, ``Lowered.compile`` compiles the program again without regions. A matmul
     with its epilogue is one dispatch anyway (kind "output"), and a result that is a
     broadcast is better fused into its consumers, which a region would forbid.
     """
@@ -477,7 +486,7 @@ def _one_dispatch(c: LowerCall, ops: list) -> bool:
     if c.attrs["kind"] == "output" or len(compute) < 2 or \
             any(op.name != "linalg.generic" for op in compute):
         return False
-    if set(ops[-1].operands) != set(compute[-1].results):
+    if set(ops[-1].operands) != set(compute[-1].results) or _is_copy(compute[-1]):
         return False
     if any(not list(r.uses) for op in compute[:-1] for r in op.results):
         return False
