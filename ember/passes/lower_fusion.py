@@ -479,8 +479,8 @@ def _one_dispatch(c: LowerCall, ops: list) -> bool:
     with two independent generics ("write affecting operations on global resources are
     restricted to workgroup distributed contexts") or with ``tensor.insert_slice``; should it
     fail on another, ``Lowered.compile`` compiles the program again without regions. A matmul
-    with its epilogue is one dispatch anyway (kind "output"), and a result that is a
-    broadcast is better fused into its consumers, which a region would forbid.
+    with its epilogue is one dispatch anyway (kind "output"); a result that is a broadcast,
+    or that a matmul reads, is better fused into its consumers, which a region would forbid.
     """
     compute = [op for op in ops[:-1] if op.name not in _SETUP]
     if c.attrs["kind"] == "output" or len(compute) < 2 or \
@@ -491,4 +491,20 @@ def _one_dispatch(c: LowerCall, ops: list) -> bool:
     if any(not list(r.uses) for op in compute[:-1] for r in op.results):
         return False
     yielded = c.op.regions[0].blocks[0].operations[-1].operands
-    return not any(_grows(v) for v in yielded)
+    return not any(_grows(v) for v in yielded) and not _feeds_contraction(c.op)
+
+
+def _feeds_contraction(op) -> bool:
+    """Whether a result of ``op`` is an operand of a ``dot_general`` (in a fusion or not):
+    IREE fuses an elementwise producer into the packing of a matmul operand, which a region
+    would forbid (layernorm then a projection: 4 MiB of transients instead of 3)."""
+    for r in op.results:
+        for use in r.uses:
+            user = use.owner
+            if user.name == "ember.dot_general":
+                return True
+            if user.name == "ember.fusion":
+                arg = user.regions[0].blocks[0].arguments[use.operand_number]
+                if any(u.owner.name == "ember.dot_general" for u in arg.uses):
+                    return True
+    return False

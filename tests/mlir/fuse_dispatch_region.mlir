@@ -80,3 +80,23 @@ func.func @output(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %c: tensor<2xf32>) -
   %4 = "ember.max"(%2, %3) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
   return %4 : tensor<4x2xf32>
 }
+
+// -----
+
+// Layernorm whose result a matmul reads: IREE fuses the normalization into the packing of
+// the matmul's operand, which a region would forbid.
+// CHECK-LABEL: func.func @feeds_matmul
+// CHECK-NOT: flow.dispatch.region
+// CHECK: linalg.matmul
+func.func @feeds_matmul(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  %s = "ember.reduce_sum"(%x) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %m = "ember.broadcast_in_dim"(%s) {shape = array<i64: 4, 8>, broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x8xf32>
+  %c = "ember.sub"(%x, %m) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %q = "ember.mul"(%c, %c) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %v = "ember.reduce_sum"(%q) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %r = "ember.rsqrt"(%v) : (tensor<4xf32>) -> tensor<4xf32>
+  %b = "ember.broadcast_in_dim"(%r) {shape = array<i64: 4, 8>, broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4x8xf32>
+  %y = "ember.mul"(%c, %b) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %z = "ember.dot_general"(%y, %w) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  return %z : tensor<4x2xf32>
+}
