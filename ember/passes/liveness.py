@@ -15,7 +15,8 @@ it was computed from instead, which therefore stay live until those users run.
 With data tiling (ember's default CPU flags), IREE copies each operand of a contraction into
 a packed layout once and reuses the copy in every contraction that reads the operand: the
 ``encoded`` operands get a twin buffer of their size, live from the first to the last such
-contraction.
+contraction. Control flow has buffers of its own, allocated apart from the others
+(``control_flow_scratch``).
 
 Example:
     >>> prog = Program.from_block(func_body)
@@ -32,7 +33,7 @@ import numpy as np
 
 from ember._mlir import ir
 
-ARG, TEMP, OUT, CONST, ENC = "arg", "temp", "out", "const", "enc"
+ARG, TEMP, OUT, CONST, ENC, SCRATCH = "arg", "temp", "out", "const", "enc", "scratch"
 
 
 def tensor_bytes(t: ir.Type) -> int:
@@ -42,6 +43,30 @@ def tensor_bytes(t: ir.Type) -> int:
     t = ir.RankedTensorType(t)
     bits = getattr(t.element_type, "width", 32)
     return int(np.prod(t.shape, dtype=np.int64)) * max(bits // 8, 1)
+
+
+def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
+    """Bytes IREE 3.13 allocates for a control-flow op besides its results, apart from the
+    rest of the program's buffers (they add to its peak wherever that is): the results once
+    more for ``cond``/``while``/``for`` (a branch's or an iteration's values are live with
+    the op's), the carries twice for ``scan``, and the packed operand copies of the
+    contractions inside (``encoded``), as for top-level ones. Measured with IREE's
+    statistics on programs of 1-4 MiB values (``tests/test_memory.py``)."""
+    if op.name not in ("ember.cond", "ember.while", "ember.for", "ember.scan"):
+        return 0
+    results = list(op.results)
+    if op.name == "ember.scan":
+        results = results[:ir.IntegerAttr(op.attributes["num_carry"]).value] * 2
+    inside = 0          # regions run one at a time (a cond's branches, a loop's cond and body)
+    for region in op.regions:
+        n = 0
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                n += sum(tensor_bytes(inner.operands[k].type) for k in encoded(inner))
+                n += control_flow_scratch(inner, encoded)
+        inside = max(inside, n)
+    return sum(tensor_bytes(r.type) for r in results) + inside
 
 
 def top_level(op: ir.Operation, block: ir.Block):
@@ -151,6 +176,12 @@ class Program:
                     prog.values.append(None)
                 if twins[vid] not in used:
                     used.append(twins[vid])
+            scratch = control_flow_scratch(op, encoded)
+            if scratch:         # buffers of its own
+                prog.sizes.append(scratch)
+                prog.kinds.append(SCRATCH)
+                prog.values.append(None)
+                used.append(len(prog.sizes) - 1)
             prog.uses.append(used)
             prog.direct.append(direct)
             const = op.name == "ember.constant"
@@ -197,11 +228,12 @@ class Program:
                     begin[op] = pos[prev]
                 prev = op
         for v, kind in enumerate(self.kinds):
-            if kind == ENC and v in first:
-                start = begin[order[first[v]]]
+            if kind in (ENC, SCRATCH) and v in first:
+                # IREE allocates control flow's own buffers apart: never reused by the rest
+                start, end = (0, n - 1) if kind == SCRATCH else (begin[order[first[v]]], last[v])
                 for d in (delta, temp_delta):
                     d[start] += self.sizes[v]
-                    d[last[v] + 1] -= self.sizes[v]
+                    d[end + 1] -= self.sizes[v]
         for op in order:
             start = begin[op]
             for d in self.defs[op]:
