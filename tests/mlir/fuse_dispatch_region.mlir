@@ -2,6 +2,9 @@
 // flow.dispatch.region, which IREE keeps as one dispatch at every opt level; fusions IREE
 // takes as one dispatch anyway, or that its codegen cannot take as one, are left bare.
 // RUN: ember-opt %s --split-input-file --ember-fuse --ember-to-linalg | filecheck %s
+// RUN: ember-opt %s --split-input-file --ember-fuse --ember-to-linalg=dispatch-regions=false \
+// RUN:   | filecheck %s --check-prefix=BARE
+// BARE-NOT: flow.dispatch.region
 
 // Layernorm: a reduction, a reduction of its centred input, then the normalized output.
 // CHECK-LABEL: func.func @layernorm
