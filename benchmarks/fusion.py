@@ -192,11 +192,11 @@ def _compiled(kernel, args, fusion, flags):
     from ember.backends import cpu
     from ember.backends.compiler import compile_mlir
     from ember.backends.runtime import Executable, get_device
-    from ember.frontend.api import Compiled, _largest_tensor
+    from ember.frontend.api import Compiled, program_size
 
     lowered = ember.jit(ember_function(kernel), fusion=fusion).lower(*args)
     vmfb = compile_mlir(lowered.as_text("linalg"), flags)
-    device = get_device(cpu.driver_for(_largest_tensor(lowered._stage("linalg"))))
+    device = get_device(cpu.driver_for(*program_size(lowered._stage("linalg"))))
     return Compiled(Executable(vmfb, device), lowered), device
 
 

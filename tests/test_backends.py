@@ -372,3 +372,20 @@ def test_random_programs_agree_on_cpu_and_vulkan(seed):
             assert np.all(np.isfinite(c)) and np.ptp(c) > 0   # a program that computes
             scale = max(1.0, float(np.max(np.abs(c))))
             np.testing.assert_allclose(v, c, rtol=1e-4, atol=1e-5 * scale)
+
+
+def test_small_work_runs_on_the_calling_thread_large_work_on_the_pool():
+    """The CPU driver follows the program's loop iterations, not only its tensor sizes: a
+    256x512 reduction (2 x 512 KiB inputs, 131k iterations) on local-sync, a matmul of the
+    same inputs (67M iterations) on local-task; both give NumPy's results."""
+    x = np.linspace(0, 1, 256 * 512, dtype=np.float32).reshape(256, 512)
+    w = np.linspace(-1, 1, 512 * 512, dtype=np.float32).reshape(512, 512)
+    reduce = ember.jit(lambda a, b: ((a - b) ** 2).sum(axis=1)).lower(x, x[::-1]).compile()
+    matmul = ember.jit(lambda a, b: a @ b).lower(x, w).compile()
+    assert reduce.executable.device.driver == "local-sync"
+    assert matmul.executable.device.driver == "local-task"
+    np.testing.assert_allclose(np.asarray(reduce(x, x[::-1])),
+                               ((x - x[::-1]) ** 2).sum(axis=1), rtol=1e-5)
+    want = x @ w
+    np.testing.assert_allclose(np.asarray(matmul(x, w)), want, rtol=1e-4,
+                               atol=1e-5 * (np.abs(x) @ np.abs(w)).max())

@@ -11,7 +11,7 @@
   :mod:`ember.backends.legality` before IREE sees the program;
 - ``devices()`` (this machine's devices, ``[]`` without a driver), ``device(id)`` (one, or a
   BackendUnavailableError saying what to install) and ``runtime_device(device,
-  largest_tensor_bytes)`` (which HAL device loads a program);
+  largest_tensor_bytes, iterations)`` (which HAL device loads a program);
 - a :class:`~ember.backends.runtime.Device` subclass with the backend's readback.
 
 Adding a target (ROCm, Metal) is one new module listed in ``BACKENDS``.

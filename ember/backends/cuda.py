@@ -73,7 +73,8 @@ def device(index: int = 0) -> CudaDevice:
     raise unavailable(NAME, reason, INSTALL_HINT, index)
 
 
-def runtime_device(dev: CudaDevice | None, largest_tensor_bytes: int) -> CudaDevice:
+def runtime_device(dev: CudaDevice | None, largest_tensor_bytes: int,
+                   iterations: int | None = None) -> CudaDevice:
     return dev if dev is not None else device(0)
 
 

@@ -193,5 +193,6 @@ def device(index: int = 0) -> VulkanDevice:
     raise unavailable(NAME, reason, INSTALL_HINT, index)
 
 
-def runtime_device(dev: VulkanDevice | None, largest_tensor_bytes: int) -> VulkanDevice:
+def runtime_device(dev: VulkanDevice | None, largest_tensor_bytes: int,
+                   iterations: int | None = None) -> VulkanDevice:
     return dev if dev is not None else device(0)

@@ -157,11 +157,11 @@ class Lowered:
                        options)
         vmfb = self.compile_linalg(lambda: compile_mlir(
             self.as_text("linalg"), flags, fallbacks=backend.fallback_flags(**options)))
-        largest = _largest_tensor(self._stage("linalg"))
+        size = program_size(self._stage("linalg"))
         device = self.device
 
         def load():
-            return Executable(vmfb, backend.runtime_device(device, largest))
+            return Executable(vmfb, backend.runtime_device(device, *size))
         if device is not None or backend.devices():
             return Compiled(load(), self)
         return Compiled(None, self, vmfb=vmfb, load=load)
@@ -178,8 +178,34 @@ class Lowered:
         return memory.plan_of(self._stage("optimized"))
 
 
+def program_size(module: ir.Module) -> tuple[int, int]:
+    """Bytes of the largest tensor of a linalg program and the loop iterations of its linalg
+    ops in all (a contraction's M*N*K), to pick the driver."""
+    return _largest_tensor(module), sum(_iterations(op) for op in walk(module.operation)
+                                        if op.name.startswith("linalg."))
+
+
+def _iterations(op) -> int:
+    """Loop iterations of a linalg op: its loop ranges read through its indexing maps."""
+    tensors = [v.type for v in list(op.operands) + list(op.results)]
+    if "indexing_maps" in op.attributes:
+        ranges = {}
+        for t, m in zip(tensors, ir.ArrayAttr(op.attributes["indexing_maps"])):
+            if isinstance(t, ir.RankedTensorType):
+                for e, n in zip(ir.AffineMapAttr(m).value.results, t.shape):
+                    if isinstance(e, ir.AffineDimExpr):
+                        ranges[ir.AffineDimExpr(e).position] = n
+        return int(np.prod(list(ranges.values()), dtype=np.int64))
+    shapes = [ir.RankedTensorType(t).shape for t in tensors
+              if isinstance(t, ir.RankedTensorType)]
+    most = max((int(np.prod(s, dtype=np.int64)) for s in shapes), default=0)
+    if "matmul" in op.name and len(shapes) >= 2:      # (..., M, K) @ (..., K, N)
+        return int(np.prod(shapes[0], dtype=np.int64)) * shapes[1][-1]
+    return most
+
+
 def _largest_tensor(module: ir.Module) -> int:
-    """Bytes of the largest tensor of the program (to pick the driver)."""
+    """Bytes of the largest tensor of the program."""
     largest = 0
     for op in walk(module.operation):
         for region in op.regions:
