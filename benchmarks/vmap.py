@@ -27,26 +27,29 @@ text ember compiles. Every result is checked against NumPy once; a wrong one sho
 the exit status is 1. Targets: vmap within 1.2x of hand-batched, >= 50x faster than the
 Python loop, no slower than JAX, and as many dispatches as hand-batched.
 
-Figures (2-core development machine, 2026-11-30, shared with other jobs: load average 8, so
-times are inflated and ratios noisy by +-20%; ``this/vmap`` is the other's time over vmap's):
+Figures (2-core development machine, 2026-11-30, load average 1-2; ratios move by up to
+20% between runs; ``this/vmap`` is the other's time over vmap's):
 
     case                         vmap      hand-batched  Python loop   jax.vmap    dispatches
-    mlp3 512, 256 rows           32.7 ms   1.10x         17.8x         0.48x       10 vs 10
-    distance 2x512, 256 pairs    84.4 us   1.12x         104x          2.50x       1 vs 1
-    distance 256x256 (nested)    13.4 ms   0.92x         140x          3.54x       1 vs 1
-    newton while_loop 256 lanes  58.6 us   0.98x         377x          1.18x       3 vs 3
+    mlp3 512, 256 rows           4.57 ms   0.96x         26.0x         0.84x       10 vs 10
+    distance 2x512, 256 pairs    50.1 us   0.96x         66.3x         4.00x       1 vs 1
+    distance 256x256 (nested)    5.05 ms   0.94x         124x          1.82x       1 vs 1
+    newton while_loop 256 lanes  56.9 us   0.99x         213x          0.72x       4 vs 4
 
-Every case meets "within 1.2x of hand-batched" and "same dispatch count". The MLP misses
-"50x the loop" and "no slower than JAX" (an idle run earlier gave 27x and 1.27x): its
-vmapped program is the hand-batched one op for op (``tests/test_vmap.py::
-test_vmapped_mlp_lowers_like_hand_batched``; a vector @ matrix is one contraction since
-ember.numpy.matmul stopped reshaping 1-D operands to unit matrices), so what remains is
-IREE's matmul code against XLA's, not batching; data tiling off or IREE's ukernels were no
-faster here. The loop is compute-bound there, not call-bound: each per-example call
-streams all three 1 MB weight matrices (about 1-2 ms a call), so its ratio moves with the
-matmul speed too. The while_loop's batched form (run while any lane is active, freeze the
-finished lanes with a select) is the hand-written one; its time against JAX is IREE's
-per-iteration host round trip for the condition.
+Met everywhere: within 1.2x of hand-batched and the same dispatch count. Since the CPU
+driver follows a program's loop iterations (``ember/backends/cpu.py``), the 256-pair
+distance runs on local-sync: 66-93x the loop and 4x faster than JAX (19x and 0.77x
+before). Not met: the MLP's 50x over the loop and JAX's speed, and the while_loop's JAX
+speed. The MLP's 50x cannot be had on this machine: the loop is bandwidth-bound (each
+per-example call streams the three 1 MiB weight matrices: 87-119 ms for 256 calls), so 50x
+means the batched MLP's 403 MFLOP in 1.7-2.4 ms, 170-235 GFLOP/s, at or above the 199
+GFLOP/s that OpenBLAS's sgemm reaches here (``../shared/DESIGN.md``); ember's runs at ~90
+GFLOP/s, JAX's at ~105-120. The vmapped program is the hand-batched one op for op (``tests/test_vmap.py::
+test_vmapped_mlp_lowers_like_hand_batched``), so the JAX gap is IREE's matmul code against
+XLA's, not batching; data tiling off or IREE's ukernels were no faster here. The
+while_loop's batched form (run while any lane is active, freeze the finished lanes with a
+select) is the hand-written one; its time against JAX is IREE's per-iteration host round
+trip for the condition.
 """
 
 from __future__ import annotations
