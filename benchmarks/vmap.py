@@ -25,31 +25,34 @@ dispatch count of the vmapped and the hand-batched program is read from IREE's s
 statistics (``dispatch-count`` under ``stream-aggregate.execution``) for the same linalg
 text ember compiles. Every result is checked against NumPy once; a wrong one shows WRONG and
 the exit status is 1. Targets: vmap within 1.2x of hand-batched, >= 50x faster than the
-Python loop, no slower than JAX, and as many dispatches as hand-batched.
+Python loop, no slower than JAX, and no more dispatches than hand-batched (batching must not
+break fusion).
 
-Figures (2-core development machine, 2026-11-30, load average 1-2; ratios move by up to
-20% between runs; ``this/vmap`` is the other's time over vmap's):
+Figures (2-core development machine, 2026-11-30, shared with other jobs: ranges over five
+runs; ``this/vmap`` is the other's time over vmap's):
 
-    case                         vmap      hand-batched  Python loop   jax.vmap    dispatches
-    mlp3 512, 256 rows           4.57 ms   0.96x         26.0x         0.84x       10 vs 10
-    distance 2x512, 256 pairs    50.1 us   0.96x         66.3x         4.00x       1 vs 1
-    distance 256x256 (nested)    5.05 ms   0.94x         124x          1.82x       1 vs 1
-    newton while_loop 256 lanes  56.9 us   0.99x         213x          0.72x       4 vs 4
+    case                         vmap         hand-batched  Python loop  jax.vmap     dispatches
+    mlp3 512, 256 rows           4.4-4.7 ms   0.92-1.05x    22-26x       0.78-0.92x   10 vs 10
+    distance 2x512, 256 pairs    45-51 us     0.93-1.07x    55-105x      3.96-4.03x   1 vs 1
+    distance 256x256 (nested)    3.5-5.4 ms   0.65-0.98x    124-205x     1.82-3.25x   1 vs 1
+    newton while_loop 256 lanes  17-33 us     1.7-3.3x      297-718x     0.68-1.41x   3 vs 4
 
-Met everywhere: within 1.2x of hand-batched and the same dispatch count. Since the CPU
-driver follows a program's loop iterations (``ember/backends/cpu.py``), the 256-pair
-distance runs on local-sync: 66-93x the loop and 4x faster than JAX (19x and 0.77x
-before). Not met: the MLP's 50x over the loop and JAX's speed, and the while_loop's JAX
-speed. The MLP's 50x cannot be had on this machine: the loop is bandwidth-bound (each
-per-example call streams the three 1 MiB weight matrices: 87-119 ms for 256 calls), so 50x
-means the batched MLP's 403 MFLOP in 1.7-2.4 ms, 170-235 GFLOP/s, at or above the 199
-GFLOP/s that OpenBLAS's sgemm reaches here (``../shared/DESIGN.md``); ember's runs at ~90
-GFLOP/s, JAX's at ~105-120. The vmapped program is the hand-batched one op for op (``tests/test_vmap.py::
-test_vmapped_mlp_lowers_like_hand_batched``), so the JAX gap is IREE's matmul code against
-XLA's, not batching; data tiling off or IREE's ukernels were no faster here. The
-while_loop's batched form (run while any lane is active, freeze the finished lanes with a
-select) is the hand-written one; its time against JAX is IREE's per-iteration host round
-trip for the condition.
+Met: no more dispatches than hand-batched everywhere; within 1.2x of hand-batched except in
+two runs of the nested distance, whose vmapped and hand-batched programs are the same two
+generics and time alike when run on their own (3.2-3.3 ms each): noise. Since the CPU driver
+follows a program's loop iterations (``ember/backends/cpu.py``), the 256-pair distance runs
+on local-sync: 55-105x the loop and 4x faster than JAX (19x and 0.77x before). A batched
+while_loop takes up to 16 frozen-lane steps per check of its condition
+(``ember/passes/batch_control_flow.py``): Newton's sqrt went from 57 us (2.4x JAX's time) to
+17-33 us, around JAX's 22-25 us. Not met: the MLP's 50x over the loop and JAX's speed. The
+50x cannot be had on this machine: the loop is bandwidth-bound (each per-example call
+streams the three 1 MiB weight matrices: 87-123 ms for 256 calls), so 50x means the batched
+MLP's 403 MFLOP in 1.7-2.5 ms, 160-235 GFLOP/s, near or above the 199 GFLOP/s that
+OpenBLAS's sgemm reaches here (``../shared/DESIGN.md``); ember's runs at ~90 GFLOP/s, JAX's
+at ~95-120. The vmapped program is the hand-batched one op for op
+(``tests/test_vmap.py::test_vmapped_mlp_lowers_like_hand_batched``), so the JAX gap is
+IREE's matmul code against XLA's, not batching; data tiling off or IREE's ukernels were no
+faster here.
 """
 
 from __future__ import annotations
@@ -353,9 +356,11 @@ def run_case(rep: Report, case: Case, jax, jnp, quick: bool) -> None:
         parts.append(f"{r_jax:.2f}x JAX (<= 1x: {'MET' if r_jax <= 1 else 'MISSED'})")
     else:
         parts.append("JAX n/a")
-    same = disp["vmap"] == disp["hand"]
-    parts.append(f"dispatches {disp['vmap']} vs {disp['hand']} ("
-                 f"{'MET' if same else 'MISSED'})")
+    # The target is that batching keeps fusion: as many dispatches as hand-batched, or fewer
+    # (a batched while_loop takes several steps per iteration, see batch_control_flow.py).
+    kept = disp["vmap"] <= disp["hand"]
+    parts.append(f"dispatches {disp['vmap']} vs {disp['hand']} (<=: "
+                 f"{'MET' if kept else 'MISSED'})")
     rep.targets.append(f"{name}: " + "; ".join(parts))
 
 

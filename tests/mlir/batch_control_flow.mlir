@@ -62,7 +62,8 @@ func.func private @cond_pe(%p: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
 // -----
 
 // A batched loop condition: the loop runs while any lane's condition holds (reduce_or); the
-// body recomputes each lane's condition and freezes finished lanes with a select.
+// body recomputes each lane's condition and freezes finished lanes with a select, 16 such
+// steps per check of the condition since the carry is small (16 bytes).
 // CHECK-LABEL: func.func @while_batched
 // CHECK-SAME: (%[[N:.*]]: tensor<4xi32>, %[[LIM:.*]]: tensor<i32>)
 // CHECK: %[[R:.*]] = "ember.while"(%[[N]]) ({
@@ -75,8 +76,12 @@ func.func private @cond_pe(%p: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
 // CHECK: %[[LANE:.*]] = "ember.lt"(%[[D]], {{.*}}) {{.*}} -> tensor<4xi1>
 // CHECK: %[[NEXT:.*]] = "ember.add"(%[[D]], %[[D]])
 // CHECK: %[[SEL:.*]] = "ember.select"(%[[LANE]], %[[NEXT]], %[[D]])
-// CHECK: "ember.yield"(%[[SEL]])
-// CHECK: }) : (tensor<4xi32>) -> tensor<4xi32>
+// CHECK: %[[LANE2:.*]] = "ember.lt"(%[[SEL]], {{.*}})
+// CHECK: %[[NEXT2:.*]] = "ember.add"(%[[SEL]], %[[SEL]])
+// CHECK: "ember.select"(%[[LANE2]], %[[NEXT2]], %[[SEL]])
+// CHECK-COUNT-14: "ember.select"
+// CHECK-NEXT: "ember.yield"
+// CHECK-NEXT: }) : (tensor<4xi32>) -> tensor<4xi32>
 // CHECK: return %[[R]]
 func.func @while_batched(%n: tensor<4xi32>, %lim: tensor<i32>) -> tensor<4xi32> {
   %0 = "ember.vmap"(%n, %lim) {axis_size = 4 : i64, callee = @while_pe, in_axes = array<i64: 0, -1>, out_axes = array<i64: 0>} : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
@@ -93,6 +98,34 @@ func.func private @while_pe(%n: tensor<i32>, %lim: tensor<i32>) -> tensor<i32> {
     "ember.yield"(%1) : (tensor<i32>) -> ()
   }) : (tensor<i32>) -> tensor<i32>
   return %0 : tensor<i32>
+}
+
+// -----
+
+// A large carry (4 x 4096 x i32, 64 KiB): one step per check of the condition.
+// CHECK-LABEL: func.func @while_batched_large
+// CHECK: "ember.while"
+// CHECK: "ember.reduce_or"
+// CHECK: }, {
+// CHECK-COUNT-1: "ember.select"
+// CHECK-NEXT: "ember.yield"
+// CHECK-NEXT: })
+func.func @while_batched_large(%n: tensor<4x4096xi32>, %lim: tensor<i32>) -> tensor<4x4096xi32> {
+  %0 = "ember.vmap"(%n, %lim) {axis_size = 4 : i64, callee = @while_large_pe, in_axes = array<i64: 0, -1>, out_axes = array<i64: 0>} : (tensor<4x4096xi32>, tensor<i32>) -> tensor<4x4096xi32>
+  return %0 : tensor<4x4096xi32>
+}
+func.func private @while_large_pe(%n: tensor<4096xi32>, %lim: tensor<i32>) -> tensor<4096xi32> {
+  %0 = "ember.while"(%n) ({
+  ^bb0(%c: tensor<4096xi32>):
+    %1 = "ember.reduce_sum"(%c) {axes = array<i64: 0>} : (tensor<4096xi32>) -> tensor<i32>
+    %2 = "ember.lt"(%1, %lim) : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    "ember.yield"(%2) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%c: tensor<4096xi32>):
+    %1 = "ember.add"(%c, %c) : (tensor<4096xi32>, tensor<4096xi32>) -> tensor<4096xi32>
+    "ember.yield"(%1) : (tensor<4096xi32>) -> ()
+  }) : (tensor<4096xi32>) -> tensor<4096xi32>
+  return %0 : tensor<4096xi32>
 }
 
 // -----
