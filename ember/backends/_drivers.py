@@ -28,6 +28,15 @@ def enumerate_devices(driver_name: str, cls) -> tuple[list, str | None]:
     return found, None
 
 
+def device_at(enumerated: tuple[list, str | None], backend: str, hint: str, index: int):
+    """Device ``index`` of an ``enumerate_devices`` result, or the error saying what to
+    install."""
+    found, reason = enumerated
+    if index < len(found):
+        return found[index]
+    raise unavailable(backend, reason, hint, index)
+
+
 def unavailable(backend: str, reason: str | None, hint: str, index: int = 0):
     """The error for a backend without device ``id``."""
     what = f"no {backend} device {index} on this machine"

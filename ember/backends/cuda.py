@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from ember.backends._drivers import enumerate_devices, unavailable
+from ember.backends._drivers import device_at, enumerate_devices
 from ember.backends.runtime import Device
 from ember.errors import TargetOptionError
 
@@ -67,10 +67,7 @@ def devices() -> list[CudaDevice]:
 
 
 def device(index: int = 0) -> CudaDevice:
-    found, reason = _enumerated()
-    if index < len(found):
-        return found[index]
-    raise unavailable(NAME, reason, INSTALL_HINT, index)
+    return device_at(_enumerated(), NAME, INSTALL_HINT, index)
 
 
 def runtime_device(dev: CudaDevice | None, largest_tensor_bytes: int,

@@ -15,7 +15,7 @@ import threading
 import iree.runtime as rt
 import numpy as np
 
-from ember.backends._drivers import enumerate_devices, unavailable
+from ember.backends._drivers import device_at, enumerate_devices
 from ember.backends.runtime import _RAW, Device
 from ember.errors import TargetOptionError
 
@@ -187,10 +187,7 @@ def devices() -> list[VulkanDevice]:
 
 
 def device(index: int = 0) -> VulkanDevice:
-    found, reason = _enumerated()
-    if index < len(found):
-        return found[index]
-    raise unavailable(NAME, reason, INSTALL_HINT, index)
+    return device_at(_enumerated(), NAME, INSTALL_HINT, index)
 
 
 def runtime_device(dev: VulkanDevice | None, largest_tensor_bytes: int,
