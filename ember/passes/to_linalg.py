@@ -9,7 +9,7 @@ types (IREE wants signless integers).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 
 from ember._mlir import ir, signless
 from ember.dialects import OPS, aval_of_type, decode_attrs
@@ -28,14 +28,16 @@ _TERMINATORS = frozenset(n for n, d in OPS.items() if "terminator" in d.traits)
 
 
 @register
-@dataclass
+@dataclasses.dataclass
 class ToLinalg(Pass):
     """Lower ember ops to upstream dialects IREE accepts; with ``dispatch-regions`` (the
     default), a fusion IREE might split becomes one ``flow.dispatch.region``."""
 
     name = "ember-to-linalg"
     summary = "Lower ember ops to linalg, tensor, arith, math and func"
-    dispatch_regions: bool = True
+    dispatch_regions: bool = dataclasses.field(default=True, metadata={
+        "help": "wrap a fusion IREE might split in one flow.dispatch.region (false: the GPU "
+                "backends, whose codegen does not take them)"})
 
     def run(self, module: ir.Module) -> None:
         # Ember types of values already replaced by signless ones (ui32 lowers to i32).
