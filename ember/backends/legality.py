@@ -57,8 +57,7 @@ def _dtype_name(t: ir.Type) -> str | None:
 
 
 # Constants and returns of a bad dtype are reported through the op that computes them, or the
-# argument they pass through (or, failing that, by
-# the lowered IR's check).
+# argument they pass through (or, failing that, by the lowered IR's check).
 _NOT_COMPUTE = frozenset({"builtin.module", "ember.constant", "func.return"})
 
 

@@ -63,7 +63,6 @@ _GENERIC_ONLY = {
                "CPU backend",
 }
 
-
 _NARROW_UNSIGNED_DIV = ("IREE 3.13 cannot compile unsigned division of 8- and 16-bit "
                        "integers for Vulkan (\"bitwidth emulation is not implemented yet on "
                        "unsigned op pattern\"); convert to uint32 first")
@@ -87,6 +86,7 @@ def unsupported(target: str = DEFAULT_TARGET) -> dict[str, str]:
     if target not in PROFILES:
         out.update(_GENERIC_ONLY)
     return out
+
 
 STAGING_CACHE_MAX_BYTES = 64 << 20   # larger readbacks allocate their own staging buffer
 
