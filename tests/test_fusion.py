@@ -44,9 +44,10 @@ _STEP = st.tuples(st.sampled_from("ubr"), st.integers(0, 9), st.integers(0, 9),
 
 
 @settings(max_examples=12, deadline=None)
-@given(steps=st.lists(_STEP, min_size=2, max_size=8))
-def test_random_graphs_fused_equal_unfused_and_numpy(steps):
-    x = np.random.default_rng(len(steps)).standard_normal((4, 8)).astype(np.float32)
+@given(steps=st.lists(_STEP, min_size=2, max_size=8), width=st.sampled_from([8, 128]))
+def test_random_graphs_fused_equal_unfused_and_numpy(steps, width):
+    """Rows of 128 take the split row reductions of a dispatch region, rows of 8 do not."""
+    x = np.random.default_rng(len(steps)).standard_normal((4, width)).astype(np.float32)
     want = _program(steps, np)(x)
     fused = ember.jit(_program(steps, enp), fusion=True)
     unfused = ember.jit(_program(steps, enp), fusion=False)
@@ -102,6 +103,38 @@ def test_chained_reductions_are_one_dispatch_on_the_cpu_only():
     for backend in ("vulkan", "cuda"):
         text = ember.jit(f, backend=backend).lower(x).as_text("linalg")
         assert "flow.dispatch.region" not in text and "linalg.generic" in text
+
+
+_ROW_REDUCTIONS = [(np.sum, enp.sum), (np.prod, enp.prod), (np.max, enp.max),
+                   (np.min, enp.min), (np.all, enp.all), (np.any, enp.any)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
+def test_split_row_reductions_equal_numpy(dtype):
+    """Each reduction kind over rows of 64 (split into 8 lanes in a dispatch region), its
+    result then read by the row's elementwise consumer; and a row reduction whose body reads
+    the loop index (an iota), which stays whole."""
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((6, 64)) * (0.2 if dtype == "float32" else 3)).astype(dtype) \
+        if dtype != "bool" else rng.random((6, 64)) < 0.9
+
+    def f(m, x):
+        outs = []
+        for np_fn, enp_fn in _ROW_REDUCTIONS:
+            if dtype != "bool" and np_fn in (np.all, np.any):
+                continue
+            r = (np_fn if m is np else enp_fn)(x, axis=-1, keepdims=True)
+            outs.append(x == r if dtype == "bool" else x - r)
+        if dtype == "float32":
+            w = m.arange(64, dtype=np.float32)
+            outs.append(x / (x * w).sum(axis=-1, keepdims=True))
+        return outs
+
+    jf = ember.jit(lambda x: f(enp, x))
+    text = jf.lower(x).as_text("linalg")
+    assert "flow.dispatch.region" in text and "tensor.expand_shape" in text
+    for got, want in zip(jf(x), f(np, x)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
 
 
 def test_region_iree_cannot_compile_falls_back_to_bare_generics(monkeypatch):

@@ -29,6 +29,11 @@ reductions, as in layernorm) they are wrapped in one ``flow.dispatch.region``: I
 existing region as one dispatch whatever its own heuristics and opt level (at its default
 level it splits layernorm in two). ``ember-to-linalg{dispatch-regions=false}`` leaves them
 bare; it is what the GPU backends use (``DISPATCH_REGIONS`` in ``ember/backends/``).
+
+In a region, a reduction along the contiguous last axis of a fusion argument is split in
+two generics (``split_reduction``): 8 partial results per row, then their combination.
+Measured (IREE 3.13, O3): layernorm 1.5x faster, rmsnorm, softmax and log-softmax alike.
+Outside a region it does not pay: IREE makes the partial reduction a dispatch of its own.
 """
 
 from __future__ import annotations
@@ -44,12 +49,14 @@ from ember.passes.lowering import (
     LOWERINGS,
     SCALAR,
     LowerCall,
+    _reassoc,
     _reduce_init,
     dims_map,
     elem,
     empty,
     filled,
     generic,
+    identity_map,
     index_of,
     lower_elementwise,
     lowering,
@@ -81,8 +88,9 @@ def _root_kind(op) -> str:
 
 
 class _Fusion:
-    def __init__(self, c: LowerCall):
+    def __init__(self, c: LowerCall, split: bool = False):
         self.c = c
+        self.split = split      # split row reductions (``split_reduction``)
         block = c.op.regions[0].blocks[0]
         ops = [o.operation for o in block.operations]
         self.ops, self.yielded = ops[:-1], list(ops[-1].operands)
@@ -260,11 +268,18 @@ class _Fusion:
                     out.append(self._walk(r, ident, inputs, scalars, r))
             return out
 
-        results = generic([self.tensor[v] for v, _ in inputs],
-                          [dims_map(rank, m) for _, m in inputs], inits,
-                          [dims_map(rank, out_map)] * len(roots),
-                          ["reduction" if d in axes else "parallel" for d in range(rank)],
-                          body)
+        iters = ["reduction" if d in axes else "parallel" for d in range(rank)]
+        # Only rows of fusion arguments: splitting a row the region computes itself, IREE
+        # tiled it onto the stack and went over its limit (softmax without max).
+        if self.split and axes == (rank - 1,) and rank >= 2 and all(
+                isinstance(v.owner, ir.Block) for v, m in inputs if rank - 1 in m):
+            results = split_reduction([self.tensor[v] for v, _ in inputs],
+                                      [m for _, m in inputs], inits, out_map, iters, body,
+                                      [_combine(r) for r in roots])
+        else:
+            results = generic([self.tensor[v] for v, _ in inputs],
+                              [dims_map(rank, m) for _, m in inputs], inits,
+                              [dims_map(rank, out_map)] * len(roots), iters, body)
         self.tensor.update(zip(roots, results))
 
     def _walk(self, v, m, inputs, scalars, root):
@@ -434,6 +449,13 @@ def _is_copy(op) -> bool:
     return len(ops) == 1 and list(ops[0].operands) == [body.arguments[0]]
 
 
+def _combine(r):
+    """``(acc, x) -> acc ⊕ x`` for reduction result ``r``."""
+    dt = aval_of_type(r.type).dtype
+    fn = SCALAR[_COMBINE[r.owner.operation.name.split("_", 1)[1]]]
+    return lambda acc, x: fn([acc, x], dt, dt, {})
+
+
 def _grows(v) -> bool:
     """Whether ``v`` is a broadcast to more elements (through index-map ops)."""
     while not isinstance(v.owner, ir.Block):
@@ -448,7 +470,7 @@ def _grows(v) -> bool:
     return False
 
 
-_SETUP = frozenset(("tensor.empty", "linalg.fill", "arith.constant"))
+_SETUP = frozenset(("tensor.empty", "linalg.fill", "arith.constant", "tensor.expand_shape"))
 
 
 @lowering("fusion")
@@ -458,15 +480,61 @@ def _lower_fusion(c: LowerCall) -> list[ir.Value]:
     region = flow.DispatchRegionOp([signless(r.type) for r in c.op.results], [], [])
     block = region.body.blocks.append()
     with ir.InsertionPoint(block):
-        flow.ReturnOp(_Fusion(c).lower())
-    ops = [op.operation for op in block.operations]
-    if _one_dispatch(c, ops):
+        flow.ReturnOp(_Fusion(c, split=True).lower())
+    if _one_dispatch(c, [op.operation for op in block.operations]):
         return list(region.results)
-    results = list(ops[-1].operands)
-    for op in ops[:-1]:
-        op.move_before(region.operation)
-    region.operation.erase()
-    return results
+    region.operation.erase()        # bare generics, and their rows unsplit
+    return _Fusion(c).lower()
+
+
+# Lanes of a split row reduction, and the shortest row worth splitting.
+SPLIT_LANES = 8
+SPLIT_MIN_EXTENT = 64
+
+
+def split_reduction(inputs, input_exprs, inits, out_dims, iterators, body,
+                    combines) -> list[ir.Value]:
+    """A ``linalg.generic`` reducing over its last loop dim (arguments as for ``generic``,
+    maps as ``dims_map`` expressions), as two when the rows allow: [..., N] read as
+    [..., N / SPLIT_LANES, SPLIT_LANES] and reduced over the middle axis into SPLIT_LANES
+    partial results, then those combined by ``combines[i](acc, x)`` into ``inits``."""
+    rank = len(iterators)
+    last = rank - 1
+    whole = generic(inputs, [dims_map(rank, e) for e in input_exprs], inits,
+                    [dims_map(rank, out_dims)] * len(inits), iterators, body)
+    extents = {ir.RankedTensorType(v.type).shape[-1] for v, e in zip(inputs, input_exprs)
+               if last in e}
+    if len(extents) != 1 or any(last in e[:-1] for e in input_exprs) or \
+            min(extents) % SPLIT_LANES or min(extents) < SPLIT_MIN_EXTENT or \
+            any(o.operation.name == "linalg.index"     # loop indices the split renumbers
+                for o in whole[0].owner.regions[0].blocks[0].operations):
+        return whole
+    whole[0].owner.erase()
+    n = min(extents)
+    split_inputs, split_exprs = [], []
+    for v, e in zip(inputs, input_exprs):
+        if last in e:
+            t = ir.RankedTensorType(v.type)
+            shape = list(t.shape[:-1]) + [n // SPLIT_LANES, SPLIT_LANES]
+            groups = [[d] for d in range(t.rank - 1)] + [[t.rank - 1, t.rank]]
+            v = tensor.ExpandShapeOp(ir.RankedTensorType.get(shape, t.element_type), v,
+                                     _reassoc(groups), [], shape).result
+            e = tuple(e) + (rank,)
+        split_inputs.append(v)
+        split_exprs.append(e)
+    partial_inits = []
+    for init in inits:      # each is the fill of the reduction's identity
+        t = ir.RankedTensorType(init.type)
+        partial_inits.append(linalg.fill(init.owner.opview.inputs[0], outs=[
+            tensor.EmptyOp(list(t.shape) + [SPLIT_LANES], t.element_type).result]))
+    lanes_map = dims_map(rank + 1, tuple(out_dims) + (rank,))
+    partial = generic(split_inputs, [dims_map(rank + 1, e) for e in split_exprs],
+                      partial_inits, [lanes_map] * len(inits), list(iterators) + ["parallel"],
+                      body)
+    k, n_out = len(out_dims), len(inits)
+    return generic(partial, [identity_map(k + 1)] * n_out, inits,
+                   [dims_map(k + 1, range(k))] * n_out, ["parallel"] * k + ["reduction"],
+                   lambda *a: [f(acc, x) for f, x, acc in zip(combines, a[:n_out], a[n_out:])])
 
 
 def _one_dispatch(c: LowerCall, ops: list) -> bool:
