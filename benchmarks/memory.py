@@ -10,13 +10,16 @@ For each program (issue 8, "Measured"), in one run:
 
 - IREE's ``transient-memory-size`` (from ``--iree-scheduling-dump-statistics-format=json``)
   of the linalg text ember hands IREE, with the planner off (``memory_planner`` False: the
-  traced order) and on; ember's own prediction of it (``temp_size_in_bytes`` of the plan);
-- runtime (median of repeats after warm-up, inputs on the device) with the planner off and on;
+  traced order) and on; ember's own prediction of it (``transient_size_in_bytes`` of
+  ``memory_analysis()``: the planned peak of temporaries plus the results, which IREE
+  counts in its figure too);
+- runtime (median of repeats after warm-up, inputs on the device, the contenders timed
+  interleaved) with the planner off and on;
 - JAX: ``jax.jit(f).lower(...).compile().memory_analysis().temp_size_in_bytes`` and runtime
   (n/a without JAX).
 
 Two extra rows: the optimizer-style update ``p - lr * g`` with ``p`` donated (ember and JAX
-both donate), and the remat program under a feasible ``memory_budget`` (the planner's
+both donate), and ``remat_elementwise`` under a feasible ``memory_budget`` (the planner's
 predicted peak and IREE's transient memory against the budget, the runtime against no
 budget). Results are checked against the planner-off program once (WRONG otherwise, exit
 status 1). A plot (``--plot PATH``) needs matplotlib.
@@ -32,13 +35,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 import ember
 import ember.numpy as enp
+from benchmarks.timing import per_call_samples
 from ember.backends import cpu
 from ember.backends.statistics import program_statistics
 
@@ -116,6 +119,16 @@ def remat_program(m, x, w):
     return h + scale
 
 
+def remat_elementwise(m, x, w):
+    """As remat_program, with a value IREE keeps in a buffer: an elementwise product (a
+    broadcast of one element IREE clones into each kernel that reads it instead)."""
+    scale = w * 0.5
+    h = m.lax.cond(x[0, 0] > 0, lambda: scale @ x, lambda: x @ x)
+    h = h @ w
+    h = h @ w
+    return h + scale
+
+
 def sgd_update(m, p, g):
     """An optimizer-style in-place update; ``p`` is donated."""
     return p - 0.01 * g
@@ -126,17 +139,15 @@ PROGRAMS = [sum_bad_order, chain_bad_order, residual_mlp, scan_update, pairwise_
 ORDER_MATTERS = {"sum_bad_order", "chain_bad_order"}
 
 
-def _median_ms(fn, repeats):
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+def _medians_ms(fns: dict, repeats: int) -> dict:
+    """Median ms per call of each function, timed interleaved (see benchmarks/timing.py)."""
+    live = {k: f for k, f in fns.items() if f is not None}      # JAX's are None without it
+    samples = per_call_samples(live, inner=1, batches=repeats, warmup=2)
+    return {k: statistics.median(samples[k]) / 1e6 if k in samples else None for k in fns}
 
 
-def _ember_side(fun, args, planner: bool, repeats: int, budget=None, donate=()):
+def _ember_side(fun, args, planner: bool, budget=None, donate=()):
+    """(IREE's transient memory, the plan, a function running it once, its result)."""
     ember.config.update("memory_planner", planner)
     lowered = ember.jit(lambda *a: fun(EMBER, *a), memory_budget=budget,
                         donate_argnums=donate).lower(*args)
@@ -148,24 +159,23 @@ def _ember_side(fun, args, planner: bool, repeats: int, budget=None, donate=()):
     if donate:
         def run():
             compiled(ember.device_put(args[0]), *dev[1:]).block_until_ready()
-        ms = _median_ms(run, repeats)
     else:
-        ms = _median_ms(lambda: ember.tree_util.tree_map(
-            lambda a: a.block_until_ready(), compiled(*dev)), repeats)
-    return stats.transient_memory_size, lowered.memory_plan(), ms, out
+        def run():
+            ember.tree_util.tree_map(lambda a: a.block_until_ready(), compiled(*dev))
+    return stats.transient_memory_size, lowered.memory_plan(), run, out
 
 
-def _jax_side(jax, fun, args, repeats, donate=()):
+def _jax_side(jax, fun, args, donate=()):
+    """(JAX's temporary bytes, a function running it once), or (None, None) without JAX."""
+    if jax is None:
+        return None, None
     m = Api(jax.numpy, jax.lax, jax.vmap)
     jf = jax.jit(lambda *a: fun(m, *a), donate_argnums=donate)
     temp = jf.lower(*args).compile().memory_analysis().temp_size_in_bytes
     dev = [jax.device_put(a) for a in args]
     if donate:
-        ms = _median_ms(lambda: jax.block_until_ready(
-            jf(jax.device_put(args[0]), *dev[1:])), repeats)
-    else:
-        ms = _median_ms(lambda: jax.block_until_ready(jf(*dev)), repeats)
-    return temp, ms
+        return temp, lambda: jax.block_until_ready(jf(jax.device_put(args[0]), *dev[1:]))
+    return temp, lambda: jax.block_until_ready(jf(*dev))
 
 
 EMBER = Api(enp, ember.lax, ember.vmap)
@@ -195,34 +205,38 @@ def main(argv=None) -> int:
     rows = []
     header = (f"{'program':<18}{'IREE off':>9}{'IREE on':>9}{'ember':>9}{'JAX tmp':>9}"
               f"{'on/off':>8}{'ms off':>9}{'ms on':>9}{'ms JAX':>9}  check")
-    print(f"memory planner benchmark, {n}x{n} float32 (MiB; ember = predicted temporaries "
-          "with the planner on)")
+    print(f"memory planner benchmark, {n}x{n} float32 (MiB; ember = its prediction of IREE's "
+          "transient memory, temporaries and results, with the planner on)")
     print(header)
     try:
         for fun in PROGRAMS:
-            off, _, ms_off, ref = _ember_side(fun, (x, w), False, repeats)
-            on, plan, ms_on, got = _ember_side(fun, (x, w), True, repeats)
+            off, _, run_off, ref = _ember_side(fun, (x, w), False)
+            on, plan, run_on, got = _ember_side(fun, (x, w), True)
             ok = all(np.allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-4)
                      for a, b in zip(ember.tree_util.tree_leaves(ref),
                                      ember.tree_util.tree_leaves(got)))
-            jt, jms = _jax_side(jax, fun, (x, w), repeats) if jax else (None, None)
-            rows.append((fun.__name__, off, on, plan.temp_bytes, jt))
+            jt, run_jax = _jax_side(jax, fun, (x, w))
+            ms = _medians_ms({"off": run_off, "on": run_on, "jax": run_jax}, repeats)
+            ms_off, ms_on, jms = ms["off"], ms["on"], ms["jax"]
+            predicted = plan.temp_bytes + plan.output_bytes - plan.alias_bytes
+            rows.append((fun.__name__, off, on, predicted, jt))
             ratio = on / off if off else 1.0
-            print(f"{fun.__name__:<18}{_fmt_mib(off)}{_fmt_mib(on)}{_fmt_mib(plan.temp_bytes)}"
+            print(f"{fun.__name__:<18}{_fmt_mib(off)}{_fmt_mib(on)}{_fmt_mib(predicted)}"
                   f"{_fmt_mib(jt)}{ratio:8.2f}{ms_off:9.2f}{ms_on:9.2f}"
                   f"{'n/a' if jms is None else f'{jms:9.2f}':>9}  {'ok' if ok else 'WRONG'}")
             if not ok:
                 failures.append(fun.__name__)
 
         # Donation: the optimizer-style update.
-        plain, _, ms_plain, _ = _ember_side(sgd_update, (x, w), True, repeats)
-        donated, dplan, ms_don, out = _ember_side(sgd_update, (x, w), True, repeats,
-                                                  donate=(0,))
+        plain, _, run_plain, _ = _ember_side(sgd_update, (x, w), True)
+        donated, dplan, run_don, out = _ember_side(sgd_update, (x, w), True, donate=(0,))
         ok = np.allclose(np.asarray(out), x - 0.01 * w, rtol=1e-6)
-        jt, jms = _jax_side(jax, sgd_update, (x, w), repeats, donate=(0,)) if jax else \
-            (None, None)
+        jt, run_jax = _jax_side(jax, sgd_update, (x, w), donate=(0,))
+        ms = _medians_ms({"plain": run_plain, "donated": run_don, "jax": run_jax}, repeats)
+        ms_plain, ms_don, jms = ms["plain"], ms["donated"], ms["jax"]
         print(f"{'sgd (p donated)':<18}{_fmt_mib(plain)}{_fmt_mib(donated)}"
-              f"{_fmt_mib(dplan.temp_bytes)}{_fmt_mib(jt)}{'':>8}{ms_plain:9.2f}{ms_don:9.2f}"
+              f"{_fmt_mib(dplan.temp_bytes + dplan.output_bytes - dplan.alias_bytes)}"
+              f"{_fmt_mib(jt)}{'':>8}{ms_plain:9.2f}{ms_don:9.2f}"
               f"{'n/a' if jms is None else f'{jms:9.2f}':>9}  {'ok' if ok else 'WRONG'}"
               f"   (IREE off = not donated, on = donated; aliased "
               f"{dplan.alias_bytes / MiB:.2f} MiB)")
@@ -230,18 +244,20 @@ def main(argv=None) -> int:
             failures.append("sgd")
 
         # Remat under a feasible budget: half a MiB below the peak, which recomputing the
-        # 1 MiB broadcast ``scale`` after the matmuls meets.
-        _, free_plan, ms_free, ref = _ember_side(remat_program, (x, w), True, repeats)
+        # 1 MiB ``scale`` after the matmuls meets in ember's plan.
+        tf, free_plan, run_free, ref = _ember_side(remat_elementwise, (x, w), True)
         budget = free_plan.peak_bytes - MiB // 2
-        tr, rplan, ms_tight, got = _ember_side(remat_program, (x, w), True, repeats,
-                                               budget=budget)
+        tr, rplan, run_tight, got = _ember_side(remat_elementwise, (x, w), True,
+                                                budget=budget)
+        ms = _medians_ms({"free": run_free, "tight": run_tight}, repeats)
+        ms_free, ms_tight = ms["free"], ms["tight"]
         ok = np.allclose(np.asarray(got), np.asarray(ref), rtol=1e-5)
-        print(f"\nremat: budget {budget / MiB:.2f} MiB; planned peak "
-              f"{free_plan.peak_bytes / MiB:.2f} -> {rplan.peak_bytes / MiB:.2f} MiB "
-              f"(missed by {rplan.budget_missed} bytes, "
+        print(f"\nremat ({remat_elementwise.__name__}): budget {budget / MiB:.2f} MiB; "
+              f"planned peak {free_plan.peak_bytes / MiB:.2f} -> {rplan.peak_bytes / MiB:.2f} "
+              f"MiB (missed by {rplan.budget_missed} bytes, "
               f"{rplan.rematerialized} values recomputed); IREE transient "
-              f"{tr / MiB:.2f} MiB; runtime {ms_free:.2f} -> {ms_tight:.2f} ms "
-              f"({ms_tight / ms_free:.2f}x)  {'ok' if ok else 'WRONG'}")
+              f"{tf / MiB:.2f} -> {tr / MiB:.2f} MiB; runtime {ms_free:.2f} -> "
+              f"{ms_tight:.2f} ms ({ms_tight / ms_free:.2f}x)  {'ok' if ok else 'WRONG'}")
         if not ok:
             failures.append("remat")
     finally:

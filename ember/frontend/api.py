@@ -255,8 +255,8 @@ class Compiled:
         Example:
             >>> c = ember.jit(f).lower(x).compile()
             >>> m = c.memory_analysis()
-            >>> m.temp_size_in_bytes, m.iree_transient_size_in_bytes
-            (4194304, 4194304)
+            >>> m.transient_size_in_bytes, m.iree_transient_size_in_bytes
+            (5242880, 5242880)
         """
         if self._memory is None:
             self._memory = memory.analysis(self.lowered)

@@ -170,9 +170,11 @@ class MemoryAnalysis:
     """Memory of one compiled program, in bytes: ember's plan and IREE's own figure.
 
     ``temp_size_in_bytes`` is ember's predicted peak of temporaries (live values that are
-    neither arguments nor results); ``iree_transient_size_in_bytes`` is what IREE reserves
-    for them (``transient-memory-size``). ``peak_size_in_bytes`` is arguments plus ember's
-    peak of live results and temporaries, less the donated (aliased) storage.
+    neither arguments nor results). ``iree_transient_size_in_bytes`` is IREE's own figure
+    (``transient-memory-size``): its temporaries and the results it writes into buffers of
+    its own (not into donated storage); ``transient_size_in_bytes`` is ember's prediction of
+    it, temporaries plus outputs less aliased storage. ``peak_size_in_bytes`` is arguments
+    plus ember's peak of live results and temporaries, less the donated (aliased) storage.
     """
 
     argument_size_in_bytes: int
@@ -180,6 +182,7 @@ class MemoryAnalysis:
     alias_size_in_bytes: int
     temp_size_in_bytes: int
     peak_size_in_bytes: int
+    transient_size_in_bytes: int
     iree_transient_size_in_bytes: int
     peak_op: str
     unplanned_temp_peak_in_bytes: int
@@ -191,6 +194,7 @@ class MemoryAnalysis:
                 ("outputs", self.output_size_in_bytes),
                 ("aliased (donated)", self.alias_size_in_bytes),
                 ("temporaries (ember plan)", self.temp_size_in_bytes),
+                ("transient (ember plan)", self.transient_size_in_bytes),
                 ("transient (IREE)", self.iree_transient_size_in_bytes),
                 ("peak (ember plan)", self.peak_size_in_bytes)]
         if self.budget_in_bytes:
@@ -211,6 +215,7 @@ def analysis(lowered) -> MemoryAnalysis:
         argument_size_in_bytes=plan.argument_bytes, output_size_in_bytes=plan.output_bytes,
         alias_size_in_bytes=plan.alias_bytes, temp_size_in_bytes=plan.temp_bytes,
         peak_size_in_bytes=plan.argument_bytes + plan.peak_bytes - plan.alias_bytes,
+        transient_size_in_bytes=plan.temp_bytes + plan.output_bytes - plan.alias_bytes,
         iree_transient_size_in_bytes=stats.transient_memory_size, peak_op=plan.peak_op,
         unplanned_temp_peak_in_bytes=plan.unplanned_peak_bytes, budget_in_bytes=plan.budget,
         budget_missed_in_bytes=plan.budget_missed)

@@ -12,11 +12,15 @@ IREE fuses elementwise ops into their consumers, so a value made by a ``fusable`
 ``Program.from_block``) whose users all absorb it takes no buffer: its users read the values
 it was computed from instead, which therefore stay live until those users run.
 
-With data tiling (ember's default CPU flags), IREE copies each operand of a contraction into
-a packed layout once and reuses the copy in every contraction that reads the operand: the
-``encoded`` operands get a twin buffer of their size, live from the first to the last such
-contraction. Control flow has buffers of its own, allocated apart from the others
-(``control_flow_scratch``).
+With data tiling (ember's default CPU flags), IREE keeps contraction operands in packed
+layouts (one per role: lhs, rhs, and the result's, which an output fusion's epilogue reads
+its other operands in). An argument, a control-flow result, or a value read in several
+layouts (or also unpacked) gets a packed copy per layout, made once and live from the first
+to the last contraction that reads it; a temporary read in one packed layout only is written
+in it in the first place and needs no copy. A broadcast of one element never has a buffer:
+IREE clones it into each kernel that reads it. Control flow has buffers of its own, allocated
+apart from the others (``control_flow_scratch``). IREE's ``transient-memory-size`` counts the
+results too (each written into a buffer of its own unless donated storage takes it).
 
 Example:
     >>> prog = Program.from_block(func_body)
@@ -34,6 +38,7 @@ import numpy as np
 from ember._mlir import ir
 
 ARG, TEMP, OUT, CONST, ENC, SCRATCH = "arg", "temp", "out", "const", "enc", "scratch"
+CONTROL_FLOW = ("ember.cond", "ember.while", "ember.for", "ember.scan")
 
 
 def tensor_bytes(t: ir.Type) -> int:
@@ -52,7 +57,7 @@ def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
     the op's), the carries twice for ``scan``, and the packed operand copies of the
     contractions inside (``encoded``), as for top-level ones. Measured with IREE's
     statistics on programs of 1-4 MiB values (``tests/test_memory.py``)."""
-    if op.name not in ("ember.cond", "ember.while", "ember.for", "ember.scan"):
+    if op.name not in CONTROL_FLOW:
         return 0
     results = list(op.results)
     if op.name == "ember.scan":
@@ -63,7 +68,7 @@ def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
         for block in region.blocks:
             for inner in block.operations:
                 inner = inner.operation
-                n += sum(tensor_bytes(inner.operands[k].type) for k in encoded(inner))
+                n += sum(tensor_bytes(inner.operands[k].type) for k, _ in encoded(inner))
                 n += control_flow_scratch(inner, encoded)
         inside = max(inside, n)
     return sum(tensor_bytes(r.type) for r in results) + inside
@@ -150,8 +155,18 @@ class Program:
             for inner in _walk(op):
                 for v in inner.operands:
                     users.setdefault(v, set()).add(op)
+        # A value read only in one packed layout is written in it in the first place (not a
+        # control flow result): it needs no packed copy.
+        layouts: dict = {}
+        for op in ops:
+            packed = dict(encoded(op))
+            for k, v in enumerate(op.operands):
+                layouts.setdefault(v, set()).add(packed.get(k))
+            for inner in list(_walk(op))[1:]:
+                for v in inner.operands:
+                    layouts.setdefault(v, set()).add(None)
         fused: dict[int, list[int]] = {}     # fused value -> the buffers it is computed from
-        twins: dict[int, int] = {}           # encoded value -> its packed copy
+        twins: dict = {}                     # (encoded value, layout) -> its packed copy
         for i, op in enumerate(ops):
             prog.ops.append(op)
             prog.order.append(i)
@@ -165,17 +180,20 @@ class Program:
                     for x in fused.get(vid, [vid]):
                         if x not in used:
                             used.append(x)
-            for k in encoded(op):
-                vid = ids.get(op.operands[k])
-                if vid is None:
+            for k, layout in encoded(op):
+                v = op.operands[k]
+                vid = ids.get(v)
+                if vid is None or prog.kinds[vid] == TEMP and _splat(v.owner.operation) or (
+                        prog.kinds[vid] == TEMP and prog.sizes[vid] and len(layouts[v]) == 1
+                        and v.owner.operation.name not in CONTROL_FLOW):
                     continue
-                if vid not in twins:
-                    twins[vid] = len(prog.sizes)
-                    prog.sizes.append(tensor_bytes(op.operands[k].type))
+                if (vid, layout) not in twins:
+                    twins[vid, layout] = len(prog.sizes)
+                    prog.sizes.append(tensor_bytes(v.type))
                     prog.kinds.append(ENC)
                     prog.values.append(None)
-                if twins[vid] not in used:
-                    used.append(twins[vid])
+                if twins[vid, layout] not in used:
+                    used.append(twins[vid, layout])
             scratch = control_flow_scratch(op, encoded)
             if scratch:         # buffers of its own
                 prog.sizes.append(scratch)
@@ -189,8 +207,8 @@ class Program:
             for r in op.results:
                 kind = CONST if const else OUT if r in returned else TEMP
                 vid = value_id(r, kind)
-                if kind == TEMP and fusable(op) and users.get(r) and all(
-                        absorbs(u) for u in users[r]):
+                if kind == TEMP and (_splat(op) or fusable(op) and users.get(r) and all(
+                        absorbs(u) for u in users[r])):
                     prog.sizes[vid] = 0
                     fused[vid] = list(used)
                 defs.append(vid)
@@ -326,6 +344,14 @@ class Program:
         alloc = sum(self.sizes[d] for d in self.defs[op]
                     if self.kinds[d] == OUT or (self.kinds[d] == TEMP and d in remaining))
         return freed - alloc
+
+
+def _splat(op) -> bool:
+    """A broadcast of one element (or a fusion computing one from single elements): IREE
+    clones it into every kernel that reads it (a contraction with it becomes a matrix-vector
+    product), so it never has a buffer."""
+    return op.name in ("ember.broadcast_in_dim", "ember.fusion") and bool(op.operands) and \
+        all(np.prod(ir.RankedTensorType(v.type).shape) <= 1 for v in op.operands)
 
 
 def _walk(op):
