@@ -9,7 +9,8 @@
 // RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= not ember-opt %s --ember-plan-memory=budget=lots 2>&1 | filecheck %s --check-prefix=BAD
 // BAD: budget option 'lots' is not a size
 
-// The broadcast %b is live across the matmul chain only to be added at the end: under the
+// The broadcast %b (of a row: one of a single element IREE clones into each kernel, and it
+// has no buffer) is live across the matmul chain only to be added at the end: under the
 // budget it is recomputed right before the add (where IREE fuses it), and the peak drops
 // from 3 buffers to 2.
 // CHECK-LABEL: func.func @broadcast
@@ -32,8 +33,8 @@
 // MISS-SAME: budget = 100000
 // MISS-SAME: budget_missed = 424288
 // MISS-SAME: peak_bytes = 524288
-func.func @broadcast(%x: tensor<256x256xf32>, %c: tensor<f32>) -> tensor<256x256xf32> {
-  %b = "ember.broadcast_in_dim"(%c) {broadcast_dimensions = array<i64>, shape = array<i64: 256, 256>} : (tensor<f32>) -> tensor<256x256xf32>
+func.func @broadcast(%x: tensor<256x256xf32>, %c: tensor<256xf32>) -> tensor<256x256xf32> {
+  %b = "ember.broadcast_in_dim"(%c) {broadcast_dimensions = array<i64: 1>, shape = array<i64: 256, 256>} : (tensor<256xf32>) -> tensor<256x256xf32>
   %0 = "ember.dot_general"(%x, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
   %1 = "ember.dot_general"(%0, %x) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
   %2 = "ember.dot_general"(%1, %x) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
