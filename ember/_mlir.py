@@ -14,12 +14,13 @@ import ml_dtypes
 import numpy as np
 from iree.compiler import ir
 from iree.compiler.api import Output, Session
-from iree.compiler.dialects import arith, flow, func, linalg, scf, tensor
+from iree.compiler.dialects import arith, flow, func, linalg, scf, tensor, util
 from iree.compiler.dialects import math as math_d
 from iree.compiler.passmanager import PassManager
 
 __all__ = [
-    "ir", "arith", "flow", "func", "linalg", "math_d", "scf", "tensor", "PassManager", "Session",
+    "ir", "arith", "flow", "func", "linalg", "math_d", "scf", "tensor", "util", "PassManager",
+    "Session",
     "Output", "new_session", "element_type", "tensor_type", "dtype_of_element", "signless",
 ]
 

@@ -310,3 +310,27 @@ def test_finfo_iinfo():
         assert (enp.iinfo(dt).min, enp.iinfo(dt).max) == (np.iinfo(dt).min, np.iinfo(dt).max)
     assert enp.iinfo(enp.asarray(np.ones(2, np.uint8))).max == 255
     assert enp.finfo("bfloat16").bits == 16
+
+
+_BROADCAST_OPERANDS = {
+    "row_lhs": lambda m, x, b: m.broadcast_to(b[0], x.shape) @ x,
+    "column_rhs": lambda m, x, b: x @ m.broadcast_to(b[:, :1], x.shape),
+    "row_lhs_batched": lambda m, x, b: m.broadcast_to(b[0], (3,) + x.shape) @ x,
+    "row_lhs_in_cond": lambda m, x, b: (m.broadcast_to(b[0], x.shape) @ x) + b,
+    "splat_lhs": lambda m, x, b: m.broadcast_to(b[0, 0], x.shape) @ x,
+}
+
+
+@pytest.mark.parametrize("name", list(_BROADCAST_OPERANDS))
+def test_matmul_of_a_broadcast_operand(name):
+    """A row or column broadcast as a matmul operand (IREE 3.13 crashed compiling these at
+    O3 with data tiling until ember put a barrier before them)."""
+    rng = np.random.default_rng(0)
+    x, b = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2))
+    f = _BROADCAST_OPERANDS[name]
+    if name == "row_lhs_in_cond":
+        got = ember.jit(lambda x, b: ember.lax.cond(x[0, 0] > -10, lambda: f(enp, x, b),
+                                                     lambda: x))(x, b)
+    else:
+        got = ember.jit(lambda x, b: f(enp, x, b))(x, b)
+    check(got, f(np, x, b), rtol=1e-4, atol=1e-4)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ember import dtypes
-from ember._mlir import arith, element_type, func, ir, linalg, math_d, signless, tensor
+from ember._mlir import arith, element_type, func, ir, linalg, math_d, signless, tensor, util
 from ember.core import ShapedArray
 
 LOWERINGS: dict[str, Callable] = {}
@@ -744,11 +744,36 @@ def _lower_argreduce(c: LowerCall):
 
 # --- contraction --------------------------------------------------------------------------
 
+def _uniform_along(v: ir.Value, dims) -> bool:
+    """Whether ``v`` is the result of a ``linalg.generic`` that reads no input along one of
+    ``dims`` but reads some along another (a broadcast row or column, not a splat)."""
+    op = v.owner
+    if isinstance(op, ir.Block) or op.name != "linalg.generic" or len(op.results) != 1:
+        return False
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims):
+        return False
+    used = {ir.AffineDimExpr(e).position for m in maps[:-1] for e in m.results
+            if isinstance(e, ir.AffineDimExpr)}
+    return bool(used) and any(d not in used for d in dims)
+
+
+def _contraction_operand(v: ir.Value, free) -> ir.Value:
+    """IREE 3.13 crashes (a segfault in MaterializeDeviceEncoding, at O3 with data tiling)
+    on a contraction whose operand is a broadcast along one of its free dims (a row as the
+    left operand, a column as the right): a barrier keeps the broadcast out of the packing."""
+    if free and _uniform_along(v, free):
+        return util.OptimizationBarrierOp([v.type], [v]).results[0]
+    return v
+
+
 @lowering("dot_general")
 def _lower_dot_general(c: LowerCall):
     (lhs, rhs), (la, ra), out = c.operands, c.in_avals, c.out_avals[0]
     lc, rc = c.attrs["lhs_contracting"], c.attrs["rhs_contracting"]
     lb, rb = c.attrs["lhs_batch"], c.attrs["rhs_batch"]
+    lhs = _contraction_operand(lhs, [d for d in range(la.ndim) if d not in lc + lb])
+    rhs = _contraction_operand(rhs, [d for d in range(ra.ndim) if d not in rc + rb])
     dt = la.dtype
     acc_dt = np.dtype("float32") if dtypes.is_float(dt) and dt.itemsize < 4 else dt
     if any(la.shape[d] == 0 for d in lc):   # an empty sum: zeros (IREE's matmul traps on K=0)

@@ -85,3 +85,28 @@ func.func @matmul_bf16(%a: tensor<2x3xbf16>, %b: tensor<3x2xbf16>) -> tensor<2x2
   %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<2x3xbf16>, tensor<3x2xbf16>) -> tensor<2x2xbf16>
   return %0 : tensor<2x2xbf16>
 }
+
+// -----
+
+// An operand broadcast along a free dim (a row as the left operand) goes through an
+// optimization barrier: IREE 3.13 crashes packing it at O3 with data tiling. A splat does not.
+// CHECK-LABEL: func.func @broadcast_row_lhs
+// CHECK: %[[ROW:.*]] = linalg.generic
+// CHECK: %[[B:.*]] = util.optimization_barrier %[[ROW]]
+// CHECK: linalg.matmul ins(%[[B]], %arg1
+func.func @broadcast_row_lhs(%r: tensor<3xf32>, %b: tensor<3x5xf32>) -> tensor<4x5xf32> {
+  %a = "ember.broadcast_in_dim"(%r) {broadcast_dimensions = array<i64: 1>, shape = array<i64: 4, 3>} : (tensor<3xf32>) -> tensor<4x3xf32>
+  %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @splat_lhs
+// CHECK-NOT: util.optimization_barrier
+// CHECK: linalg.matmul
+func.func @splat_lhs(%s: tensor<f32>, %b: tensor<3x5xf32>) -> tensor<4x5xf32> {
+  %a = "ember.broadcast_in_dim"(%s) {broadcast_dimensions = array<i64>, shape = array<i64: 4, 3>} : (tensor<f32>) -> tensor<4x3xf32>
+  %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}

@@ -45,3 +45,28 @@ func.func @unfusable_user(%x: tensor<256x256xf32>) -> tensor<256x256xf32> {
   %1 = "ember.dot_general"(%0, %x) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
   return %1 : tensor<256x256xf32>
 }
+
+// -----
+
+// A temporary read only as a contraction operand is written packed in the first place: the
+// packed copy of y (256 KiB) and exp(x) itself, no copy of it.
+// CHECK-LABEL: func.func @packed_in_place
+// CHECK-SAME: temp_bytes = 524288
+func.func @packed_in_place(%x: tensor<256x256xf32>, %y: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = "ember.exp"(%x) : (tensor<256x256xf32>) -> tensor<256x256xf32>
+  %1 = "ember.dot_general"(%0, %y) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %1 : tensor<256x256xf32>
+}
+
+// -----
+
+// A broadcast of one element has no buffer and no packed copy (IREE clones it into each
+// kernel): the packed copy of x and the product, which the add reads.
+// CHECK-LABEL: func.func @splat
+// CHECK-SAME: temp_bytes = 524288
+func.func @splat(%x: tensor<256x256xf32>, %c: tensor<f32>) -> tensor<256x256xf32> {
+  %b = "ember.broadcast_in_dim"(%c) {broadcast_dimensions = array<i64>, shape = array<i64: 256, 256>} : (tensor<f32>) -> tensor<256x256xf32>
+  %0 = "ember.dot_general"(%x, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  %1 = "ember.add"(%0, %b) : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %1 : tensor<256x256xf32>
+}
