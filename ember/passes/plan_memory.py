@@ -53,6 +53,9 @@ for _n in ("div", "rem", "pow", "atan2"):
     RECOMPUTE_COST[f"ember.{_n}"] = 4.0
 
 CHECKPOINT_ATTR = "ember.checkpoint"
+# Marks a recomputed op: ember-to-linalg reads its operands through a barrier, or MLIR's and
+# IREE's CSE would merge it back into the op it copies.
+REMAT_ATTR = "ember.rematerialized"
 MIN_GAIN_BYTES = 64 * 1024      # the scheduler's order is kept only if it saves this much ...
 MIN_GAIN_FRACTION = 0.1         # ... and this fraction of the peak
 POLICIES = ("nothing_saveable", "dots_saveable", "everything_saveable")
@@ -466,6 +469,7 @@ def _apply_remat(prog: Program, op_id: int, v: int, start: int, block) -> None:
     later_ops = {prog.ops[u] for u in prog.order[start:] if v in prog.uses[u]}
     first = next(prog.ops[u] for u in prog.order[start:] if prog.ops[u] in later_ops)
     clone = op.clone(ip=ir.InsertionPoint(first))
+    clone.attributes[REMAT_ATTR] = ir.UnitAttr.get()
     new = clone.results[list(op.results).index(value)]
     redirected = []
     for use in list(value.uses):

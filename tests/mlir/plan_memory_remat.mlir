@@ -3,6 +3,8 @@
 // recorded.
 // RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory='budget=600000 schedule=false data-tiling=false' \
 // RUN:   | filecheck %s
+// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory='budget=600000 schedule=false data-tiling=false' \
+// RUN:   --ember-to-linalg | filecheck %s --check-prefix=LINALG
 // RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory=data-tiling=false | filecheck %s --check-prefix=NONE
 // RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory='budget=100kB data-tiling=false' \
 // RUN:   | filecheck %s --check-prefix=MISS
@@ -25,6 +27,13 @@
 // CHECK-NEXT: %[[D:.*]] = "ember.dot_general"
 // CHECK-NEXT: %[[B2:.*]] = "ember.broadcast_in_dim"(%arg1)
 // CHECK-NEXT: "ember.add"(%[[D]], %[[B2]])
+// The recomputed broadcast reads its operand through a barrier: CSE (MLIR's, then IREE's)
+// would merge it back into the first one.
+// LINALG-LABEL: func.func @broadcast
+// LINALG: linalg.matmul
+// LINALG: linalg.matmul
+// LINALG: %[[R:.*]] = util.optimization_barrier %arg1
+// LINALG: linalg.generic {{.*}} ins(%[[R]]
 // NONE-LABEL: func.func @broadcast
 // NONE-SAME: rematerialized = 0
 // NONE-COUNT-1: "ember.broadcast_in_dim"
@@ -69,7 +78,7 @@ func.func @expensive(%x: tensor<256x256xf32>) -> tensor<256x256xf32> {
 // CHECK-NEXT: "ember.dot_general"(%arg0, %[[C]])
 // CHECK-NEXT: "ember.dot_general"
 // CHECK-NEXT: "ember.dot_general"
-// CHECK-NEXT: %[[C2:.*]] = "ember.call"(%arg0) {callee = @block, ember.checkpoint = "nothing_saveable"}
+// CHECK-NEXT: %[[C2:.*]] = "ember.call"(%arg0) {callee = @block, ember.checkpoint = "nothing_saveable", ember.rematerialized}
 // CHECK-NEXT: "ember.reduce_sum"(%[[C2]])
 func.func @checkpointed(%x: tensor<256x256xf32>) -> (tensor<256x256xf32>, tensor<f32>) {
   %c = "ember.call"(%x) {callee = @block, ember.checkpoint = "nothing_saveable"} : (tensor<256x256xf32>) -> tensor<256x256xf32>
