@@ -232,24 +232,3 @@ def test_sibling_reductions_under_vmap_with_transposed_results(out_axes):
         want_s, want_m = want_s.T, want_m.T
     np.testing.assert_allclose(np.asarray(s), want_s, rtol=1e-5)
     np.testing.assert_array_equal(np.asarray(m), want_m)
-
-
-def test_chained_reductions_fuse_and_keep_no_intermediate():
-    """min over rows of row sums (the vmapped nearest-row distance): one fusion, no
-    transient buffer for the [n, n] sums at IREE's level; results as NumPy's."""
-    rng = np.random.default_rng(2)
-    a, b = rng.standard_normal((256, 32)).astype(np.float32), \
-        rng.standard_normal((192, 32)).astype(np.float32)
-
-    def nearest(m, a, b):
-        return ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1).min(-1)
-
-    jf = ember.jit(ember.vmap(lambda r, b: ((r[None, :] - b) ** 2).sum(-1).min(),
-                              in_axes=(0, None)))
-    lowered = jf.lower(a, b)
-    top = [line for line in lowered.as_text("optimized").splitlines()
-           if line.startswith("    %")]
-    assert len(top) == 1 and '"ember.fusion"' in top[0], top
-    stats = program_statistics(lowered.as_text("linalg"), flag_sets()["O3"])
-    assert stats.transient_memory_size <= a.shape[0] * 4 + 64    # the result alone
-    np.testing.assert_allclose(np.asarray(jf(a, b)), nearest(np, a, b), rtol=1e-5, atol=1e-5)

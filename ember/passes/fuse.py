@@ -322,13 +322,8 @@ class _BlockFusion:
         if "dot" in kinds and "reduce" in kinds:
             return "an output fusion takes only an elementwise epilogue, not a reduction"
         if not self._siblings(a, b, merged):
-            chain = self._chain(a, b, merged)
-            if chain is None:
-                return ("the reductions read different inputs: one fusion would keep all of "
-                        "them live at once (sibling fusion joins reductions of the same inputs)")
-            if not chain:
-                return ("a reduction to a scalar of another's result stays apart: IREE 3.13 "
-                        "cannot tile such a region (no parallel dim is left)")
+            return ("the reductions read different inputs: one fusion would keep all of them "
+                    "live at once (sibling fusion joins reductions of the same inputs)")
         if len(merged) > self.p.max_ops:
             return f"the fusion would hold more than max-ops={self.p.max_ops} ops"
         through = self._cycle(set(merged))
@@ -380,36 +375,6 @@ class _BlockFusion:
         sources_b = [self._sources(r, merged) for r in rb]
         return any(v == w for r in ra for v in self._sources(r, merged)
                    for src in sources_b for w in src)
-
-    def _chain(self, a, b, merged) -> bool | None:
-        """Whether a reduction of one group reads a reduction result of the other (a chain,
-        as min over rows of row sums, which keeps nothing live the chain does not need):
-        None if not, False if only ones down to a scalar do (IREE 3.13 failed to tile such a
-        region, "large vector sizes": no parallel dim is left)."""
-        ra = [o for o in self.members[a] if self.kind[o] == "reduce"]
-        rb = [o for o in self.members[b] if self.kind[o] == "reduce"]
-        chained = [r for r in rb if self._reads_reduction(r, merged, ra)] + \
-            [r for r in ra if self._reads_reduction(r, merged, rb)]
-        if not chained:
-            return None
-        return any(_rank(r) for r in chained)
-
-    def _reads_reduction(self, reduction, merged, others) -> bool:
-        """Whether ``reduction`` reads the result of one of ``others`` through elementwise
-        members of ``merged``."""
-        stack = list(reduction.operands)
-        while stack:
-            owner = stack.pop().owner
-            if isinstance(owner, ir.Block):
-                continue
-            member = next((m for m in merged if m == owner.operation), None)
-            if member is None:
-                continue
-            if member in others:
-                return True
-            if self.kind[member] != "reduce":
-                stack.extend(member.operands)
-        return False
 
     def _sources(self, reduction, merged) -> list:
         """The values from outside ``merged`` that ``reduction`` reads through elementwise
@@ -530,10 +495,6 @@ def _within(op, ops) -> bool:
         if op is not None and op.name in ("func.func", "builtin.module"):
             return False
     return False
-
-
-def _rank(op) -> int:
-    return ir.RankedTensorType(op.results[0].type).rank
 
 
 def _toposort(block) -> None:

@@ -98,33 +98,6 @@ func.func @different_inputs(%a: tensor<8x4xf32>, %b: tensor<8x4xf32>) -> tensor<
 
 // -----
 
-// A reduction of another's result (min over rows of row sums) is a chain: one fusion, which
-// keeps nothing live that the chain does not need. Down to a scalar it stays apart (IREE
-// 3.13 cannot tile such a region: no parallel dim is left).
-// CHECK: fusion (input, 4 ops: mul, reduce_sum, reduce_min, exp; 1 result)
-// CHECK: not fused: ember.exp at {{.*}} into ember.reduce_sum at {{.*}}: a reduction to a scalar of another's result stays apart
-// IR-LABEL: func.func @chain
-// IR-COUNT-1: "ember.fusion"
-// IR-LABEL: func.func @chain_to_scalar
-// IR: %[[F:.*]] = "ember.fusion"
-// IR: "ember.reduce_sum"(%[[F]]) {axes = array<i64: 0>}
-func.func @chain(%x: tensor<4x8x16xf32>) -> tensor<4xf32> {
-  %0 = "ember.mul"(%x, %x) : (tensor<4x8x16xf32>, tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
-  %1 = "ember.reduce_sum"(%0) {axes = array<i64: 2>} : (tensor<4x8x16xf32>) -> tensor<4x8xf32>
-  %2 = "ember.reduce_min"(%1) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
-  %3 = "ember.exp"(%2) : (tensor<4xf32>) -> tensor<4xf32>
-  return %3 : tensor<4xf32>
-}
-func.func @chain_to_scalar(%x: tensor<4x8xf32>) -> tensor<f32> {
-  %0 = "ember.mul"(%x, %x) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  %1 = "ember.reduce_sum"(%0) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
-  %2 = "ember.exp"(%1) : (tensor<4xf32>) -> tensor<4xf32>
-  %3 = "ember.reduce_sum"(%2) {axes = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
-  return %3 : tensor<f32>
-}
-
-// -----
-
 // A reduction does not fuse into a consumer that also waits for a value computed after it:
 // the reduction would run late, its input live until then.
 // CHECK: not fused: ember.reduce_sum at {{.*}} into ember.add at {{.*}}: ember.add also waits for ember.reduce_sum at {{.*}}, computed after the reduction
