@@ -379,16 +379,18 @@ class _BlockFusion:
     def _sources(self, reduction, merged) -> list:
         """The values from outside ``merged`` that ``reduction`` reads through elementwise
         members (other reductions' results are not data it reduces)."""
+        members, seen = set(merged), set()
         out, stack = [], list(reduction.operands)
         while stack:
             v = stack.pop()
             owner = v.owner
-            member = None if isinstance(owner, ir.Block) else next(
-                (m for m in merged if m == owner.operation), None)
+            member = None if isinstance(owner, ir.Block) or owner.operation not in members \
+                else owner.operation
             if member is None:
                 if not any(v == w for w in out):
                     out.append(v)
-            elif self.kind[member] != "reduce":
+            elif member not in seen and self.kind[member] != "reduce":
+                seen.add(member)
                 stack.extend(member.operands)
         return out
 
