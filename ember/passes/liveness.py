@@ -159,6 +159,9 @@ class Program:
         # control flow result): it needs no packed copy.
         layouts: dict = {}
         for op in ops:
+            # One layout per operand and op (an epilogue's residual input read as lhs and as
+            # the result's layout counts once): counting both copies and the value as well
+            # over-predicted IREE's figure, which encodes the value twice and frees it.
             packed = dict(encoded(op))
             for k, v in enumerate(op.operands):
                 layouts.setdefault(v, set()).add(packed.get(k))
