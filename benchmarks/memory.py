@@ -219,12 +219,11 @@ def main(argv=None) -> int:
             jt, run_jax = _jax_side(jax, fun, (x, w))
             ms = _medians_ms({"off": run_off, "on": run_on, "jax": run_jax}, repeats)
             ms_off, ms_on, jms = ms["off"], ms["on"], ms["jax"]
-            results = plan.output_bytes - plan.alias_bytes
-            predicted = plan.temp_bytes + results
-            rows.append((fun.__name__, off, on, predicted, jt, on - results))
+            iree_tmp = on - (plan.transient_bytes - plan.temp_bytes)     # less the results
+            rows.append((fun.__name__, off, on, plan.transient_bytes, jt, iree_tmp))
             ratio = on / off if off else 1.0
-            print(f"{fun.__name__:<18}{_fmt_mib(off)}{_fmt_mib(on)}{_fmt_mib(predicted)}"
-                  f"{_fmt_mib(on - results)}{_fmt_mib(jt)}{ratio:8.2f}{ms_off:9.2f}{ms_on:9.2f}"
+            print(f"{fun.__name__:<18}{_fmt_mib(off)}{_fmt_mib(on)}{_fmt_mib(plan.transient_bytes)}"
+                  f"{_fmt_mib(iree_tmp)}{_fmt_mib(jt)}{ratio:8.2f}{ms_off:9.2f}{ms_on:9.2f}"
                   f"{'n/a' if jms is None else f'{jms:9.2f}':>9}  {'ok' if ok else 'WRONG'}")
             if not ok:
                 failures.append(fun.__name__)
@@ -237,8 +236,8 @@ def main(argv=None) -> int:
         ms = _medians_ms({"plain": run_plain, "donated": run_don, "jax": run_jax}, repeats)
         ms_plain, ms_don, jms = ms["plain"], ms["donated"], ms["jax"]
         print(f"{'sgd (p donated)':<18}{_fmt_mib(plain)}{_fmt_mib(donated)}"
-              f"{_fmt_mib(dplan.temp_bytes + dplan.output_bytes - dplan.alias_bytes)}"
-              f"{_fmt_mib(donated - dplan.output_bytes + dplan.alias_bytes)}"
+              f"{_fmt_mib(dplan.transient_bytes)}"
+              f"{_fmt_mib(donated - (dplan.transient_bytes - dplan.temp_bytes))}"
               f"{_fmt_mib(jt)}{'':>8}{ms_plain:9.2f}{ms_don:9.2f}"
               f"{'n/a' if jms is None else f'{jms:9.2f}':>9}  {'ok' if ok else 'WRONG'}"
               f"   (IREE off = not donated, on = donated; aliased "

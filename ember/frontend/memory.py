@@ -215,7 +215,7 @@ def analysis(lowered) -> MemoryAnalysis:
         argument_size_in_bytes=plan.argument_bytes, output_size_in_bytes=plan.output_bytes,
         alias_size_in_bytes=plan.alias_bytes, temp_size_in_bytes=plan.temp_bytes,
         peak_size_in_bytes=plan.argument_bytes + plan.peak_bytes - plan.alias_bytes,
-        transient_size_in_bytes=plan.temp_bytes + plan.output_bytes - plan.alias_bytes,
+        transient_size_in_bytes=plan.transient_bytes,
         iree_transient_size_in_bytes=stats.transient_memory_size, peak_op=plan.peak_op,
         unplanned_temp_peak_in_bytes=plan.unplanned_peak_bytes, budget_in_bytes=plan.budget,
         budget_missed_in_bytes=plan.budget_missed)

@@ -758,12 +758,17 @@ def _uniform_along(v: ir.Value, dims) -> bool:
     return bool(used) and any(d not in used for d in dims)
 
 
+def optimization_barrier(v: ir.Value) -> ir.Value:
+    """``v`` through ``util.optimization_barrier``: IREE neither folds nor fuses across it."""
+    return util.OptimizationBarrierOp([v.type], [v]).results[0]
+
+
 def _contraction_operand(v: ir.Value, free) -> ir.Value:
     """IREE 3.13 crashes (a segfault in MaterializeDeviceEncoding, at O3 with data tiling)
     on a contraction whose operand is a broadcast along one of its free dims (a row as the
     left operand, a column as the right): a barrier keeps the broadcast out of the packing."""
     if free and _uniform_along(v, free):
-        return util.OptimizationBarrierOp([v.type], [v]).results[0]
+        return optimization_barrier(v)
     return v
 
 

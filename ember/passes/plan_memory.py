@@ -161,6 +161,12 @@ class Plan:
     budget: int = 0
     budget_missed: int = 0
 
+    @property
+    def transient_bytes(self) -> int:
+        """The prediction of IREE's ``transient-memory-size``: the temporaries' peak and the
+        results IREE writes into buffers of their own (not into donated storage)."""
+        return self.temp_bytes + self.output_bytes - self.alias_bytes
+
     def attribute(self) -> ir.DictAttr:
         i64 = ir.IntegerType.get_signless(64)
         items = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ember._mlir import ir, signless, util
+from ember._mlir import ir, signless
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes import (  # noqa: F401  (each registers its rules into LOWERINGS)
     lower_bits,
@@ -21,7 +21,7 @@ from ember.passes import (  # noqa: F401  (each registers its rules into LOWERIN
     lower_math,
     lower_sort_scan,
 )
-from ember.passes.lowering import LOWERINGS, LowerCall
+from ember.passes.lowering import LOWERINGS, LowerCall, optimization_barrier
 from ember.passes.plan_memory import REMAT_ATTR
 from ember.passes.registry import Pass, PassError, func_ops, register
 
@@ -82,7 +82,9 @@ class ToLinalg(Pass):
                              {"dispatch_regions": self.dispatch_regions})
             with operation.location, ir.InsertionPoint(operation):
                 if REMAT_ATTR in operation.attributes:
-                    call.operands = [_barrier(v) for v in call.operands]
+                    call.operands = [optimization_barrier(v)
+                                     if isinstance(v.type, ir.RankedTensorType) else v
+                                     for v in call.operands]
                 new = rule(call)
             for old, value, aval in zip(operation.results, new, call.out_avals):
                 self._avals[value] = aval
@@ -92,12 +94,6 @@ class ToLinalg(Pass):
     def _aval(self, v: ir.Value):
         aval = self._avals.get(v)
         return aval if aval is not None else aval_of_type(v.type)
-
-
-def _barrier(v: ir.Value) -> ir.Value:
-    if not isinstance(v.type, ir.RankedTensorType):
-        return v
-    return util.OptimizationBarrierOp([v.type], [v]).results[0]
 
 
 def _signless_signature(f) -> None:
