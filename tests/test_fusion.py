@@ -137,6 +137,36 @@ def test_split_row_reductions_equal_numpy(dtype):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
 
 
+def test_row_normalizations_in_regions_equal_numpy():
+    """Softmax (with and without the max), RMS norm and a weighted sum of squares, each one
+    region on the CPU: exp recomputed for the split sum, summed products hidden behind
+    copysign; a product of two arguments summed as is. Against NumPy, in f32 and f16."""
+    rng = np.random.default_rng(2)
+
+    def f(m, x, y):
+        e = m.exp(x - x.max(axis=-1, keepdims=True))
+        softmax = e / e.sum(axis=-1, keepdims=True)
+        e2 = m.exp(x)
+        nomax = e2 / e2.sum(axis=-1, keepdims=True)
+        rms = x / m.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-6)
+        dot = (x * y).sum(axis=-1)
+        return softmax, nomax, rms, dot
+
+    for dtype, tol in (("float32", 1e-5), ("float16", 2e-3)):
+        x = rng.standard_normal((5, 128)).astype(dtype)
+        y = rng.standard_normal((5, 128)).astype(dtype)
+        jf = ember.jit(lambda x, y: f(enp, x, y))
+        text = jf.lower(x, y).as_text("linalg")
+        assert text.count("flow.dispatch.region") == 4
+        # x * x; x * y could be a matmul's (in f16 the sum reads the product through extf)
+        assert text.count("math.copysign") == (dtype == "float32")
+        assert text.count("math.exp") == 4        # each exp twice: in the sum and the result
+        want = f(np, x.astype(np.float64), y.astype(np.float64))
+        for got, w in zip(jf(x, y), want):
+            np.testing.assert_allclose(np.asarray(got, np.float64), w, rtol=tol,
+                                       atol=tol * np.abs(w).max())
+
+
 def test_region_iree_cannot_compile_falls_back_to_bare_generics(monkeypatch):
     """Two independent generics in one region fail in IREE 3.13's codegen: forced into one,
     the program is lowered and compiled again without regions, and computes the right thing."""

@@ -104,12 +104,13 @@ class Lowered:
             prev = self._stage(STAGES[STAGES.index(stage) - 1])
             with prev.context:
                 module = ir.Module.parse(prev.operation.get_asm(enable_debug_info=True))
+            regions = self.dispatch_regions
+            if regions is None:
+                regions = dispatch_regions((self.backend,))
             if stage == "optimized":
-                pipelines.optimized(module, fusion=self.fusion)
+                pipelines.optimized(module, fusion=self.fusion, dispatch_regions=regions)
             else:
-                regions = self.dispatch_regions
-                pipelines.linalg(module, dispatch_regions((self.backend,)) if regions is None
-                                 else regions)
+                pipelines.linalg(module, dispatch_regions=regions)
             self._modules[stage] = module
             self._text[stage] = str(module)
         return self._modules[stage]

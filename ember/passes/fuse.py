@@ -24,7 +24,11 @@ greedily, in program order, unless one of these holds (each is a reason the repo
 - the producer is a ``transpose``, which IREE runs faster as ``linalg.transpose`` than as a
   transposed indexing map (measured; ``_KEPT_APART``);
 - the ops form ``e = exp(x - max(x)); e / sum(e)``, a softmax that IREE recognizes in this
-  op-by-op form (one dispatch at its default level; two once fused into generics).
+  op-by-op form (one dispatch at its default level; two once fused into generics), unless
+  the fusions will be dispatch regions (``dispatch-regions``, the CPU's) and its result is
+  not read by a ``dot_general`` (which keeps a fusion from being a region): as one region,
+  with its rows split, it ran 0.6x IREE's own softmax at IREE's default level and 0.9x at
+  O3.
 
 A group of two or more ops becomes one ``ember.fusion`` (splat constants it reads are
 copied into it); its ``kind`` is ``output`` when it holds a dot, ``input`` when it holds a
@@ -64,7 +68,9 @@ _FREE = frozenset({"broadcast_in_dim", "transpose", "reshape", "iota", "convert"
 # The largest cost (see op_cost) of elementwise work the lowering recomputes in each of
 # several consumers rather than computing it once: a few arithmetic ops, no transcendental
 # function (benchmarks/fusion.py: recomputing exp(x) in the sum and the division of a softmax
-# without max subtraction saved a dispatch but ran 1.17x slower).
+# without max subtraction saved a dispatch but ran 1.17x slower). In a dispatch region, where
+# recomputing a row reduction's operand lets the reduction be split, twice this (see
+# ``lower_fusion``).
 DUPLICATE_LIMIT = 3
 
 
@@ -167,6 +173,9 @@ class Fuse(Pass):
     multi_result: bool = dataclasses.field(default=False, metadata={
         "help": "lower sibling values of one iteration space into one multi-result generic "
                 "(IREE 3.13 mis-compiles it when a result is transposed afterwards)"})
+    dispatch_regions: bool = dataclasses.field(default=True, metadata={
+        "help": "the fusions will be IREE dispatch regions (as ember-to-linalg makes them by "
+                "default); without them a softmax is left to IREE, which recognizes it"})
     report: bool = dataclasses.field(default=False, metadata={
         "help": "print each fusion (kind, ops) and each unfused producer's reason on stderr"})
 
@@ -207,8 +216,12 @@ class _BlockFusion:
                 self.users[p].append(op)
         self.left_to_iree = {}
         for op in self.ops:
-            if op.name == "ember.reduce_max":
-                for o in self._softmax(op):
+            softmax = self._softmax(op) if op.name == "ember.reduce_max" else []
+            # A fusion read by a dot_general is no dispatch region (lower_fusion): then
+            # IREE's own softmax is the better one there too.
+            if softmax and (not pass_.dispatch_regions or any(
+                    u.name == "ember.dot_general" for u in self.users[softmax[-1]])):
+                for o in softmax:
                     self.left_to_iree[o] = "IREE raises this softmax to linalg.softmax itself"
 
     def _top(self, op):

@@ -27,10 +27,13 @@ def fusion_enabled(fusion: bool | None = None) -> bool:
     return os.environ.get("EMBER_NO_FUSION", "") in ("", "0")
 
 
-def optimized(module: ir.Module, fusion: bool | None = None) -> None:
+def optimized(module: ir.Module, fusion: bool | None = None,
+              dispatch_regions: bool = True) -> None:
     """"ember" -> "optimized": verify, batch (vmap), simplify, fuse (see fusion_enabled),
-    plan memory."""
-    names = OPTIMIZE if fusion_enabled(fusion) else [n for n in OPTIMIZE if n != "ember-fuse"]
+    plan memory; ``dispatch_regions``: as for :func:`linalg`, which the fusions are for."""
+    names = [n if n != "ember-fuse" or dispatch_regions
+             else "ember-fuse{dispatch-regions=false}" for n in OPTIMIZE
+             if n != "ember-fuse" or fusion_enabled(fusion)]
     run_pipeline(module, steps(names))
 
 

@@ -22,8 +22,9 @@ func.func @input(%a: tensor<4x8xf32>) -> tensor<4xf32> {
 // both), or with multi-result one generic with two results.
 // CHECK-LABEL: func.func @siblings
 // CHECK: %[[S:.*]] = linalg.generic
-// CHECK: arith.mulf
-// CHECK-NEXT: arith.addf
+// CHECK: %[[P:.*]] = arith.mulf
+// CHECK-NEXT: %[[H:.*]] = math.copysign %[[P]], %[[P]]
+// CHECK-NEXT: arith.addf %{{.*}}, %[[H]]
 // CHECK: %[[M:.*]] = linalg.generic
 // CHECK: arith.mulf
 // CHECK-NEXT: arith.maximumf
@@ -31,6 +32,7 @@ func.func @input(%a: tensor<4x8xf32>) -> tensor<4xf32> {
 // MULTI-LABEL: func.func @siblings
 // MULTI: %[[R:.*]]:2 = linalg.generic
 // MULTI: arith.mulf
+// MULTI: math.copysign
 // MULTI: arith.addf
 // MULTI: arith.maximumf
 // MULTI: linalg.yield
@@ -121,4 +123,29 @@ func.func @concat_expensive(%x: tensor<8x4xf32>) -> tensor<8x8xf32> {
   %b = "ember.tanh"(%x) : (tensor<8x4xf32>) -> tensor<8x4xf32>
   %c = "ember.concatenate"(%a, %b) {dimension = 1 : i64} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x8xf32>
   return %c : tensor<8x8xf32>
+}
+
+// -----
+
+// A summed product is hidden from IREE's vectorizer behind copysign(p, p) (the same value),
+// which would otherwise make it a vector.contract lowered to scalar code; a product of two
+// inputs is left alone (IREE may take it for a matmul). A max of products is no sum.
+// CHECK-LABEL: func.func @summed_products
+// CHECK: %[[P:.*]] = arith.mulf %in, %in_{{.*}}
+// CHECK-NEXT: arith.addf %out, %[[P]]
+// CHECK: %[[Q:.*]] = arith.mulf %[[E:.*]], %[[E]]
+// CHECK-NEXT: %[[H:.*]] = math.copysign %[[Q]], %[[Q]]
+// CHECK-NEXT: arith.addf %out, %[[H]]
+// CHECK: %[[R:.*]] = arith.mulf
+// CHECK-NEXT: arith.maximumf %out, %[[R]]
+func.func @summed_products(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = "ember.mul"(%a, %b) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "ember.reduce_sum"(%0) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %2 = "ember.exp"(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = "ember.mul"(%2, %2) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %4 = "ember.reduce_sum"(%3) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %5 = "ember.mul"(%b, %b) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %6 = "ember.reduce_max"(%5) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %1, %4, %6 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }

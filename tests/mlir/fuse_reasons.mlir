@@ -33,10 +33,22 @@ func.func @two_dots(%x: tensor<4x4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// The softmax IREE recognizes op by op is left to IREE.
-// CHECK: not fused: ember.reduce_max at {{.*}} into ember.reshape at {{.*}}: IREE raises this softmax to linalg.softmax itself
+// The softmax IREE recognizes op by op is left to IREE when the fusions will not be dispatch
+// regions; as one (the default, the CPU's), it is fused like any other.
+// RUN: ember-opt %s --split-input-file --ember-fuse='dispatch-regions=false report=true' \
+// RUN:   2>&1 >/dev/null | filecheck %s --check-prefix=BARE
+// RUN: ember-opt %s --split-input-file --ember-fuse=dispatch-regions=false \
+// RUN:   | filecheck %s --check-prefix=BARE-IR
+// BARE: not fused: ember.reduce_max at {{.*}} into ember.reshape at {{.*}}: IREE raises this softmax to linalg.softmax itself
+// BARE-IR-LABEL: func.func @softmax
+// BARE-IR-NOT: ember.fusion
+// BARE-IR-LABEL: func.func @cap
+// CHECK: fusion (input, 9 ops: reduce_max, reshape, broadcast_in_dim, sub, exp, reduce_sum, reshape, broadcast_in_dim, div; 1 result)
 // IR-LABEL: func.func @softmax
-// IR-NOT: ember.fusion
+// IR-NEXT: %[[F:.*]] = "ember.fusion"(%arg0)
+// IR: "ember.yield"
+// IR-NEXT: kind = "input"
+// IR-NEXT: return %[[F]]
 func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = "ember.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
   %1 = "ember.reshape"(%0) {new_sizes = array<i64: 4, 1>} : (tensor<4xf32>) -> tensor<4x1xf32>
@@ -150,4 +162,26 @@ func.func @late_constant(%a: tensor<8x4xf32>) -> tensor<8xf32> {
   %1 = "ember.constant"() {value = dense<4.000000e+00> : tensor<8xf32>} : () -> tensor<8xf32>
   %2 = "ember.div"(%0, %1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %2 : tensor<8xf32>
+}
+
+// -----
+
+// A softmax read by a dot_general is left to IREE even with dispatch regions: a fusion that a
+// dot_general reads is no region (IREE fuses it into the operand's packing instead).
+// CHECK: not fused: ember.reduce_max at {{.*}} into ember.reshape at {{.*}}: IREE raises this softmax to linalg.softmax itself
+// IR-LABEL: func.func @softmax_into_dot
+// IR-NOT: ember.fusion
+// IR: return
+func.func @softmax_into_dot(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %0 = "ember.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %1 = "ember.reshape"(%0) {new_sizes = array<i64: 4, 1>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %2 = "ember.broadcast_in_dim"(%1) {broadcast_dimensions = array<i64: 0, 1>, shape = array<i64: 4, 8>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %3 = "ember.sub"(%x, %2) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %4 = "ember.exp"(%3) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %5 = "ember.reduce_sum"(%4) {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %6 = "ember.reshape"(%5) {new_sizes = array<i64: 4, 1>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  %7 = "ember.broadcast_in_dim"(%6) {broadcast_dimensions = array<i64: 0, 1>, shape = array<i64: 4, 8>} : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %8 = "ember.div"(%4, %7) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %9 = "ember.dot_general"(%8, %w) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  return %9 : tensor<4x8xf32>
 }
