@@ -162,6 +162,7 @@ def _ember_side(fun, args, planner: bool, budget=None, donate=()):
     else:
         def run():
             ember.tree_util.tree_map(lambda a: a.block_until_ready(), compiled(*dev))
+    run.program = lowered.as_text("linalg")
     return stats.transient_memory_size, lowered.memory_plan(), run, out
 
 
@@ -191,7 +192,7 @@ def main(argv=None) -> int:
     parser.add_argument("--plot", help="write a bar chart of transient memory to this path")
     args = parser.parse_args(argv)
     n = 256 if args.quick else 512
-    repeats = 5 if args.quick else 15
+    repeats = 5 if args.quick else 40
     try:
         import jax
         jax.config.update("jax_platforms", "cpu")
@@ -217,14 +218,17 @@ def main(argv=None) -> int:
                      for a, b in zip(ember.tree_util.tree_leaves(ref),
                                      ember.tree_util.tree_leaves(got)))
             jt, run_jax = _jax_side(jax, fun, (x, w))
-            ms = _medians_ms({"off": run_off, "on": run_on, "jax": run_jax}, repeats)
-            ms_off, ms_on, jms = ms["off"], ms["on"], ms["jax"]
+            same = run_on.program == run_off.program    # the planner changed nothing
+            ms = _medians_ms({"off": run_off, "on": None if same else run_on, "jax": run_jax},
+                             repeats)
+            ms_off, ms_on, jms = ms["off"], ms["off"] if same else ms["on"], ms["jax"]
             iree_tmp = on - (plan.transient_bytes - plan.temp_bytes)     # less the results
             rows.append((fun.__name__, off, on, plan.transient_bytes, jt, iree_tmp))
             ratio = on / off if off else 1.0
             print(f"{fun.__name__:<18}{_fmt_mib(off)}{_fmt_mib(on)}{_fmt_mib(plan.transient_bytes)}"
                   f"{_fmt_mib(iree_tmp)}{_fmt_mib(jt)}{ratio:8.2f}{ms_off:9.2f}{ms_on:9.2f}"
-                  f"{'n/a' if jms is None else f'{jms:9.2f}':>9}  {'ok' if ok else 'WRONG'}")
+                  f"{'n/a' if jms is None else f'{jms:9.2f}':>9}  {'ok' if ok else 'WRONG'}"
+                  f"{'  (same program)' if same else ''}")
             if not ok:
                 failures.append(fun.__name__)
 
