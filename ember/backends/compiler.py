@@ -1,16 +1,21 @@
-"""IREE compilation, in-process, with an on-disk cache keyed by IR, flags and IREE version.
+"""IREE compilation, with an on-disk cache keyed by IR, flags and IREE version.
 
-The lowered module is handed to a fresh IREE Session as text, so the compile does not share
-(and cannot mutate) the context the frontend traces into.
+IREE's compiler runs in a child process of ours (``_compile_worker``, started once and kept):
+a crash in IREE (a segfault, an LLVM ERROR abort) ends the child, not the user's program, and
+becomes a CompileError. There the lowered module is handed to a fresh IREE Session as text.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
+import signal
+import subprocess
 import sys
 import tempfile
+import threading
 
 from ember._mlir import Output, ir, new_session
 from ember.config import config
@@ -57,11 +62,11 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
         with open(path, "rb") as f:
             return f.read()
     try:
-        vmfb = _compile_uncached(mlir_text, flags)
+        vmfb = _compile(mlir_text, flags)
     except CompileError as first:
         for other in fallbacks:
             try:
-                vmfb = _compile_uncached(mlir_text, tuple(other))
+                vmfb = _compile(mlir_text, tuple(other))
                 break
             except CompileError:
                 continue
@@ -70,6 +75,91 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
     if use_cache:
         _atomic_write(path, vmfb)
     return vmfb
+
+
+class _Worker:
+    """The child process that compiles (``python -m ember.backends._compile_worker``); its
+    stderr goes to a file, read after a crash."""
+
+    def __init__(self):
+        from ember.backends import _compile_worker
+        self.protocol = _compile_worker
+        fd, self.log = tempfile.mkstemp(prefix="ember-iree-", suffix=".log")
+        os.close(fd)
+        # The child imports this copy of ember, wherever it was found (an installed
+        # package, a checkout put on sys.path by hand).
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "ember.backends._compile_worker", self.log],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                env=dict(os.environ, PYTHONPATH=path))
+        self.request_start = 0
+
+    def compile(self, mlir_text: str, flags: tuple[str, ...]) -> bytes:
+        self.request_start = os.path.getsize(self.log)
+        try:
+            self.protocol.write_message(self.proc.stdin, (mlir_text, tuple(flags)))
+            reply = self.protocol.read_message(self.proc.stdout)
+        except OSError:         # the pipe broke: the child is gone
+            reply = None
+        if reply is None:
+            raise self._crashed(mlir_text)
+        if reply[0] == "ok":
+            return reply[1]
+        raise CompileError(reply[1], ir_path=reply[2])
+
+    def _crashed(self, mlir_text: str) -> CompileError:
+        rc = self.proc.wait()
+        try:
+            how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit status {rc}"
+        except ValueError:
+            how = f"exit status {rc}"
+        with open(self.log, "rb") as log:     # what IREE printed before it died, if any
+            log.seek(self.request_start)
+            printed = log.read().decode(errors="replace").strip()
+        os.remove(self.log)
+        return _failure(f"IREE crashed ({how}) compiling the program: a bug in IREE, which "
+                        "ember reports instead of crashing too", printed[-8000:], mlir_text)
+
+    def close(self) -> None:
+        self.proc.stdin.close()     # the child's loop ends at the end of its input
+        self.proc.wait()
+        self.proc.stdout.close()
+        with contextlib.suppress(OSError):
+            os.remove(self.log)
+
+
+_worker: _Worker | None = None
+_worker_lock = threading.Lock()
+
+
+@atexit.register
+def _stop_worker() -> None:
+    if _worker is not None and _worker.proc.poll() is None:
+        _worker.close()
+
+
+def _compile(mlir_text: str, flags: tuple[str, ...]) -> bytes:
+    """``_compile_uncached`` in the compile worker (started on first use, and again after
+    a crash)."""
+    global _worker
+    with _worker_lock:
+        if _worker is not None and _worker.proc.poll() is not None:
+            _worker.close()         # ended between two compiles (interrupted, say)
+            _worker = None
+        if _worker is None:
+            try:
+                _worker = _Worker()
+            except OSError:         # no way to start a Python child here: compile in-process
+                return _compile_uncached(mlir_text, flags)
+        try:
+            return _worker.compile(mlir_text, flags)
+        except CompileError:
+            if _worker.proc.poll() is not None:
+                _worker = None
+            raise
 
 
 def _compile_uncached(mlir_text: str, flags: tuple[str, ...]) -> bytes:
@@ -110,11 +200,24 @@ class _Captured:
     text = ""
 
 
+# In the compile worker: the file its fd 2 appends to, which the parent reads after a crash.
+STDERR_LOG: str | None = None
+
+
 @contextlib.contextmanager
 def _captured_stderr():
     """Send what C code writes to fd 2 into ``captured.text`` for the duration."""
     sys.stderr.flush()
     captured = _Captured()
+    if STDERR_LOG is not None:      # fd 2 is a file already: read what was added to it
+        start = os.lseek(2, 0, os.SEEK_END)
+        try:
+            yield captured
+        finally:
+            with open(STDERR_LOG, "rb") as f:
+                f.seek(start)
+                captured.text = f.read().decode(errors="replace").strip()
+        return
     with tempfile.TemporaryFile() as tmp:
         saved = os.dup(2)
         try:
@@ -136,7 +239,8 @@ def _save_ir(mlir_text: str) -> str:
 
 def _failure(what: str, detail: str, mlir_text: str) -> CompileError:
     path = _save_ir(mlir_text)
-    return CompileError(f"{what}.\n{detail}\nThe IR given to IREE is saved in {path}",
+    detail = f"\n{detail}" if detail else ""
+    return CompileError(f"{what}.{detail}\nThe IR given to IREE is saved in {path}",
                         ir_path=path)
 
 

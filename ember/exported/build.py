@@ -82,9 +82,9 @@ def merge_flags(flag_sets) -> tuple[str, ...]:
 def compile_for_targets(linalg_text: str, targets) -> bytes:
     """A ``.vmfb`` of lowered IR for all ``targets`` (cached on disk like every compile).
 
-    One target compiles in-process. Several go through the ``iree-compile`` tool: the flag
-    that turns executable linking off is a global one that an in-process Session rejects
-    ("option not found").
+    One target compiles in ember's compile worker (``compiler.compile_mlir``). Several go
+    through the ``iree-compile`` tool: the flag that turns executable linking off is a global
+    one that a Session rejects ("option not found").
     """
     from ember.backends.compiler import compile_mlir
 

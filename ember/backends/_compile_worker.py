@@ -1,0 +1,56 @@
+"""The child process that runs IREE's compiler for ember (``compiler.compile_mlir``).
+
+Requests and replies are length-prefixed pickles on the child's stdin and on a copy of its
+stdout (fd 1 itself goes to stderr, so that nothing IREE prints can corrupt a reply):
+``(mlir_text, flags)`` in, ``("ok", vmfb)`` or ``("error", message, ir_path)`` out. Its
+stderr is a file, named as its one argument, that the parent reads after a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+
+_HEADER = struct.Struct("<Q")
+
+
+def read_message(f):
+    """One length-prefixed pickle from binary file ``f``, or None at its end."""
+    head = f.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        return None
+    (n,) = _HEADER.unpack(head)
+    data = f.read(n)
+    if len(data) < n:
+        return None
+    return pickle.loads(data)
+
+
+def write_message(f, obj) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    f.write(_HEADER.pack(len(data)) + data)
+    f.flush()
+
+
+def main() -> None:
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    requests = sys.stdin.buffer
+    from ember.backends import compiler
+    from ember.errors import CompileError
+
+    compiler.STDERR_LOG = sys.argv[1]       # where fd 2 goes (see compiler._Worker)
+
+    while (request := read_message(requests)) is not None:
+        text, flags = request
+        try:
+            reply = ("ok", compiler._compile_uncached(text, flags))
+        except CompileError as e:
+            reply = ("error", str(e), e.ir_path)
+        write_message(replies, reply)
+
+
+if __name__ == "__main__":
+    main()
