@@ -71,6 +71,9 @@ from ember.passes.lowering import (
 
 __all__: list[str] = []
 
+# Inlined ops whose scalar code can read the generic's loop indices (linalg.index).
+_READS_INDICES = frozenset(("ember.iota", "ember.concatenate", "ember.gather"))
+
 _INLINE_SHAPE = ("ember.broadcast_in_dim", "ember.transpose", "ember.reshape", "ember.iota",
                  "ember.concatenate", "ember.gather")
 
@@ -121,6 +124,7 @@ class _Fusion:
         self.limit = c.attrs["duplicate_limit"]
         self.multi_result = c.attrs["multi_result"]
         self.opaque: set = set()     # results of inlinable ops lowered by their own rule
+        self.reads_indices = False   # whether the generic being lowered reads loop indices
         # Tensors of values computed so far: block arguments, then materialized values.
         self.tensor = dict(zip(block.arguments, c.operands))
         self.roots = self._materialized()
@@ -270,6 +274,7 @@ class _Fusion:
         out_map = tuple(d for d in range(rank) if d not in axes)
         # First walk: the tensors the generic reads, each with its indexing map.
         inputs: list = []
+        self.reads_indices = False
         for r in roots:
             start = r.owner.operation.operands[0] if kind == "reduce" else r
             self._walk(start, ident, inputs, None, r)
@@ -301,8 +306,9 @@ class _Fusion:
 
         iters = ["reduction" if d in axes else "parallel" for d in range(rank)]
         # Only rows of fusion arguments: splitting a row the region computes itself, IREE
-        # tiled it onto the stack and went over its limit (softmax without max).
-        if self.split and axes == (rank - 1,) and rank >= 2 and all(
+        # tiled it onto the stack and went over its limit (softmax without max). Nor bodies
+        # that read loop indices, which the split would renumber.
+        if self.split and axes == (rank - 1,) and rank >= 2 and not self.reads_indices and all(
                 isinstance(v.owner, ir.Block) for v, m in inputs if rank - 1 in m):
             results = split_reduction([self.tensor[v] for v, _ in inputs],
                                       [m for _, m in inputs], inits, out_map, iters, body,
@@ -335,6 +341,8 @@ class _Fusion:
         name = op.name
         out = aval_of_type(v.type)
         attrs = decode_attrs(OPS[name], op)
+        if name in _READS_INDICES:
+            self.reads_indices = True
         if name == "ember.broadcast_in_dim":
             xa = aval_of_type(op.operands[0].type)
             sub = tuple(("const", 0) if xa.shape[i] == 1 and out.shape[d] != 1 else m[d]
@@ -544,19 +552,16 @@ def split_reduction(inputs, input_exprs, inits, out_dims, iterators, body,
     """A ``linalg.generic`` reducing over its last loop dim (arguments as for ``generic``,
     maps as ``dims_map`` expressions), as two when the rows allow: [..., N] read as
     [..., N / SPLIT_LANES, SPLIT_LANES] and reduced over the middle axis into SPLIT_LANES
-    partial results, then those combined by ``combines[i](acc, x)`` into ``inits``."""
+    partial results, then those combined by ``combines[i](acc, x)`` into ``inits``. The
+    body must not read loop indices (``linalg.index``): the split renumbers them."""
     rank = len(iterators)
     last = rank - 1
-    whole = generic(inputs, [dims_map(rank, e) for e in input_exprs], inits,
-                    [dims_map(rank, out_dims)] * len(inits), iterators, body)
     extents = {ir.RankedTensorType(v.type).shape[-1] for v, e in zip(inputs, input_exprs)
                if last in e}
     if len(extents) != 1 or any(last in e[:-1] for e in input_exprs) or \
-            min(extents) % SPLIT_LANES or min(extents) < SPLIT_MIN_EXTENT or \
-            any(o.operation.name == "linalg.index"     # loop indices the split renumbers
-                for o in whole[0].owner.regions[0].blocks[0].operations):
-        return whole
-    whole[0].owner.erase()
+            min(extents) % SPLIT_LANES or min(extents) < SPLIT_MIN_EXTENT:
+        return generic(inputs, [dims_map(rank, e) for e in input_exprs], inits,
+                       [dims_map(rank, out_dims)] * len(inits), iterators, body)
     n = min(extents)
     split_inputs, split_exprs = [], []
     for v, e in zip(inputs, input_exprs):
