@@ -186,9 +186,8 @@ class Program:
             for k, layout in encoded(op):
                 v = op.operands[k]
                 vid = ids.get(v)
-                if vid is None or prog.kinds[vid] == TEMP and _splat(v.owner.operation) or (
-                        prog.kinds[vid] == TEMP and prog.sizes[vid] and len(layouts[v]) == 1
-                        and v.owner.operation.name not in CONTROL_FLOW):
+                if vid is None or not _needs_packed_copy(v, prog.kinds[vid], prog.sizes[vid],
+                                                         layouts[v]):
                     continue
                 if (vid, layout) not in twins:
                     twins[vid, layout] = len(prog.sizes)
@@ -347,6 +346,18 @@ class Program:
         alloc = sum(self.sizes[d] for d in self.defs[op]
                     if self.kinds[d] == OUT or (self.kinds[d] == TEMP and d in remaining))
         return freed - alloc
+
+
+def _needs_packed_copy(v, kind: str, size: int, layouts: set) -> bool:
+    """Whether IREE copies contraction operand ``v`` into a packed layout: not a broadcast
+    of one element (cloned into each kernel), nor a temporary read in that one layout only
+    (written in it in the first place) unless control flow made it."""
+    if kind != TEMP:
+        return True
+    op = v.owner.operation
+    if _splat(op):
+        return False
+    return not (size and len(layouts) == 1 and op.name not in CONTROL_FLOW)
 
 
 def _splat(op) -> bool:
