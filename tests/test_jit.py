@@ -317,6 +317,22 @@ def test_an_iree_crash_is_a_compile_error_and_fallbacks_are_tried():
     np.testing.assert_allclose(got, np.broadcast_to(b, (32, 32)) @ x, rtol=1e-5, atol=1e-5)
 
 
+def test_compile_worker_is_replaced_after_its_share_of_compiles(monkeypatch):
+    """IREE leaks memory per compile: after WORKER_COMPILES compiles a new child takes over
+    (and the old one has exited)."""
+    from ember.backends import compiler, cpu
+    compiler._stop_worker()
+    compiler._worker = None
+    monkeypatch.setattr(compiler, "WORKER_COMPILES", 2)
+    procs, heads = [], set()
+    for i in range(3):
+        heads.add(compiler.compile_mlir(GOOD_IR + f"\n// {i}", cpu.compiler_flags(),
+                                        use_cache=False)[:16])
+        procs.append(compiler._worker.proc)
+    assert procs[0] is procs[1] is not procs[2] and procs[0].poll() == 0
+    assert len(heads) == 1
+
+
 def test_bad_compiler_flag():
     from ember.backends import compiler
     with pytest.raises(errors.CompileError, match="no-such-flag"):

@@ -96,8 +96,10 @@ class _Worker:
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 env=dict(os.environ, PYTHONPATH=path))
         self.request_start = 0
+        self.compiles = 0
 
     def compile(self, mlir_text: str, flags: tuple[str, ...]) -> bytes:
+        self.compiles += 1
         self.request_start = os.path.getsize(self.log)
         try:
             self.protocol.write_message(self.proc.stdin, (mlir_text, tuple(flags)))
@@ -133,6 +135,11 @@ class _Worker:
 
 _worker: _Worker | None = None
 _worker_lock = threading.Lock()
+# IREE's compiler keeps about 4 MiB per compile (a Session each); past a few hundred compiles
+# a process grew by GBs and compiled up to 3x slower (the test suite's slowest program: 78 s
+# in its own file, 222 s at the end of the suite). A new worker after this many compiles
+# costs under a second.
+WORKER_COMPILES = 100
 
 
 @atexit.register
@@ -146,8 +153,9 @@ def _compile(mlir_text: str, flags: tuple[str, ...]) -> bytes:
     a crash)."""
     global _worker
     with _worker_lock:
-        if _worker is not None and _worker.proc.poll() is not None:
-            _worker.close()         # ended between two compiles (interrupted, say)
+        if _worker is not None and (_worker.proc.poll() is not None or
+                                    _worker.compiles >= WORKER_COMPILES):
+            _worker.close()         # worn (see WORKER_COMPILES), or ended (interrupted, say)
             _worker = None
         if _worker is None:
             try:
