@@ -20,8 +20,9 @@ program" (ratio 1.00).
 The summary gives the targets of issue 7: dispatches on <= off everywhere and strictly
 fewer on a third of the kernels at the default level, runtime geomean <= 0.9x, no kernel
 more than 5% slower, and ember no slower than JAX on three quarters of the kernels. The
-table goes to ``benchmarks/results/fusion.txt`` (and a plot to ``fusion.png`` when
-matplotlib is installed; it is not a dependency, so the plot is skipped with a note).
+table goes to ``benchmarks/results/fusion.txt`` and a plot to ``fusion.png`` (matplotlib
+is in the ``bench`` extra, ``pip install -e ".[bench]"``; without it the plot is skipped
+with a note).
 """
 
 from __future__ import annotations
