@@ -9,29 +9,7 @@ stderr is a file, named as its one argument, that the parent reads after a crash
 from __future__ import annotations
 
 import os
-import pickle
-import struct
 import sys
-
-_HEADER = struct.Struct("<Q")
-
-
-def read_message(f):
-    """One length-prefixed pickle from binary file ``f``, or None at its end."""
-    head = f.read(_HEADER.size)
-    if len(head) < _HEADER.size:
-        return None
-    (n,) = _HEADER.unpack(head)
-    data = f.read(n)
-    if len(data) < n:
-        return None
-    return pickle.loads(data)
-
-
-def write_message(f, obj) -> None:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    f.write(_HEADER.pack(len(data)) + data)
-    f.flush()
 
 
 def main() -> None:
@@ -39,6 +17,7 @@ def main() -> None:
     os.dup2(2, 1)
     requests = sys.stdin.buffer
     from ember.backends import compiler
+    from ember.backends.compiler import read_message, write_message
     from ember.errors import CompileError
 
     compiler.STDERR_LOG = sys.argv[1]       # where fd 2 goes (see compiler._Worker)

@@ -11,7 +11,9 @@ import atexit
 import contextlib
 import hashlib
 import os
+import pickle
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -77,13 +79,33 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
     return vmfb
 
 
+# The compile worker's protocol (``_compile_worker``): length-prefixed pickles.
+_HEADER = struct.Struct("<Q")
+
+
+def read_message(f):
+    """One length-prefixed pickle from binary file ``f``, or None at its end."""
+    head = f.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        return None
+    (n,) = _HEADER.unpack(head)
+    data = f.read(n)
+    if len(data) < n:
+        return None
+    return pickle.loads(data)
+
+
+def write_message(f, obj) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    f.write(_HEADER.pack(len(data)) + data)
+    f.flush()
+
+
 class _Worker:
     """The child process that compiles (``python -m ember.backends._compile_worker``); its
     stderr goes to a file, read after a crash."""
 
     def __init__(self):
-        from ember.backends import _compile_worker
-        self.protocol = _compile_worker
         fd, self.log = tempfile.mkstemp(prefix="ember-iree-", suffix=".log")
         os.close(fd)
         # The child imports this copy of ember, wherever it was found (an installed
@@ -102,8 +124,8 @@ class _Worker:
         self.compiles += 1
         self.request_start = os.path.getsize(self.log)
         try:
-            self.protocol.write_message(self.proc.stdin, (mlir_text, tuple(flags)))
-            reply = self.protocol.read_message(self.proc.stdout)
+            write_message(self.proc.stdin, (mlir_text, tuple(flags)))
+            reply = read_message(self.proc.stdout)
         except OSError:         # the pipe broke: the child is gone
             reply = None
         if reply is None:
@@ -121,12 +143,13 @@ class _Worker:
         with open(self.log, "rb") as log:     # what IREE printed before it died, if any
             log.seek(self.request_start)
             printed = log.read().decode(errors="replace").strip()
-        os.remove(self.log)
         return _failure(f"IREE crashed ({how}) compiling the program: a bug in IREE, which "
                         "ember reports instead of crashing too", printed[-8000:], mlir_text)
 
     def close(self) -> None:
-        self.proc.stdin.close()     # the child's loop ends at the end of its input
+        """End the child (its loop ends at the end of its input) or reap a dead one."""
+        with contextlib.suppress(OSError):      # a dead child's pipe may refuse the flush
+            self.proc.stdin.close()
         self.proc.wait()
         self.proc.stdout.close()
         with contextlib.suppress(OSError):
@@ -144,13 +167,13 @@ WORKER_COMPILES = 100
 
 @atexit.register
 def _stop_worker() -> None:
-    if _worker is not None and _worker.proc.poll() is None:
+    if _worker is not None:
         _worker.close()
 
 
 def _compile(mlir_text: str, flags: tuple[str, ...]) -> bytes:
     """``_compile_uncached`` in the compile worker (started on first use, and again after
-    a crash)."""
+    a crash or WORKER_COMPILES compiles)."""
     global _worker
     with _worker_lock:
         if _worker is not None and (_worker.proc.poll() is not None or
@@ -162,12 +185,7 @@ def _compile(mlir_text: str, flags: tuple[str, ...]) -> bytes:
                 _worker = _Worker()
             except OSError:         # no way to start a Python child here: compile in-process
                 return _compile_uncached(mlir_text, flags)
-        try:
-            return _worker.compile(mlir_text, flags)
-        except CompileError:
-            if _worker.proc.poll() is not None:
-                _worker = None
-            raise
+        return _worker.compile(mlir_text, flags)
 
 
 def _compile_uncached(mlir_text: str, flags: tuple[str, ...]) -> bytes:
