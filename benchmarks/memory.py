@@ -222,7 +222,7 @@ def main(argv=None) -> int:
             ms = _medians_ms({"off": run_off, "on": None if same else run_on, "jax": run_jax},
                              repeats)
             ms_off, ms_on, jms = ms["off"], ms["off"] if same else ms["on"], ms["jax"]
-            iree_tmp = on - (plan.transient_bytes - plan.temp_bytes)     # less the results
+            iree_tmp = on - plan.result_bytes      # less the results
             rows.append((fun.__name__, off, on, plan.transient_bytes, jt, iree_tmp))
             ratio = on / off if off else 1.0
             print(f"{fun.__name__:<18}{_fmt_mib(off)}{_fmt_mib(on)}{_fmt_mib(plan.transient_bytes)}"
@@ -241,7 +241,7 @@ def main(argv=None) -> int:
         ms_plain, ms_don, jms = ms["plain"], ms["donated"], ms["jax"]
         print(f"{'sgd (p donated)':<18}{_fmt_mib(plain)}{_fmt_mib(donated)}"
               f"{_fmt_mib(dplan.transient_bytes)}"
-              f"{_fmt_mib(donated - (dplan.transient_bytes - dplan.temp_bytes))}"
+              f"{_fmt_mib(donated - dplan.result_bytes)}"
               f"{_fmt_mib(jt)}{'':>8}{ms_plain:9.2f}{ms_don:9.2f}"
               f"{'n/a' if jms is None else f'{jms:9.2f}':>9}  {'ok' if ok else 'WRONG'}"
               f"   (IREE off = not donated, on = donated; aliased "

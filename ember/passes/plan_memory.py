@@ -162,10 +162,15 @@ class Plan:
     budget_missed: int = 0
 
     @property
+    def result_bytes(self) -> int:
+        """The results IREE writes into buffers of their own (not into donated storage)."""
+        return self.output_bytes - self.alias_bytes
+
+    @property
     def transient_bytes(self) -> int:
-        """The prediction of IREE's ``transient-memory-size``: the temporaries' peak and the
-        results IREE writes into buffers of their own (not into donated storage)."""
-        return self.temp_bytes + self.output_bytes - self.alias_bytes
+        """The prediction of IREE's ``transient-memory-size``: the temporaries' peak and
+        ``result_bytes``."""
+        return self.temp_bytes + self.result_bytes
 
     def attribute(self) -> ir.DictAttr:
         i64 = ir.IntegerType.get_signless(64)
