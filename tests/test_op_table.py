@@ -140,6 +140,7 @@ _BAD["ember.scan"] = [
     ([A(()), A((4, 2)), A(()), A((2,))], {"num_carry": 1, "num_xs": 1, "length": 5}),
     ([A(()), A((4, 2)), A((), I32), A((2,))], {"num_carry": 1, "num_xs": 1, "length": 4}),
     ([A(()), A(())], {"num_carry": 1, "num_xs": 1, "length": 4})]
+_BAD["ember.map"] = []   # typed by its verifier (tests/test_vmap_control_flow.py), no rule
 # --- fusion ---
 _BAD["ember.fusion"] = []   # typed by its verifier (tests/test_fusion.py), not by a rule
 # --- bits ---

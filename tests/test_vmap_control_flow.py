@@ -7,6 +7,8 @@ import pytest
 import ember
 import ember.numpy as enp
 from ember import lax
+from ember.backends import cpu
+from ember.backends.statistics import program_statistics
 
 F32 = np.float32
 I32 = np.int32
@@ -112,11 +114,122 @@ _vcollatz = ember.jit(ember.vmap(_collatz))
 
 
 def test_while_batched_condition():
-    # Lanes need different trip counts (0 for n=1): finished lanes must stay frozen.
+    # Lanes need different trip counts (0 for n=1). The loop is scalar code per lane (with a
+    # cond inside): an ember.map whose lanes each run their own loop in one dispatch.
     n = np.array([1, 2, 3, 6, 7, 27, 97], I32)
     _check(_vcollatz(n), np.array([_collatz_py(int(v)) for v in n], I32))
-    text = _vcollatz.lower(n).as_text("optimized")
-    assert "ember.reduce_or" in text      # the loop runs while any lane is not done
+    lowered = _vcollatz.lower(n)
+    assert "ember.map" in lowered.as_text("optimized")
+    assert "ember.reduce_or" not in lowered.as_text("optimized")
+    stats = program_statistics(lowered.as_text("linalg"), cpu.compiler_flags())
+    assert stats.dispatch_count == 1
+
+
+def _lanes(x, k, s):
+    """Scalar code per lane: a uint32 counter, a bool flipped each step, a cond and a
+    fori_loop in the body, a value read from outside (``s``)."""
+    def cond(c):
+        v, i, flag = c
+        return (v > s) & (i < k)
+
+    def body(c):
+        v, i, flag = c
+        v = lax.cond(flag, lambda: v * 0.5, lambda: v - 1.0)
+        v = lax.fori_loop(0, 2, lambda j, u: u + 0.25 * j, v)
+        return v, i + np.uint32(1), enp.logical_not(flag)
+    return lax.while_loop(cond, body, (x, np.uint32(0), True))
+
+
+def _lanes_py(x, k, s):
+    v, i, flag = F32(x), 0, True
+    while v > s and i < k:
+        v = v * F32(0.5) if flag else v - F32(1.0)
+        v = v + F32(0.0) + F32(0.25)
+        i, flag = i + 1, not flag
+    return F32(v), np.uint32(i), np.bool_(flag)
+
+
+@pytest.mark.parametrize("in_axes", [(0, 0, None), (0, None, 0), (None, 0, 0)])
+def test_while_per_lane_equals_a_python_loop(rng, in_axes):
+    n = 9
+    x = rng.uniform(-2, 40, n).astype(F32)
+    k = rng.integers(0, 12, n).astype(np.uint32)
+    s = rng.uniform(-1, 3, n).astype(F32)
+    args = [a if ax == 0 else a[0] for a, ax in zip((x, k, s), in_axes)]
+    f = ember.jit(ember.vmap(_lanes, in_axes=in_axes))
+    _check(f(*args), _stack(_lanes_py, args, in_axes, n))
+    assert "ember.map" in f.lower(*args).as_text("optimized")
+
+
+def test_while_per_lane_nested_and_under_vmap_of_jit(rng):
+    # Pairwise (x by the inner vmap, k by the outer): a map of a map, over a 5x4 grid.
+    x = rng.uniform(0, 30, 4).astype(F32)
+    k = rng.integers(0, 9, 5).astype(np.uint32)
+    s = F32(1.5)
+    f = ember.jit(ember.vmap(ember.vmap(_lanes, in_axes=(0, None, None)),
+                             in_axes=(None, 0, None)))
+    want = tuple(np.stack([np.stack([_lanes_py(a, b, s)[i] for a in x]) for b in k])
+                 for i in range(3))
+    _check(f(x, k, s), want)
+    text = f.lower(x, k, s).as_text("optimized")
+    assert text.count('"ember.map"') == 1 and "tensor<5x4xf32>" in text
+    # vmap of a jitted per-example function, outside jit: the ember.call is inlined first.
+    g = ember.vmap(ember.jit(_lanes), in_axes=(0, 0, None))
+    _check(g(x, k[:4], s), _stack(_lanes_py, (x, k[:4], s), (0, 0, None), 4))
+
+
+def test_while_batched_condition_on_vectors_freezes_lanes(rng):
+    # The condition reduces a per-example vector: no scalar code per lane, so the loop runs
+    # while any lane's condition holds and lanes that are done stay frozen.
+    def grow(x, lim):
+        return lax.while_loop(lambda v: v.sum() < lim, lambda v: v * 1.5 + 0.1, x)
+
+    def grow_np(x, lim):
+        while x.sum() < lim:
+            x = x * F32(1.5) + F32(0.1)
+        return x
+
+    x = rng.uniform(0.1, 1, (6, 3)).astype(F32)
+    lim = np.array([0.5, 3, 10, 40, 2, 100], F32)
+    f = ember.jit(ember.vmap(grow))
+    _check(f(x, lim), _stack(grow_np, (x, lim), (0, 0), 6))
+    text = f.lower(x, lim).as_text("optimized")
+    assert "ember.reduce_or" in text and "ember.map" not in text
+
+
+_MAP_OK = """
+func.func @f(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
+  %0 = "ember.map"(%x, %s) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %1 = "ember.mul"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "ember.yield"(%1) : (tensor<f32>) -> ()
+  }) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("old, new, message", [
+    (None, None, None),
+    ("%b: tensor<f32>)", "%b: tensor<f32>, %c: tensor<f32>)", "block arguments"),
+    ('"ember.mul"(%a, %b)', '"ember.mul"(%a, %s)', "reads a value from outside"),
+    ('"ember.yield"(%1) : (tensor<f32>) -> ()', '"ember.yield"() : () -> ()', "yields"),
+    ("tensor<f32>) -> tensor<4xf32>", "tensor<3xf32>) -> tensor<4xf32>", "different shapes"),
+])
+def test_map_verifier(old, new, message):
+    """ember-verify checks a map's region against its operands and results."""
+    from ember._mlir import default_session, ir
+    from ember.passes import make_pass
+    from ember.passes.registry import PassError
+
+    text = _MAP_OK if old is None else _MAP_OK.replace(old, new)
+    with default_session().context:
+        module = ir.Module.parse(text)
+        if message is None:
+            make_pass("ember-verify").run(module)
+            return
+        with pytest.raises(PassError, match=message):
+            make_pass("ember-verify").run(module)
 
 
 def _halve_until(x, lim):

@@ -18,18 +18,25 @@ and checks it when verifying IR read from a file:
   ``x[i]`` of each xs) yields the next carry and one slice of each stacked output ys.
   Results: the final carry, then the ys (leading dimension ``length``). ``reverse`` runs
   ``i`` from ``length - 1`` down to 0 (ys are still stored at index ``i``).
+- ``ember.map(operands...)``: one region applied at each element position on its own, as
+  ``linalg.map``: its block's arguments are rank-0 tensors, one element of each operand, and
+  it yields one element of each result. Operands have one shape, the results', or are rank 0
+  (the same element everywhere). The region is isolated from above and every value in it is
+  rank 0: elementwise ops, constants and ``cond``/``while``/``for`` on scalars. ``ember-batch``
+  makes one of a ``while`` whose condition is batched when everything it computes is
+  per-lane scalar code, so that each lane loops on its own (``batch_control_flow.py``).
 """
 
 from __future__ import annotations
 
-from ember._mlir import ir
+from ember._mlir import ir, walk
 from ember.core import ShapedArray
 from ember.dialects.base import OPS, Attr, OpTypeError, aval_of_type, define
 from ember.dialects.ops import fmt
 
-__all__ = ["REGION_OPS", "region_yield_avals", "block_arg_avals"]
+__all__ = ["REGION_OPS", "region_yield_avals", "block_arg_avals", "map_shape"]
 
-REGION_OPS = ("ember.cond", "ember.while", "ember.for", "ember.scan")
+REGION_OPS = ("ember.cond", "ember.while", "ember.for", "ember.scan", "ember.map")
 
 
 def _types_equal(xs, ys) -> bool:
@@ -166,6 +173,46 @@ def _verify_yield(op: ir.Operation, attrs) -> None:
         raise OpTypeError("must be the terminator of a region of " + ", ".join(REGION_OPS))
 
 
+def map_shape(avals) -> tuple[int, ...]:
+    """The shape of an ``ember.map`` over operands of these avals (rank-0 ones broadcast)."""
+    shapes = {a.shape for a in avals if a.shape}
+    if len(shapes) > 1:
+        raise OpTypeError(f"operands of different shapes: {fmt(avals)}")
+    return shapes.pop() if shapes else ()
+
+
+def _verify_map(op: ir.Operation, attrs) -> None:
+    operands = [aval_of_type(v.type) for v in op.operands]
+    shape = map_shape(operands)
+    if len(op.regions) != 1 or len(list(op.regions[0].blocks)) != 1:
+        raise OpTypeError("must have one region with one block")
+    block = op.regions[0].blocks[0]
+    args = [aval_of_type(a.type) for a in block.arguments]
+    if [(a.shape, a.dtype) for a in args] != [((), a.dtype) for a in operands]:
+        raise OpTypeError(f"block arguments ({fmt(args)}) must be rank-0 tensors of the "
+                          f"operands' dtypes ({fmt(operands)})")
+    yields = region_yield_avals(op)
+    results = [aval_of_type(r.type) for r in op.results]
+    if [(shape, a.dtype) for a in yields] != [(a.shape, a.dtype) for a in results] or any(
+            a.shape for a in yields):
+        raise OpTypeError(f"yields ({fmt(yields)}) but has results ({fmt(results)}); it "
+                          f"must yield rank-0 tensors of the results' dtypes, which have the "
+                          f"operands' shape {shape}")
+    nested = [inner for child in block.operations for inner in walk(child)]
+    inside = set(block.arguments)
+    for inner in nested:
+        inside.update(inner.results)
+        inside.update(a for region in inner.regions for b in region.blocks for a in b.arguments)
+    for inner in nested:
+        for v in list(inner.operands) + list(inner.results):
+            if v not in inside:
+                raise OpTypeError(f"'{inner.name}' inside reads a value from outside the "
+                                  "region (pass it as an operand)")
+            if aval_of_type(v.type).shape:
+                raise OpTypeError(f"'{inner.name}' inside has a value of type {v.type}; "
+                                  "every value in the region is rank 0")
+
+
 define("yield", None, None, family="control_flow", pure=False, traits=("terminator",),
        verify_op=_verify_yield,
        doc="Terminator of the regions of ember.cond/while/for/scan: the values the region "
@@ -188,3 +235,9 @@ define("scan", None, _scan_rule, family="control_flow", pure=False, traits=("reg
        verify_op=_verify_region_op,
        doc="Scan over the leading axis of xs: region body(carry, x[i]) -> (carry, y[i]); "
            "results are the final carry and the stacked ys (reverse=True runs i downwards).")
+define("map", None, None, family="control_flow", traits=("regions", "own_body"),
+       verify_op=_verify_map,
+       doc="Elementwise map (as linalg.map): one region, isolated from above, applied to "
+           "each element position of its operands (one shape, or rank 0) on its own; every "
+           "value inside is rank 0. ember-batch makes one of a while loop that each lane "
+           "of a vmap runs on its own.")

@@ -19,7 +19,13 @@ Semantics (as JAX's ``vmap`` of ``lax.cond``/``while_loop``/``fori_loop``/``scan
   With a batched condition the whole carry is batched and the loop runs while *any* lane's
   condition holds; lanes that are done are frozen: ``carry = select(pred, body(carry),
   carry)`` with ``pred`` the lane's condition on the carry before the step, several such
-  steps per iteration when the carry is small (``_steps``).
+  steps per iteration when the carry is small (``_steps``). When the loop is scalar code per
+  lane (its carry and the values it reads are scalars per example, and it holds only
+  elementwise ops, constants and scalar control flow: ``lowers_per_element``), it becomes an
+  ``ember.map`` whose region is the per-example loop: each lane runs its own loop inside one
+  dispatch, with no condition read back to the host and no steps for lanes that are done.
+- ``map`` batches its operands (at 0; rank-0 ones that are not batched stay as they are); its
+  region, which computes one element, is unchanged.
 - ``for`` with unbatched bounds batches its body like ``while``; batched bounds turn it into a
   ``while`` over ``(i, carry)`` with a batched condition ``i < upper``.
 - ``scan``: batched ``xs`` get their batch dimension at 1 (the scanned axis stays leading),
@@ -30,11 +36,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._mlir import ir, tensor_type
+from ember._mlir import ir, tensor_type, walk
 from ember.dialects import OPS, aval_of_type
 from ember.dialects.base import encode_attrs
-from ember.dialects.control_flow import region_yield_avals
+from ember.dialects.control_flow import map_shape, region_yield_avals
 from ember.passes.batching import batching
+from ember.passes.lower_control_flow import lowers_per_element
 
 __all__: list[str] = []
 
@@ -183,6 +190,8 @@ def _while(ctx, op, inputs, attrs):
         ((pred, pb),) = _batch_block(ctx, cond_old, list(zip(cblock.arguments, bdims)), cblock)
         if pb is not None and not pred_batched:
             holder.erase()
+            if lowers_per_element(op):
+                return _while_per_lane(ctx, op, inputs)
             pred_batched, batched = True, [True] * len(batched)
             continue
         body_args = list(zip(bblock.arguments, bdims))
@@ -215,6 +224,79 @@ def _while(ctx, op, inputs, attrs):
             _yield(bblock, values)
         results = _finish("ember.while", _at0(ctx, inputs, batched), {}, holder)
         return list(zip(results, _bdims(batched)))
+
+
+def _while_per_lane(ctx, op, inputs):
+    """The per-example loop ``op`` as the region of an ``ember.map`` over the lanes: its
+    carry and the values its regions read from outside become the map's operands."""
+    nested = list(walk(op))[1:]
+    inside = {v for inner in nested for v in inner.results}
+    inside.update(a for inner in [op, *nested] for region in inner.regions
+                  for b in region.blocks for a in b.arguments)
+    captured = list(dict.fromkeys(v for inner in nested for v in inner.operands
+                                  if v not in inside))
+    vbs = list(inputs) + [ctx.env[v] for v in captured]
+    arg_types = [v.type for v in list(op.operands) + captured]
+
+    def region(block):
+        loop = op.clone()
+        for i, a in enumerate(block.arguments[:len(inputs)]):
+            loop.operands[i] = a
+        index = {v: block.arguments[len(inputs) + i] for i, v in enumerate(captured)}
+        for inner in walk(loop):
+            for i, v in enumerate(inner.operands):
+                if v in index:
+                    inner.operands[i] = index[v]
+        return list(loop.results)
+
+    return _map_op(ctx, vbs, (ctx.size,), arg_types, [r.type for r in op.results], region)
+
+
+def _map_op(ctx, vbs, shape, arg_types, result_types, region):
+    """An ``ember.map`` of result ``shape`` over the batched (value, bdim) ``vbs``: batched
+    ones at 0 and broadcast to ``shape``, unbatched rank-0 ones left as they are.
+    ``region(block)`` fills its block (arguments of ``arg_types``) and returns the yield."""
+    operands = []
+    for v, b in vbs:
+        if b is None and not aval_of_type(v.type).shape:
+            operands.append(v)
+            continue
+        x = ctx.materialize(v, b, 0)
+        if aval_of_type(x.type).shape != shape:     # a lane's scalar, the map is over more
+            x = ctx.emit("ember.broadcast_in_dim", [x], shape=shape,
+                         broadcast_dimensions=(0,))[0]
+        operands.append(x)
+    new = ir.Operation.create(
+        "ember.map", operands=operands, regions=1,
+        results=[tensor_type(shape, aval_of_type(t).dtype) for t in result_types])
+    block = new.regions[0].blocks.append(*[tensor_type((), aval_of_type(t).dtype)
+                                           for t in arg_types])
+    with ir.InsertionPoint(block):
+        _yield(block, region(block))
+    return [(r, 0) for r in new.results]
+
+
+# --- map ------------------------------------------------------------------------------------
+
+@batching("map")
+def _map(ctx, op, inputs, attrs):
+    shape = (ctx.size, *map_shape([aval_of_type(v.type) for v in op.operands]))
+    old = op.regions[0].blocks[0]
+
+    def region(block):
+        copy = op.clone()
+        inner = copy.regions[0].blocks[0]
+        for a, b in zip(inner.arguments, block.arguments):
+            a.replace_all_uses_with(b)
+        ops = [o.operation for o in inner.operations]
+        for o in ops[:-1]:
+            block.append(o)
+        yielded = list(ops[-1].operands)
+        copy.erase()
+        return yielded
+
+    return _map_op(ctx, inputs, shape, [a.type for a in old.arguments],
+                   [r.type for r in op.results], region)
 
 
 # --- for ------------------------------------------------------------------------------------

@@ -192,7 +192,8 @@ class Fuse(Pass):
     def _fuse_nested(self, block) -> None:
         for op in block.operations:
             op = op.operation
-            if op.name in OPS and op.regions and op.name != "ember.fusion":
+            # A fusion's or a map's body is lowered as a whole (trait "own_body").
+            if op.name in OPS and op.regions and "own_body" not in OPS[op.name].traits:
                 for region in op.regions:
                     for inner in region.blocks:
                         self._fuse_nested(inner)

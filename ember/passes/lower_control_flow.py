@@ -10,14 +10,34 @@ arguments go to the new ones) and ends the block with the scf terminator:
 - ``ember.for``   -> ``scf.for`` over ``index`` bounds cast from the scalar operands; the index
   reaches the body as a rank-0 tensor (``tensor.from_elements``);
 - ``ember.scan``  -> ``scf.for`` carrying the carry and the ys buffers: each iteration reads
-  ``x[i]`` with ``tensor.extract_slice`` and writes ``y[i]`` with ``tensor.insert_slice``.
+  ``x[i]`` with ``tensor.extract_slice`` and writes ``y[i]`` with ``tensor.insert_slice``;
+- ``ember.map``   -> one ``linalg.generic`` whose body is the region as scalar code: each
+  elementwise op's scalar emitter (``lowering.SCALAR``), and ``scf.while``/``scf.if``/
+  ``scf.for`` on scalars for the control flow inside (``lowers_per_element``). IREE compiles
+  the loop of each element into the dispatch: no condition is read back to the host.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ember import dtypes
-from ember._mlir import arith, ir, scf, tensor
-from ember.passes.lowering import LowerCall, elem, empty, lowering, ttype
+from ember._mlir import arith, ir, scf, tensor, walk
+from ember.dialects import OPS, aval_of_type, decode_attrs
+from ember.passes.lowering import (
+    LOWERINGS,
+    SCALAR,
+    LowerCall,
+    dims_map,
+    elem,
+    empty,
+    generic,
+    identity_map,
+    lower_elementwise,
+    lowering,
+    scalar_const,
+    ttype,
+)
 from ember.passes.registry import PassError
 
 __all__: list[str] = []
@@ -134,4 +154,101 @@ def _lower_scan(c: LowerCall):
                 y, buf, [t], [], [], [dyn] + [0] * (rank - 1), [1, *ya.shape[1:]],
                 [1] * rank).result)
         scf.YieldOp(values[:nc] + ys)
+    return list(loop.results)
+
+
+# --- map ----------------------------------------------------------------------------------
+
+_SCALAR_CONTROL = ("ember.cond", "ember.while", "ember.for")
+_SAME_SCALAR = ("ember.reshape", "ember.broadcast_in_dim", "ember.transpose")  # on rank 0
+
+
+def lowers_per_element(op: ir.Operation) -> bool:
+    """Whether ``op`` and the ops in its regions have scalar forms for an ``ember.map``
+    body: elementwise ops, constants and cond/while/for, all on rank-0 values."""
+    for inner in walk(op):
+        name = inner.name
+        if not (name in _SCALAR_CONTROL or name in _SAME_SCALAR
+                or name in ("ember.yield", "ember.constant")
+                or LOWERINGS.get(name) is lower_elementwise):
+            return False
+        if any(aval_of_type(v.type).shape for v in list(inner.operands) + list(inner.results)):
+            return False
+    return True
+
+
+@lowering("map")
+def _lower_map(c: LowerCall):
+    rank = len(c.out_avals[0].shape)
+    maps = [identity_map(rank) if a.shape else dims_map(rank, ()) for a in c.in_avals]
+    block = _block(c.op, 0)
+    return generic(c.operands, maps, [empty(a) for a in c.out_avals],
+                   [identity_map(rank)] * len(c.out_avals), ["parallel"] * rank,
+                   lambda *args: _scalars(block, args[:len(c.operands)], {}))
+
+
+def _scalars(block: ir.Block, args, values: dict) -> list[ir.Value]:
+    """Emit ``block`` as scalar code with its arguments bound to ``args`` (``values`` maps
+    the ember values of enclosing blocks to their scalars); returns what it yields."""
+    values.update(zip(block.arguments, args))
+    for op in block.operations:
+        op = op.operation
+        name = op.name
+        ins = [values[v] for v in op.operands]
+        if name == "ember.yield":
+            return ins
+        if not lowers_per_element(op):
+            raise PassError(f"{op.location}: error: '{name}' inside ember.map has no "
+                            "per-element scalar form")
+        attrs = decode_attrs(OPS[name], op)
+        out = aval_of_type(op.results[0].type).dtype if op.results else None
+        if name == "ember.constant":
+            res = [scalar_const(np.asarray(attrs["value"]).flat[0], out)]
+        elif name in _SAME_SCALAR:
+            res = ins
+        elif name == "ember.while":
+            res = _scalar_while(op, ins, values)
+        elif name == "ember.cond":
+            res = _scalar_if(op, ins, values)
+        elif name == "ember.for":
+            res = _scalar_for(op, ins, values)
+        else:
+            in_dt = aval_of_type(op.operands[0].type).dtype if op.operands else out
+            res = [SCALAR[name.split(".", 1)[1]](ins, in_dt, out, attrs)]
+        values.update(zip(op.results, res))
+    raise PassError(f"{block.owner.location}: error: region does not end with ember.yield")
+
+
+def _scalar_while(op, ins, values) -> list[ir.Value]:
+    types = [v.type for v in ins]
+    loop = ir.Operation.create("scf.while", results=types, operands=ins, regions=2)
+    before = loop.regions[0].blocks.append(*types)
+    with ir.InsertionPoint(before):
+        (pred,) = _scalars(_block(op, 0), list(before.arguments), values)
+        scf.ConditionOp(pred, list(before.arguments))
+    after = loop.regions[1].blocks.append(*types)
+    with ir.InsertionPoint(after):
+        scf.YieldOp(_scalars(_block(op, 1), list(after.arguments), values))
+    return list(loop.results)
+
+
+def _scalar_if(op, ins, values) -> list[ir.Value]:
+    types = [elem(aval_of_type(r.type).dtype) for r in op.results]
+    branch = ir.Operation.create("scf.if", results=types, operands=ins[:1], regions=2)
+    for i in range(2):
+        with ir.InsertionPoint(branch.regions[i].blocks.append()):
+            scf.YieldOp(_scalars(_block(op, i), [], values))
+    return list(branch.results)
+
+
+def _scalar_for(op, ins, values) -> list[ir.Value]:
+    lo, hi, *init = ins
+    dt = aval_of_type(op.operands[0].type).dtype
+    cast = arith.IndexCastUIOp if dtypes.is_unsigned(dt) else arith.IndexCastOp
+    index = ir.IndexType.get()
+    loop = scf.ForOp(cast(index, lo).result, cast(index, hi).result, _const_index(1), init)
+    body = loop.body
+    with ir.InsertionPoint(body):
+        i = cast(elem(dt), body.arguments[0]).result
+        scf.YieldOp(_scalars(_block(op, 0), [i, *list(body.arguments)[1:]], values))
     return list(loop.results)

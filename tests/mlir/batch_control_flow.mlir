@@ -61,43 +61,98 @@ func.func private @cond_pe(%p: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
 
 // -----
 
-// A batched loop condition: the loop runs while any lane's condition holds (reduce_or); the
+// A batched loop condition over a per-example vector (the condition reduces it, so the
+// lanes are no scalar code): the loop runs while any lane's condition holds (reduce_or); the
 // body recomputes each lane's condition and freezes finished lanes with a select, 16 such
-// steps per check of the condition since the carry is small (16 bytes).
+// steps per check of the condition since the carry is small (32 bytes).
 // CHECK-LABEL: func.func @while_batched
-// CHECK-SAME: (%[[N:.*]]: tensor<4xi32>, %[[LIM:.*]]: tensor<i32>)
+// CHECK-SAME: (%[[N:.*]]: tensor<4x2xi32>, %[[LIM:.*]]: tensor<i32>)
+// CHECK-NOT: ember.map
 // CHECK: %[[R:.*]] = "ember.while"(%[[N]]) ({
-// CHECK: ^bb0(%[[C:.*]]: tensor<4xi32>):
-// CHECK: %[[LT:.*]] = "ember.lt"(%[[C]], {{.*}}) {{.*}} -> tensor<4xi1>
+// CHECK: ^bb0(%[[C:.*]]: tensor<4x2xi32>):
+// CHECK: %[[S:.*]] = "ember.reduce_sum"(%[[C]]) {axes = array<i64: 1>}
+// CHECK: %[[LT:.*]] = "ember.lt"(%[[S]], {{.*}}) {{.*}} -> tensor<4xi1>
 // CHECK: %[[ANY:.*]] = "ember.reduce_or"(%[[LT]]) {axes = array<i64: 0>} : (tensor<4xi1>) -> tensor<i1>
 // CHECK: "ember.yield"(%[[ANY]])
 // CHECK: }, {
-// CHECK: ^bb0(%[[D:.*]]: tensor<4xi32>):
-// CHECK: %[[LANE:.*]] = "ember.lt"(%[[D]], {{.*}}) {{.*}} -> tensor<4xi1>
+// CHECK: ^bb0(%[[D:.*]]: tensor<4x2xi32>):
+// CHECK: %[[LANE:.*]] = "ember.lt"({{.*}}) {{.*}} -> tensor<4xi1>
 // CHECK: %[[NEXT:.*]] = "ember.add"(%[[D]], %[[D]])
-// CHECK: %[[SEL:.*]] = "ember.select"(%[[LANE]], %[[NEXT]], %[[D]])
-// CHECK: %[[LANE2:.*]] = "ember.lt"(%[[SEL]], {{.*}})
+// CHECK: %[[LB:.*]] = "ember.broadcast_in_dim"(%[[LANE]]) {broadcast_dimensions = array<i64: 0>, shape = array<i64: 4, 2>}
+// CHECK: %[[SEL:.*]] = "ember.select"(%[[LB]], %[[NEXT]], %[[D]])
+// CHECK: "ember.reduce_sum"(%[[SEL]])
 // CHECK: %[[NEXT2:.*]] = "ember.add"(%[[SEL]], %[[SEL]])
-// CHECK: "ember.select"(%[[LANE2]], %[[NEXT2]], %[[SEL]])
+// CHECK: "ember.select"({{.*}}, %[[NEXT2]], %[[SEL]])
 // CHECK-COUNT-14: "ember.select"
 // CHECK-NEXT: "ember.yield"
-// CHECK-NEXT: }) : (tensor<4xi32>) -> tensor<4xi32>
+// CHECK-NEXT: }) : (tensor<4x2xi32>) -> tensor<4x2xi32>
 // CHECK: return %[[R]]
-func.func @while_batched(%n: tensor<4xi32>, %lim: tensor<i32>) -> tensor<4xi32> {
-  %0 = "ember.vmap"(%n, %lim) {axis_size = 4 : i64, callee = @while_pe, in_axes = array<i64: 0, -1>, out_axes = array<i64: 0>} : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
-  return %0 : tensor<4xi32>
+func.func @while_batched(%n: tensor<4x2xi32>, %lim: tensor<i32>) -> tensor<4x2xi32> {
+  %0 = "ember.vmap"(%n, %lim) {axis_size = 4 : i64, callee = @while_pe, in_axes = array<i64: 0, -1>, out_axes = array<i64: 0>} : (tensor<4x2xi32>, tensor<i32>) -> tensor<4x2xi32>
+  return %0 : tensor<4x2xi32>
 }
-func.func private @while_pe(%n: tensor<i32>, %lim: tensor<i32>) -> tensor<i32> {
+func.func private @while_pe(%n: tensor<2xi32>, %lim: tensor<i32>) -> tensor<2xi32> {
   %0 = "ember.while"(%n) ({
-  ^bb0(%c: tensor<i32>):
+  ^bb0(%c: tensor<2xi32>):
+    %s = "ember.reduce_sum"(%c) {axes = array<i64: 0>} : (tensor<2xi32>) -> tensor<i32>
+    %1 = "ember.lt"(%s, %lim) : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    "ember.yield"(%1) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%c: tensor<2xi32>):
+    %1 = "ember.add"(%c, %c) : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+    "ember.yield"(%1) : (tensor<2xi32>) -> ()
+  }) : (tensor<2xi32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+// A batched condition on scalar code per lane (scalar carry, elementwise ops, a cond inside,
+// values read from outside that are scalars per example): an ember.map over the lanes whose
+// region is the per-example loop, each lane looping on its own. The operands are the carry
+// (the batched %n, the shared %one left rank 0) and the values the loop reads from outside
+// (the batched %lim, the shared %one and %step), in order of first use.
+// CHECK-LABEL: func.func @while_per_lane
+// CHECK-SAME: (%[[N:.*]]: tensor<4xi32>, %[[LIM:.*]]: tensor<4xi32>, %[[STEP:.*]]: tensor<i32>)
+// CHECK-NOT: ember.reduce_or
+// CHECK: %[[ONE:.*]] = "ember.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+// CHECK: %[[R:.*]]:2 = "ember.map"(%[[N]], %[[ONE]], %[[LIM]], %[[ONE]], %[[STEP]]) ({
+// CHECK: ^bb0(%[[A:.*]]: tensor<i32>, %[[B:.*]]: tensor<i32>, %[[L:.*]]: tensor<i32>, %[[O:.*]]: tensor<i32>, %[[S:.*]]: tensor<i32>):
+// CHECK: %[[W:.*]]:2 = "ember.while"(%[[A]], %[[B]]) ({
+// CHECK: ^bb0(%[[C:.*]]: tensor<i32>, %{{.*}}: tensor<i32>):
+// CHECK: "ember.lt"(%[[C]], %[[L]]) : (tensor<i32>, tensor<i32>) -> tensor<i1>
+// CHECK: }, {
+// CHECK: ^bb0(%[[D:.*]]: tensor<i32>, %[[K:.*]]: tensor<i32>):
+// CHECK: "ember.gt"(%[[K]], %[[O]])
+// CHECK: "ember.cond"
+// CHECK: "ember.add"(%[[D]], %[[S]])
+// CHECK: "ember.yield"(%[[W]]#0, %[[W]]#1) : (tensor<i32>, tensor<i32>) -> ()
+// CHECK: }) : (tensor<4xi32>, tensor<i32>, tensor<4xi32>, tensor<i32>, tensor<i32>) -> (tensor<4xi32>, tensor<4xi32>)
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @while_per_lane(%n: tensor<4xi32>, %lim: tensor<4xi32>, %step: tensor<i32>) -> (tensor<4xi32>, tensor<4xi32>) {
+  %0:2 = "ember.vmap"(%n, %lim, %step) {axis_size = 4 : i64, callee = @per_lane_pe, in_axes = array<i64: 0, 0, -1>, out_axes = array<i64: 0, 0>} : (tensor<4xi32>, tensor<4xi32>, tensor<i32>) -> (tensor<4xi32>, tensor<4xi32>)
+  return %0#0, %0#1 : tensor<4xi32>, tensor<4xi32>
+}
+func.func private @per_lane_pe(%n: tensor<i32>, %lim: tensor<i32>, %step: tensor<i32>) -> (tensor<i32>, tensor<i32>) {
+  %one = "ember.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+  %0:2 = "ember.while"(%n, %one) ({
+  ^bb0(%c: tensor<i32>, %k: tensor<i32>):
     %1 = "ember.lt"(%c, %lim) : (tensor<i32>, tensor<i32>) -> tensor<i1>
     "ember.yield"(%1) : (tensor<i1>) -> ()
   }, {
-  ^bb0(%c: tensor<i32>):
-    %1 = "ember.add"(%c, %c) : (tensor<i32>, tensor<i32>) -> tensor<i32>
-    "ember.yield"(%1) : (tensor<i32>) -> ()
-  }) : (tensor<i32>) -> tensor<i32>
-  return %0 : tensor<i32>
+  ^bb0(%c: tensor<i32>, %k: tensor<i32>):
+    %p = "ember.gt"(%k, %one) : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %1 = "ember.cond"(%p) ({
+      %2 = "ember.add"(%c, %step) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+      "ember.yield"(%2) : (tensor<i32>) -> ()
+    }, {
+      %2 = "ember.add"(%c, %c) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+      "ember.yield"(%2) : (tensor<i32>) -> ()
+    }) : (tensor<i1>) -> tensor<i32>
+    %3 = "ember.add"(%k, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    "ember.yield"(%1, %3) : (tensor<i32>, tensor<i32>) -> ()
+  }) : (tensor<i32>, tensor<i32>) -> (tensor<i32>, tensor<i32>)
+  return %0#0, %0#1 : tensor<i32>, tensor<i32>
 }
 
 // -----

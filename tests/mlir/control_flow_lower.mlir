@@ -143,3 +143,55 @@ func.func @nested(%n: tensor<i32>, %p: tensor<i1>) -> tensor<i32> {
   }) : (tensor<i32>) -> tensor<i32>
   return %0 : tensor<i32>
 }
+
+// -----
+
+// ember.map -> one linalg.generic over the operands' shape (a rank-0 operand read at every
+// position through an empty map) whose body is the region as scalar code: scf.while,
+// scf.if and scf.for on scalars, unsigned compares and index casts from the ember types.
+// CHECK-LABEL: func.func @map
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[N:.*]]: tensor<4xi32>, %[[S:.*]]: tensor<f32>)
+// CHECK: %[[R:.*]]:2 = linalg.generic {indexing_maps = [#map, #map, #map1, #map, #map], iterator_types = ["parallel"]} ins(%[[X]], %[[N]], %[[S]] : tensor<4xf32>, tensor<4xi32>, tensor<f32>)
+// CHECK: ^bb0(%[[A:.*]]: f32, %[[K:.*]]: i32, %[[T:.*]]: f32, %{{.*}}: f32, %{{.*}}: i32):
+// CHECK: %[[W:.*]]:2 = scf.while (%{{.*}} = %[[A]], %{{.*}} = %{{.*}}) : (f32, i32) -> (f32, i32) {
+// CHECK: %[[C:.*]] = arith.cmpi ult, %{{.*}}, %[[K]] : i32
+// CHECK: scf.condition(%[[C]])
+// CHECK: } do {
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK: arith.mulf %{{.*}}, %[[T]] : f32
+// CHECK: arith.index_castui
+// CHECK: scf.for
+// CHECK: arith.addf %{{.*}}, %[[T]] : f32
+// CHECK: linalg.yield %[[W]]#0, %[[W]]#1 : f32, i32
+// CHECK: return %[[R]]#0, %[[R]]#1
+// CHECK-NOT: ember.
+func.func @map(%x: tensor<4xf32>, %n: tensor<4xui32>, %s: tensor<f32>) -> (tensor<4xf32>, tensor<4xui32>) {
+  %0:2 = "ember.map"(%x, %n, %s) ({
+  ^bb0(%a: tensor<f32>, %k: tensor<ui32>, %t: tensor<f32>):
+    %zero = "ember.constant"() {value = dense<0> : tensor<ui32>} : () -> tensor<ui32>
+    %one = "ember.constant"() {value = dense<1> : tensor<ui32>} : () -> tensor<ui32>
+    %w:2 = "ember.while"(%a, %zero) ({
+    ^bb0(%v: tensor<f32>, %i: tensor<ui32>):
+      %c = "ember.lt"(%i, %k) : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+      "ember.yield"(%c) : (tensor<i1>) -> ()
+    }, {
+    ^bb0(%v: tensor<f32>, %i: tensor<ui32>):
+      %p = "ember.gt"(%v, %t) : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %h = "ember.cond"(%p) ({
+        %1 = "ember.mul"(%v, %t) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+        "ember.yield"(%1) : (tensor<f32>) -> ()
+      }, {
+        "ember.yield"(%v) : (tensor<f32>) -> ()
+      }) : (tensor<i1>) -> tensor<f32>
+      %f = "ember.for"(%zero, %i, %h) ({
+      ^bb0(%j: tensor<ui32>, %u: tensor<f32>):
+        %2 = "ember.add"(%u, %t) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+        "ember.yield"(%2) : (tensor<f32>) -> ()
+      }) : (tensor<ui32>, tensor<ui32>, tensor<f32>) -> tensor<f32>
+      %i1 = "ember.add"(%i, %one) : (tensor<ui32>, tensor<ui32>) -> tensor<ui32>
+      "ember.yield"(%f, %i1) : (tensor<f32>, tensor<ui32>) -> ()
+    }) : (tensor<f32>, tensor<ui32>) -> (tensor<f32>, tensor<ui32>)
+    "ember.yield"(%w#0, %w#1) : (tensor<f32>, tensor<ui32>) -> ()
+  }) : (tensor<4xf32>, tensor<4xui32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xui32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4xui32>
+}
