@@ -167,6 +167,29 @@ def test_row_normalizations_in_regions_equal_numpy():
                                        atol=tol * np.abs(w).max())
 
 
+_BROADCAST_REDUCTIONS = [
+    # Reductions whose operand is only a broadcast, so that no fused input spans the reduced
+    # dims; in the constant ones the reduction's body reads nothing at all.
+    lambda m, s: m.zeros(4).sum() + s,
+    lambda m, s: m.full((5,), s).max(),
+    lambda m, s: m.sum(s * m.ones(3)),
+    lambda m, s: m.ones((200, 3000)).sum(1)[:3] + s,
+    lambda m, s: m.ones((200, 3000)).sum() + s,
+    lambda m, s: m.full((10, 3), 2.0).prod(0) + s,
+    lambda m, s: (m.ones((200, 3000)) * s).min(axis=0)[:2],
+    lambda m, s: m.broadcast_to(m.arange(3.0) * s, (3000, 3)).sum(0),
+]
+
+
+@pytest.mark.parametrize("i", range(len(_BROADCAST_REDUCTIONS)))
+def test_reductions_of_broadcasts_equal_numpy(i):
+    f = _BROADCAST_REDUCTIONS[i]
+    s = np.float32(1.5)
+    got = ember.jit(lambda s: f(enp, s))(s)
+    want = f(np, s)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want, np.float32), rtol=1e-6)
+
+
 def test_region_iree_cannot_compile_falls_back_to_bare_generics(monkeypatch):
     """Two independent generics in one region fail in IREE 3.13's codegen: forced into one,
     the program is lowered and compiled again without regions, and computes the right thing."""

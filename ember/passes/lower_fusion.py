@@ -278,6 +278,15 @@ class _Fusion:
         for r in roots:
             start = r.owner.operation.operands[0] if kind == "reduce" else r
             self._walk(start, ident, inputs, None, r)
+        if kind == "reduce" and not inputs:
+            # A reduction of a constant body (of a broadcast constant): IREE 3.13 miscomputes
+            # such a generic (a sum of 1.0 over 3000 gave 94); it reads the operand computed.
+            for r in roots:
+                x = r.owner.operation.operands[0]
+                if x not in self.tensor:
+                    self.roots.append(x)
+                    self._lower_generic([x], "elementwise")
+                self._walk(x, ident, inputs, None, r)
         inits = []
         for r in roots:
             aval = aval_of_type(r.type)
@@ -287,18 +296,28 @@ class _Fusion:
                                                        aval.dtype)))
             else:
                 inits.append(empty(aval))
+        tensors = [self.tensor[v] for v, _ in inputs]
+        maps = [m for _, m in inputs]
+        # Reduced dims no input is read along (the reduction of a broadcast): linalg takes
+        # loop bounds from operand shapes, so an unread i8 tensor of those dims gives them.
+        unread = [d for d in axes if not any(d in m for m in maps)]
+        if unread:
+            tensors.append(tensor.EmptyOp([space[d] for d in unread],
+                                          ir.IntegerType.get_signless(8)).result)
+            maps.append(tuple(unread))
+        n_in = len(tensors)
 
         def body(*args):
             scalars = {key: a for key, a in zip(inputs, args)}
             out = []
-            for r, acc in zip(roots, args[len(inputs):]):
+            for r, acc in zip(roots, args[n_in:]):
                 if kind == "reduce":
                     op = r.owner.operation
                     x = self._walk(op.operands[0], ident, inputs, scalars, r)
                     dt = aval_of_type(r.type).dtype
                     how = op.name.split("_", 1)[1]
                     if how == "sum":
-                        x = _hide_product(x, args[:len(inputs)])
+                        x = _hide_product(x, args[:n_in])
                     out.append(SCALAR[_COMBINE[how]]([acc, x], dt, dt, {}))
                 else:
                     out.append(self._walk(r, ident, inputs, scalars, r))
@@ -308,14 +327,13 @@ class _Fusion:
         # Only rows of fusion arguments: splitting a row the region computes itself, IREE
         # tiled it onto the stack and went over its limit (softmax without max). Nor bodies
         # that read loop indices, which the split would renumber.
-        if self.split and axes == (rank - 1,) and rank >= 2 and not self.reads_indices and all(
-                isinstance(v.owner, ir.Block) for v, m in inputs if rank - 1 in m):
-            results = split_reduction([self.tensor[v] for v, _ in inputs],
-                                      [m for _, m in inputs], inits, out_map, iters, body,
+        if self.split and axes == (rank - 1,) and rank >= 2 and not self.reads_indices \
+                and not unread and all(isinstance(v.owner, ir.Block)
+                                       for v, m in inputs if rank - 1 in m):
+            results = split_reduction(tensors, maps, inits, out_map, iters, body,
                                       [_combine(r) for r in roots])
         else:
-            results = generic([self.tensor[v] for v, _ in inputs],
-                              [dims_map(rank, m) for _, m in inputs], inits,
+            results = generic(tensors, [dims_map(rank, m) for m in maps], inits,
                               [dims_map(rank, out_map)] * len(roots), iters, body)
         self.tensor.update(zip(roots, results))
 
