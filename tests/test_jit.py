@@ -85,6 +85,18 @@ def test_static_argnums_and_argnames():
     np.testing.assert_allclose(np.asarray(g(X, 4)), X * 4)
 
 
+def test_equal_static_values_of_different_types_trace_apart():
+    # 1 == 1.0 == True == np.int32(1), but each traces its own program (as in JAX).
+    f = ember.jit(lambda x, n: x + n, static_argnums=1)
+    xi = np.arange(3, dtype=np.int32)
+    results = [f(xi, v) for v in (1, 1.0, True, np.int32(1))]
+    assert [r.dtype for r in results] == [np.int32, np.float32, np.int32, np.int32]
+    assert [r.weak_type for r in results] == [False, True, False, False]
+    g = ember.jit(lambda x, n: x * 2 if isinstance(n, bool) else x, static_argnames="n")
+    np.testing.assert_array_equal(np.asarray(g(xi, n=1)), xi)
+    np.testing.assert_array_equal(np.asarray(g(xi, n=True)), xi * 2)
+
+
 def test_static_argument_default():
     f = ember.jit(lambda x, n=2: x * n, static_argnames="n")
     np.testing.assert_allclose(np.asarray(f(X)), X * 2)

@@ -398,7 +398,10 @@ class JitFunction:
         leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         self._check_static(static)
         avals = tuple(self._aval(x, tree, i) for i, x in enumerate(leaves))
-        return (tree, avals, static), leaves, tree, static
+        # Static values of different types may compare equal (1, 1.0, True, np.int32(1)) but
+        # trace differently: the key has their types too, as JAX's has.
+        types = tuple(type(v) for _, v in static)
+        return (tree, avals, static, types), leaves, tree, static
 
     def _check_static(self, static):
         for k, v in static:
