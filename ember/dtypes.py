@@ -62,6 +62,12 @@ def canonicalize(dtype, *, warn: bool = True) -> np.dtype:
 
     Raises UnsupportedDtypeError for dtypes ember has no ops for (complex, strings, objects).
     """
+    if getattr(dtype, "ndim", None) is not None and \
+            not isinstance(dtype, type | np.dtype | np.generic):
+        # NumPy would take an array's dtype; JAX and NumPy 2 refuse arrays as dtypes.
+        raise UnsupportedDtypeError(
+            f"an array ({type(dtype).__name__} of shape {tuple(dtype.shape)}) was passed as a "
+            "dtype; pass a dtype such as np.int32 or the array's .dtype")
     try:
         dt = np.dtype(dtype)
     except TypeError:

@@ -203,7 +203,14 @@ def test_compiled_rejects_other_signature():
     lambda x: float(x[0, 0]),
     lambda x: enp.zeros(x.sum().astype(np.int32)),
     lambda x: x if x[0, 0] > 1 else -x,
-], ids=["bool", "int", "float", "shape_from_value", "if"])
+    lambda x: x.reshape(x[0, 0].astype(np.int32)),
+    lambda x: x.sum(axis=x[0, 0].astype(np.int32)),
+    lambda x: enp.expand_dims(x, x[0, 0].astype(np.int32)),
+    lambda x: enp.moveaxis(x, x[0, 0].astype(np.int32), 0),
+    lambda x: enp.broadcast_to(x, x[0, 0].astype(np.int32)),
+    lambda x: enp.linalg.norm(x, axis=x[0, 0].astype(np.int32)),
+], ids=["bool", "int", "float", "shape_from_value", "if", "reshape", "axis", "expand_dims",
+        "moveaxis", "broadcast_to", "norm_axis"])
 def test_concretization_error_names_argument(use):
     def fun(x, scale):
         return use(x * scale)
@@ -237,6 +244,16 @@ def test_wrong_number_of_arguments():
 def test_unsupported_dtype():
     with pytest.raises(errors.ArgumentError, match="complex"):
         ember.jit(lambda x: x)(np.ones(3, np.complex64))
+
+
+@pytest.mark.parametrize("dtype_of", [lambda x, n: n, lambda x, n: np.asarray(x)[0]])
+def test_an_array_is_no_dtype(dtype_of):
+    # NumPy 1 took an array's dtype here; JAX and ember refuse (a traced int under jit).
+    with pytest.raises(errors.UnsupportedDtypeError, match="array .*passed as a dtype"):
+        ember.jit(lambda x, n: x.astype(dtype_of(X, n)))(X, 1)
+    with pytest.raises(errors.UnsupportedDtypeError, match="array .*passed as a dtype"):
+        enp.asarray(X).astype(enp.asarray(np.int8(1)))
+    assert ember.jit(lambda x: x.astype(np.int8(1).dtype))(X).dtype == np.int8
 
 
 def test_bad_shapes_give_tracing_error_with_source_line():

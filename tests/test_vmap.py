@@ -604,3 +604,15 @@ def test_bad_input_raises_before_any_pass_or_compile(match, monkeypatch):
 def test_no_batched_argument_and_no_axis_size():
     with pytest.raises(ValueError, match="at least one non-None value in in_axes"):
         ember.vmap(lambda w: w * 2, in_axes=None)(np.ones(3, np.float32))
+
+
+def test_python_branch_on_a_batched_value_names_the_parameter():
+    def f(a, b):
+        return a if b.sum() > 0 else -a
+
+    for g in (ember.vmap(f), ember.jit(ember.vmap(f, in_axes=(None, 0)))):
+        with pytest.raises(ember.errors.ConcretizationError) as info:
+            g(_ones((2, 3)), _ones((2, 3)))
+        msg = str(info.value)
+        assert "argument 'b' of f, which vmap traces" in msg and "args[" not in msg
+        assert "functools.partial" in msg and "static_argnames=()" not in msg

@@ -293,14 +293,16 @@ class Compiled:
 
 
 def trace_flat(fun, fun_name: str, in_tree, in_avals, origins, *, module=None, name="main",
-               public=True):
-    """Trace ``fun`` on abstract leaves into a new ``func.func`` ``name``.
+               public=True, transform="jit"):
+    """Trace ``fun`` on abstract leaves into a new ``func.func`` ``name``; ``transform`` is
+    what traces it, for error messages.
 
     Returns (module, trace, out_tree, out_tracers).
     """
     if module is None:
         module = tracing.new_module()
-    trace = Trace(module, name, in_avals, origins, fun_name, public=public)
+    trace = Trace(module, name, in_avals, origins, fun_name, public=public,
+                  transform=transform)
     with trace:
         args, kwargs = tree_util.tree_unflatten(in_tree, trace.args)
         out = fun(*args, **kwargs)

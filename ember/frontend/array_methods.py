@@ -216,7 +216,7 @@ def reshape(self, *shape, order="C", copy=None):
                      "x.reshape((2, 3))")
     shape = shape[0] if len(shape) == 1 else shape
     if _order(order, "reshape", ("C", "F", "A")):
-        shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+        shape = _np()._ints(shape)
         enp = _np()
         return enp.transpose(enp.reshape(enp.transpose(self), shape[::-1]))
     return _np().reshape(self, shape)

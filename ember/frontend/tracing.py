@@ -41,9 +41,10 @@ class Trace:
     """
 
     def __init__(self, module: ir.Module, name: str, arg_avals, arg_origins, fun_name: str,
-                 public: bool = True):
+                 public: bool = True, transform: str = "jit"):
         self.module = module
         self.fun_name = fun_name
+        self.transform = transform      # what traces the function: "jit" or "vmap"
         self.consts: dict[int, tuple[object, Tracer]] = {}
         self.captured: list[tuple[Tracer, Tracer]] = []   # (outer tracer, our argument)
         with module.context, ir.Location.unknown():
@@ -118,6 +119,7 @@ class RegionTrace(Trace):
     def __init__(self, parent: Trace, block: ir.Block, arg_avals, arg_origins):
         self.module = parent.module
         self.fun_name = parent.fun_name
+        self.transform = parent.transform
         self.parent = parent
         self.consts = {}
         self.captured = []
@@ -336,10 +338,18 @@ def concretization_message(t: Tracer, what: str) -> str:
     fun = t._trace.fun_name
     if t.origin:
         src = ", ".join(sorted(t.origin))
-        came = f"It depends on {src} of {fun}, which jit traces as an abstract value."
-        names = sorted(o.split("'")[1] for o in t.origin if o.count("'") >= 2)
-        hint = (f" If that argument is a configuration value, mark it static: "
-                f"ember.jit({fun}, static_argnames={tuple(names)!r}) (or static_argnums).")
+        came = f"It depends on {src} of {fun}, which {t._trace.transform} traces as an " \
+            "abstract value."
+        names = tuple(sorted(o.split("'")[1] for o in t.origin if o.count("'") >= 2))
+        if t._trace.transform == "vmap":
+            hint = (" ember.vmap traces every argument (its value differs per example when "
+                    "batched); pass a configuration value by closure (functools.partial) "
+                    "instead.")
+        else:
+            hint = (f" If that argument is a configuration value, mark it static: "
+                    f"ember.jit({fun}, static_argnames={names!r}) (or static_argnums)."
+                    if names else " If it is a configuration value, mark it static "
+                    f"(ember.jit({fun}, static_argnums=...)).")
     else:
         came = f"It was computed inside {fun}."
         hint = ""

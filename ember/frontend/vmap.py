@@ -86,7 +86,7 @@ class VmapFunction:
         return axes + [0] * tree_util.tree_structure(kwargs).num_leaves   # kwargs: axis 0
 
     def _call_traced(self, args, kwargs):
-        from ember.frontend.api import _unique_symbol, trace_flat
+        from ember.frontend.api import _path_str, _unique_symbol, trace_flat
 
         outer = tracing.current_trace()
         axes = self._axes_of_args(args, kwargs)
@@ -107,9 +107,12 @@ class VmapFunction:
             inner_avals.append(t.aval._replace(shape=tuple(shape)))
             norm_axes.append(a)
         name = _unique_symbol(outer.module, f"{self.fun_name}_per_example")
-        names = [f"argument {_describe(p)}" for p in paths]
+        argnames = self._jitted._argnames      # the parameters' names, from fun's signature
+        names = [f"argument {_path_str(self.fun_name, argnames, p)}"
+                 for p, _ in tree_util.tree_flatten_with_path((args, kwargs))[0]]
         _, inner, out_tree, outs = trace_flat(self.fun, self.fun_name, tree, inner_avals, names,
-                                              module=outer.module, name=name, public=False)
+                                              module=outer.module, name=name, public=False,
+                                              transform="vmap")
         out_axes = self._out_axes(out_tree, outs)
         if -1 in out_axes:
             self._check_unmapped_outputs(outer.module, name, norm_axes, inner, size, out_axes,

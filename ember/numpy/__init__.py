@@ -96,7 +96,7 @@ def _float_args(*args, name=None):
 def _axes(axis, ndim, name="axis"):
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    axes = _ints(axis)
     out = []
     for a in axes:
         a = operator.index(a)
@@ -170,11 +170,17 @@ def full(shape, fill_value, dtype=None):
     return lax.broadcast_in_dim(_to(fill_value, dtypes.canonicalize(dt)), shape, ())
 
 
+def _ints(x) -> tuple:
+    """An int or a sequence (an axis, a shape) as a tuple; a traced value here raises
+    ConcretizationError naming the argument it came from."""
+    if isinstance(x, int | np.integer | Tracer) or getattr(x, "ndim", None) == 0:
+        return (operator.index(x),)
+    return tuple(x)
+
+
 def _shape_tuple(shape) -> tuple[int, ...]:
     """A shape as a tuple of ints; a traced value here raises ConcretizationError."""
-    if isinstance(shape, int | np.integer | Tracer):
-        return (operator.index(shape),)
-    return tuple(operator.index(d) for d in shape)
+    return tuple(operator.index(d) for d in _ints(shape))
 
 
 def zeros(shape, dtype=None):
@@ -605,7 +611,7 @@ def reshape(a, newshape=None, order="C", *, shape=None):
     """Reshape (row-major); one dimension may be -1."""
     x = _lift(a)
     newshape = shape if shape is not None else newshape
-    newshape = (newshape,) if isinstance(newshape, int | np.integer) else tuple(newshape)
+    newshape = _ints(newshape)
     if order != "C":
         _error("reshape: only order='C' is supported")
     if builtins.sum(1 for d in newshape if d == -1) > 1:
@@ -661,7 +667,7 @@ def squeeze(a, axis=None):
 def expand_dims(a, axis):
     """Insert axes of length one at ``axis`` (an int or a tuple)."""
     x = _lift(a)
-    axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
+    axes = _ints(axis)
     ndim = x.ndim + len(axes)
     axes = _axes(axes, ndim)
     shape = iter(x.shape)
@@ -672,7 +678,7 @@ def expand_dims(a, axis):
 def broadcast_to(array, shape):
     """Broadcast to ``shape`` with NumPy's rules."""
     x = _lift(array)
-    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    shape = _ints(shape)
     if x.shape == shape:
         return x
     nd = len(shape) - x.ndim

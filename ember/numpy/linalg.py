@@ -56,8 +56,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
                    f"ord={ord!r} needs axis")
         axes = tuple(range(nd))
     else:
-        axes = (axis,) if isinstance(axis, int | np.integer) else tuple(axis)
-        axes = enp._axes(axes, nd)
+        axes = enp._axes(axis, nd)
     if len(axes) == 1:
         return _vector_norm(x, ord, axes, keepdims)
     if len(axes) == 2:
