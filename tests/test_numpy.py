@@ -768,6 +768,46 @@ def test_tracer_results_are_weak_only_for_scalars():
         assert o.dtype == np.float16
 
 
+# JAX's weak-type rules (jax.numpy's docs and lax.full/full_like): a fill or a `*_like` of
+# a weak value is weak unless a dtype is given, gathers/sorts/clips keep the weak type, and
+# reductions (sums, products, extrema, their cumulative forms, means) return strong types.
+_WEAKNESS = {
+    "full": (lambda w: enp.full(3, 2.0), True),
+    "full dtype": (lambda w: enp.full(3, 2.0, dtype=np.float32), False),
+    "zeros_like": (lambda w: enp.zeros_like(w), True),
+    "ones_like": (lambda w: enp.ones_like(w), True),
+    "full_like": (lambda w: enp.full_like(w, 3), True),
+    "full_like dtype": (lambda w: enp.full_like(w, 3, dtype=np.float32), False),
+    "full_like array": (lambda w: enp.full_like(w, np.float32(3) * enp.ones(3)), True),
+    "take": (lambda w: enp.take(w, np.array([0, 1, 2])), True),
+    "sort": (lambda w: enp.sort(w), True),
+    "clip": (lambda w: enp.clip(w, 0, 1), True),
+    "sum": (lambda w: w.sum(), False),
+    "prod": (lambda w: w.prod(), False),
+    "max": (lambda w: w.max(), False),
+    "min": (lambda w: enp.min(w), False),
+    "cumsum": (lambda w: enp.cumsum(w), False),
+    "cumprod": (lambda w: enp.cumprod(w), False),
+    "mean": (lambda w: w.mean(), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_WEAKNESS))
+def test_weak_types_follow_jax(name):
+    fn, weak = _WEAKNESS[name]
+    h = np.ones(3, np.float16)
+    # w: a weakly typed float32 vector; with a float16 array, weak values take float16.
+    out = ember.jit(lambda h: fn(enp.broadcast_to(2.0, (3,))) + h)(h)
+    assert out.dtype == (np.float16 if weak else np.float32)
+    assert ember.jit(lambda: fn(enp.broadcast_to(2.0, (3,))))().weak_type == weak
+
+
+def test_eager_fills_are_weak_like_traced_ones():
+    assert enp.full(3, 2.0).weak_type and not enp.full(3, 2.0, np.float32).weak_type
+    assert enp.zeros_like(2.0).weak_type and not enp.zeros_like(np.ones(2, np.float32)).weak_type
+    assert (enp.ones_like(enp.full(2, 1.5)) + np.ones(2, np.float16)).dtype == np.float16
+
+
 def test_error_names_user_line():
     x = np.ones((2, 3), np.float32)
     with pytest.raises(TracingError) as info:

@@ -159,17 +159,6 @@ def asarray(a, dtype=None):
 array = asarray
 
 
-def full(shape, fill_value, dtype=None):
-    """An array of ``shape`` filled with ``fill_value``."""
-    shape = _shape_tuple(shape)
-    if not _is_traced():
-        dt = dtypes.canonicalize(dtype) if dtype is not None else \
-            dtypes.dtype_and_weak(fill_value)[0]
-        return asarray(np.full(shape, np.asarray(fill_value), dtype=dt))
-    dt = dtype if dtype is not None else dtypes.dtype_and_weak(fill_value)[0]
-    return lax.broadcast_in_dim(_to(fill_value, dtypes.canonicalize(dt)), shape, ())
-
-
 def _ints(x) -> tuple:
     """An int or a sequence (an axis, a shape) as a tuple; a traced value here raises
     ConcretizationError naming the argument it came from."""
@@ -196,19 +185,23 @@ def empty(shape, dtype=None):
 
 
 def zeros_like(a, dtype=None):
-    return full(np.shape(a), 0, dtype or _dtype(a))
+    return full_like(a, 0, dtype)
 
 
 def ones_like(a, dtype=None):
-    return full(np.shape(a), 1, dtype or _dtype(a))
+    return full_like(a, 1, dtype)
 
 
 def full_like(a, fill_value, dtype=None):
-    return full(np.shape(a), fill_value, dtype or _dtype(a))
-
-
-def _dtype(a):
-    return a.dtype if hasattr(a, "dtype") else dtypes.dtype_and_weak(a)[0]
+    """An array of ``a``'s shape filled with ``fill_value``: of ``a``'s dtype and weak type
+    when ``dtype`` is None (as in JAX)."""
+    dt, weak = dtypes.dtype_and_weak(a)
+    weak = weak and dtype is None
+    dtype = dt if dtype is None else dtype
+    if _is_scalar_value(fill_value):
+        return _full_scalar(np.shape(a), fill_value, dtype, weak)
+    out = full(np.shape(a), fill_value, dtype)
+    return _weakly(out) if weak else out
 
 
 def eye(N, M=None, k=0, dtype=None):
@@ -807,6 +800,7 @@ from ember.numpy._bits import *  # noqa: E402, F403
 from ember.numpy._indexing import *  # noqa: E402, F403
 from ember.numpy._reductions import *  # noqa: E402, F403
 from ember.numpy._shape import *  # noqa: E402, F403
+from ember.numpy._shape import _full_scalar, _is_scalar_value, _weakly, full  # noqa: E402
 from ember.numpy._ufuncs import *  # noqa: E402, F403
 
 

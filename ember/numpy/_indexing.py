@@ -248,7 +248,9 @@ def _gather_index(x, idx, mode=None, fill_value=None, wrap_negative=True):
             ok = lax.bitwise_and(ok, _in_bounds(a, x.shape[p]))
         ok = lax.broadcast_in_dim(ok, out.shape, tuple(range(nb)))
         fv = _fill_default(out.dtype) if fill_value is None else fill_value
-        fill = lax.broadcast_in_dim(_lift(np.asarray(fv).astype(out.dtype)), out.shape, ())
+        fill = lax.convert_element_type(_lift(np.asarray(fv).astype(out.dtype)), out.dtype,
+                                        out.weak_type)       # keeps x's weak type, as JAX
+        fill = lax.broadcast_in_dim(fill, out.shape, ())
         out = lax.select(ok, out, fill)
     p0 = adv[0]
     if contiguous and p0 > 0:

@@ -128,7 +128,7 @@ def _take_last(x, i):
 def _sum_like(kind, a, axis, dtype, keepdims, initial, where):
     x = _lift(a)
     dt = _sum_dtype(x, dtype)
-    x = _to(x, dt, x.weak_type)
+    x = _to(x, dt)      # a reduction's result is strongly typed, as in JAX
     if dtypes.is_bool(dt):   # a sum of bools as bool is an or, a product an and
         kind = "or" if kind == "sum" else "and"
     axes = _axes(axis, x.ndim)
@@ -161,6 +161,7 @@ def _minmax(name, kind):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         _no_out(out, name)
         x = _lift(a)
+        x = _to(x, x.dtype)     # a reduction's result is strongly typed, as in JAX
         axes = _axes(axis, x.ndim)
         mask = _mask(where, x)
         if initial is None:
@@ -511,7 +512,7 @@ def _cumulative(name, fn, nan_fill=None):
             x, ax = lax.reshape(x, (x.size,)), 0
         else:
             (ax,) = _axes(axis, x.ndim)
-        x = _to(x, _sum_dtype(x, dtype), x.weak_type)
+        x = _to(x, _sum_dtype(x, dtype))    # strongly typed, as JAX's cumsum
         if nan_fill is not None and dtypes.is_float(x.dtype):
             x = lax.select(_isnan(x), _const(nan_fill, x), x)
         if dtypes.is_bool(x.dtype):   # a bool accumulation (dtype=bool) is an or / and

@@ -76,23 +76,39 @@ def _static_ints(v, what, name):
 # --- creation -------------------------------------------------------------------------------
 
 def full(shape, fill_value, dtype=None):
-    """An array of ``shape`` filled with ``fill_value`` (a scalar or an array broadcast to it)."""
+    """An array of ``shape`` filled with ``fill_value`` (a scalar or an array broadcast to it);
+    weakly typed when ``dtype`` is None and ``fill_value`` is (a Python scalar), as in JAX."""
     shape = (operator.index(shape),) if isinstance(shape, int | np.integer | Tracer) else \
         tuple(operator.index(d) for d in shape)
     if builtins.any(d < 0 for d in shape):
         _error(f"full: negative dimensions are not allowed, got shape {shape}")
-    if np.ndim(fill_value) == 0 and not isinstance(fill_value, Tracer) \
-            and not hasattr(fill_value, "aval"):
-        return _enp_first_full(shape, fill_value, dtype)
+    if _is_scalar_value(fill_value):
+        dt, weak = dtypes.dtype_and_weak(fill_value)
+        return _full_scalar(shape, fill_value, dt if dtype is None else dtype,
+                           weak and dtype is None)
     return _full_array(shape, fill_value, dtype)
 
 
-def _enp_first_full(shape, fill_value, dtype):
-    dt = dtypes.canonicalize(dtype) if dtype is not None else \
-        dtypes.dtype_and_weak(fill_value)[0]
+def _is_scalar_value(x) -> bool:
+    return np.ndim(x) == 0 and not isinstance(x, Tracer) and not hasattr(x, "aval")
+
+
+def _full_scalar(shape, fill_value, dtype, weak: bool):
+    """``shape`` filled with the concrete scalar ``fill_value`` as ``dtype``, weakly typed or
+    not; outside a trace without compiling anything."""
+    dt = dtypes.canonicalize(dtype)
     if not _is_traced():
-        return _enp().asarray(np.full(shape, np.asarray(fill_value), dtype=dt))
-    return lax.broadcast_in_dim(_to(fill_value, dt), shape, ())
+        out = _enp().asarray(np.full(shape, np.asarray(fill_value), dtype=dt))
+        return _weakly(out) if weak else out
+    return lax.broadcast_in_dim(_to(fill_value, dt, weak), shape, ())
+
+
+def _weakly(x):
+    """``x`` (a Tracer or an ember.Array) weakly typed."""
+    if isinstance(x, Tracer):
+        return lax.convert_element_type(x, x.dtype, True)
+    x.aval = x.aval._replace(weak_type=True)
+    return x
 
 
 @eager
