@@ -1,5 +1,6 @@
-"""sin/cos keep their accuracy far from zero and near it (ember reduces the argument itself:
-IREE's expansion gave sin(1e10) = -6e21 and lost digits at sin(-1e-3))."""
+"""sin/cos/tan keep their accuracy far from zero and near it (ember reduces the argument
+itself: IREE's expansions gave sin(1e10) = -6e21, tan(3e38) NaN, and lost digits at
+sin(-1e-3) and tan(-1e-5)); float32 powers are computed in float64 (2 ** 126 was 3e-6 off)."""
 
 import numpy as np
 import pytest
@@ -52,3 +53,46 @@ def test_float64_tanh():
         assert np.signbit(np.asarray(y)[-4]) and np.isnan(np.asarray(ember.lax.tanh(np.nan)))
     finally:
         ember.config.update("enable_x64", False)
+
+
+@pytest.mark.parametrize("bound", [1.0, 6e4])
+def test_float32_tan_against_float64_numpy(bound):
+    x = np.random.default_rng(2).uniform(-bound, bound, 4096).astype(np.float32)
+    x = np.concatenate([x, np.float32([1e-5, -1e-5, -0.0, 0.0, 1.5707964, -1.5707964])])
+    t = np.asarray(ember.jit(ember.lax.tan)(x))
+    want = np.tan(x.astype(np.float64))
+    # relative to tan's condition: an argument error of 1 ulp moves tan by (1 + tan^2) ulps
+    scale = np.abs(x.astype(np.float64)) * (1 + want * want) * 2.0 ** -24 + np.abs(want) * 3e-7
+    assert (np.abs(t - want) <= 2 * scale + 1e-30).all()
+    assert np.signbit(t[-4]) and not np.signbit(t[-3])       # tan(-0.0) is -0.0
+
+
+def test_float64_tan():
+    """float64 tan was a libm call IREE could not link; now range-reduced like sin/cos."""
+    ember.config.update("enable_x64", True)
+    try:
+        x = np.concatenate([np.random.default_rng(3).uniform(-1e6, 1e6, 2048),
+                            [0.0, -1e-12, 1e-300]])
+        t = ember.jit(ember.lax.tan)(x)
+        assert t.dtype == np.float64
+        want = np.tan(x)
+        scale = np.abs(x) * (1 + want * want) * 2.0 ** -52 + np.abs(want) * 2.0 ** -50
+        assert (np.abs(np.asarray(t) - want) <= 4 * scale + 1e-300).all()
+    finally:
+        ember.config.update("enable_x64", False)
+
+
+def test_float32_power_is_correctly_rounded_where_it_is_normal():
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.uniform(0, 30, 20000), [3.4028235e38, 1.1754944e-38, 0.5, 2.0,
+                                                    10.0, 1e30, 1.0]]).astype(np.float32)
+    y = np.concatenate([rng.uniform(-20, 20, 20000), [1, 1, 100, 126, 10, 1, 1e30]]).astype(
+        np.float32)
+    got = np.asarray(ember.jit(ember.numpy.power)(x, y))
+    with np.errstate(over="ignore"):
+        want = np.power(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+    normal = np.isfinite(want) & (np.abs(want) >= np.finfo(np.float32).tiny)
+    ulps = np.abs(got[normal].view(np.int32).astype(np.int64)
+                  - want[normal].view(np.int32).astype(np.int64))
+    assert ulps.max() <= 1
+    np.testing.assert_array_equal(got[-7:], want[-7:])     # x ** 1 == x at the range's ends

@@ -3,6 +3,8 @@
 - ``NAME``; ``OPTIONS`` (target option -> the ``ember.config`` key of its default);
   ``INSTALL_HINT`` (what to install when its runtime driver is missing);
   ``DISPATCH_REGIONS`` (whether its codegen takes ember's fusions as IREE dispatch regions);
+  ``FLOAT64`` (whether every target of it computes in float64, which the lowering then uses
+  for precision in some float32 functions);
 - ``compiler_flags(**options) -> tuple[str, ...]`` (IREE flags for the target; target
   options are validated there, before IREE sees them) and ``fallback_flags(**options)``
   (whole flag sets to retry with when IREE fails);
@@ -47,6 +49,16 @@ def dispatch_regions(names) -> bool:
         False
     """
     return all(get_backend(n).DISPATCH_REGIONS for n in names)
+
+
+def float64(names) -> bool:
+    """Whether all backends ``names`` compute in float64 (``ember-to-linalg{float64=...}``).
+
+    Example:
+        >>> float64(["cpu", "cuda"]), float64(["vulkan"])
+        (True, False)
+    """
+    return all(get_backend(n).FLOAT64 for n in names)
 
 
 def default_backend() -> str:

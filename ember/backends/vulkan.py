@@ -24,6 +24,8 @@ OPTIONS = {"target": "vulkan_target"}
 # IREE 3.13's SPIR-V codegen fails on a region of chained reductions ("write affecting
 # operations on global resources are restricted to workgroup distributed contexts").
 DISPATCH_REGIONS = False
+# The generic targets have no float64 (a float64 program is refused there: unsupported()).
+FLOAT64 = False
 INSTALL_HINT = ("Install a Vulkan loader and driver, e.g. on Debian/Ubuntu (as root): "
                 "apt-get install -y libvulkan1 mesa-vulkan-drivers (Mesa's lavapipe runs "
                 "Vulkan on the CPU), or your GPU vendor's Vulkan driver.")

@@ -162,8 +162,9 @@ class Exported:
     """
 
     def __init__(self, lowered, signature: Signature, targets: tuple[str, ...]):
-        from ember.backends import dispatch_regions
+        from ember.backends import dispatch_regions, float64
         lowered.dispatch_regions = dispatch_regions(targets)
+        lowered.float64 = float64(targets)
         self.lowered = lowered
         self.signature = signature
         self.targets = targets

@@ -9,6 +9,7 @@ arith variants from the avals.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -20,6 +21,9 @@ from ember.core import ShapedArray
 
 LOWERINGS: dict[str, Callable] = {}
 SCALAR: dict[str, Callable] = {}   # elementwise op name -> scalar emitter
+# Whether the target computes in float64 (``ember-to-linalg{float64=...}``, set while it
+# runs): some float32 functions are computed in float64 where it is there, for precision.
+FLOAT64 = contextvars.ContextVar("ember_lowering_float64", default=True)
 
 
 @dataclass
@@ -265,7 +269,6 @@ def _math(op_cls):
 
 for _n, _cls in {"exp": math_d.ExpOp, "expm1": math_d.ExpM1Op, "log": math_d.LogOp,
                  "log1p": math_d.Log1pOp, "sqrt": math_d.SqrtOp, "rsqrt": math_d.RsqrtOp,
-                 "tan": math_d.TanOp,
                  "erf": math_d.ErfOp, "floor": math_d.FloorOp,
                  "ceil": math_d.CeilOp}.items():
     SCALAR[_n] = _math(_cls)
@@ -304,12 +307,19 @@ def _signbit(x, dt) -> ir.Value:
 def _pow(args, dt, attrs):
     """C's ``pow``: IREE expands ``math.powf`` as exp(y * log(x)), which is NaN for every
     negative base and for pow(x, 0), pow(1, y) with a NaN; mend the magnitude's sign and the
-    exact cases around it."""
+    exact cases around it. In float32 the product y * log(x) loses |y log x| ulps (2^126
+    was 3e-6 off, FLT_MAX ** 1 overflowed): float32 powers are computed in float64 where
+    the target has it (``FLOAT64``)."""
     x, y = args
     zero, one, half = (scalar_const(v, dt) for v in (0.0, 1.0, 0.5))
     inf, nan = scalar_const(np.inf, dt), scalar_const(np.nan, dt)
     ax, ay = math_d.AbsFOp(x).result, math_d.AbsFOp(y).result
-    mag = math_d.PowFOp(ax, y).result
+    if np.dtype(dt).itemsize == 4 and FLOAT64.get():
+        f64 = ir.F64Type.get()
+        wide = math_d.PowFOp(arith.ExtFOp(f64, ax).result, arith.ExtFOp(f64, y).result).result
+        mag = arith.TruncFOp(elem(dt), wide).result
+    else:
+        mag = math_d.PowFOp(ax, y).result
     y_finite = _cmpf("one", ay, inf)
     y_int = arith.AndIOp(_cmpf("oeq", math_d.FloorOp(y).result, y), y_finite).result
     yh = arith.MulFOp(y, half).result
@@ -385,9 +395,11 @@ def _reduce_pio2(x, dt):
     return r, k
 
 
-def _sin_cos(is_sin: bool):
-    """sin/cos with an explicit range reduction to [-pi/4, pi/4] and the quadrant: IREE's
-    own expansion is wrong far from zero (sin(1e10) came out as -6e21)."""
+def _trig(kind: str):
+    """sin/cos/tan with an explicit range reduction to [-pi/4, pi/4] and the quadrant: IREE's
+    own expansions are wrong far from zero (sin(1e10) came out as -6e21, tan(3e38) NaN) and
+    tan lost digits near it (tan(-1e-5) 3e-3 off); float64 tan was a libm call IREE cannot
+    link."""
     @_in_f32
     def emit(args, dt, attrs):
         x0 = args[0]
@@ -404,15 +416,22 @@ def _sin_cos(is_sin: bool):
             r, k = _reduce_pio2(r, dt)
             q = mod4(k) if q is None else mod4(arith.AddFOp(q, mod4(k)).result)
         sin_r, cos_r = _sin_cos_kernel(r, dt)
-        # sin(r + q pi/2) is sin, cos, -sin, -cos for q = 0..3; cos(...) is one step later.
-        table = [sin_r, cos_r, arith.NegFOp(sin_r).result, arith.NegFOp(cos_r).result]
-        if not is_sin:
-            table = table[1:] + table[:1]
-        out = table[3]
-        for i in (2, 1, 0):
-            out = arith.SelectOp(_cmpf("oeq", q, scalar_const(float(i), dt)), table[i],
-                                 out).result
-        if is_sin:   # sin(-0.0) is -0.0
+        if kind == "tan":   # tan(r + q pi/2) is tan r for even q, -1 / tan r for odd q
+            odd = _cmpf("oeq", arith.SubFOp(q, arith.MulFOp(math_d.FloorOp(arith.MulFOp(
+                q, scalar_const(0.5, dt)).result).result, scalar_const(2.0, dt)).result
+                ).result, scalar_const(1.0, dt))
+            out = arith.SelectOp(odd, arith.NegFOp(arith.DivFOp(cos_r, sin_r).result).result,
+                                 arith.DivFOp(sin_r, cos_r).result).result
+        else:
+            # sin(r + q pi/2) is sin, cos, -sin, -cos for q = 0..3; cos(...) one step later.
+            table = [sin_r, cos_r, arith.NegFOp(sin_r).result, arith.NegFOp(cos_r).result]
+            if kind == "cos":
+                table = table[1:] + table[:1]
+            out = table[3]
+            for i in (2, 1, 0):
+                out = arith.SelectOp(_cmpf("oeq", q, scalar_const(float(i), dt)), table[i],
+                                     out).result
+        if kind != "cos":   # sin(-0.0) and tan(-0.0) are -0.0
             out = arith.SelectOp(_cmpf("oeq", x0, scalar_const(0.0, dt)), x0, out).result
         # float64 beyond about 1e45 is not reduced: NaN rather than a wrong number.
         failed = _cmpf("ugt", math_d.AbsFOp(r).result, scalar_const(1.0, dt))
@@ -420,7 +439,7 @@ def _sin_cos(is_sin: bool):
     return emit
 
 
-SCALAR["sin"], SCALAR["cos"] = _sin_cos(True), _sin_cos(False)
+SCALAR["sin"], SCALAR["cos"], SCALAR["tan"] = _trig("sin"), _trig("cos"), _trig("tan")
 
 
 @scalar("tanh")
@@ -442,7 +461,7 @@ def _tanh(args, dt, attrs):
     small = _cmpf("olt", ax, scalar_const(0.02, dt))
     mag = arith.SelectOp(small, series, mag).result
     return math_d.CopySignOp(mag, x).result
-LOWERINGS["ember.sin"] = LOWERINGS["ember.cos"] = lower_elementwise
+LOWERINGS["ember.sin"] = LOWERINGS["ember.cos"] = LOWERINGS["ember.tan"] = lower_elementwise
 
 
 @scalar("logistic")

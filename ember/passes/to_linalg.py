@@ -21,7 +21,7 @@ from ember.passes import (  # noqa: F401  (each registers its rules into LOWERIN
     lower_math,
     lower_sort_scan,
 )
-from ember.passes.lowering import LOWERINGS, LowerCall, optimization_barrier
+from ember.passes.lowering import FLOAT64, LOWERINGS, LowerCall, optimization_barrier
 from ember.passes.plan_memory import REMAT_ATTR
 from ember.passes.registry import Pass, PassError, func_ops, register
 
@@ -39,8 +39,18 @@ class ToLinalg(Pass):
     dispatch_regions: bool = dataclasses.field(default=True, metadata={
         "help": "wrap a fusion IREE might split in one flow.dispatch.region (false: the GPU "
                 "backends, whose codegen does not take them)"})
+    float64: bool = dataclasses.field(default=True, metadata={
+        "help": "the target computes in float64, which some float32 functions use for "
+                "precision (false: Vulkan, whose generic targets have none)"})
 
     def run(self, module: ir.Module) -> None:
+        token = FLOAT64.set(self.float64)
+        try:
+            self._run(module)
+        finally:
+            FLOAT64.reset(token)
+
+    def _run(self, module: ir.Module) -> None:
         # Ember types of values already replaced by signless ones (ui32 lowers to i32).
         self._avals: dict[ir.Value, object] = {}
         with module.context, ir.Location.unknown():
