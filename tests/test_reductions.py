@@ -5,6 +5,7 @@ Many reductions share one jitted program per (axis, keepdims) case to keep compi
 
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -248,3 +249,219 @@ def test_errors():
         ember.jit(lambda x: enp.quantile(x, 1.5))(X3)
     with pytest.raises(EmberError, match="weights"):
         ember.jit(lambda x: enp.average(x, axis=0, weights=np.ones(7, np.float32)))(X3)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_sums_accumulate_in_float32(dtype):
+    # In float16 a running sum of ones stops at 2048 (2049 is not representable); JAX sums
+    # halves in float32 and rounds once.
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    x = np.full((2, 5000), 0.1, dt)
+    y = np.full((2, 8), 1.1, dt)
+    s, p = ember.jit(lambda x, y: (x.sum(axis=1), enp.prod(y, axis=1)))(x, y)
+    assert s.dtype == dt and p.dtype == dt
+    np.testing.assert_array_equal(np.asarray(s), x.astype(np.float32).sum(axis=1).astype(dt))
+    np.testing.assert_array_equal(np.asarray(p), y.astype(np.float32).prod(axis=1).astype(dt))
+
+
+# --- differences, counting, statistics, interpolation, convolution (ember/numpy/_more.py) ---
+
+_NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.float32)}
+
+
+def _checked(label, got, want, rtol=2e-5, atol=1e-5):
+    """``got`` against NumPy's ``want``: its dtype (64-bit narrowed), shape and values."""
+    want = np.asarray(want)
+    dt = _NARROW.get(want.dtype, want.dtype)
+    try:
+        assert np.asarray(got).dtype == dt, (np.asarray(got).dtype, dt)
+        close(got, want.astype(dt) if dt.kind in "biu" else want, rtol=rtol, atol=atol)
+    except AssertionError as e:
+        raise AssertionError(f"{label}: {e}") from None
+
+
+def _more_cases():
+    """(label, fn(xp, x, i, v)): x (3, 4) float32, i (3, 4) int32, v (6,) increasing float32;
+    fn(np, ...) is the oracle."""
+    fw, aw = np.array([1, 2, 1, 3], np.int32), np.array([0.5, 1.0, 2.0, 1.0], np.float32)
+    return [
+        ("diff", lambda xp, x, i, v: xp.diff(x)),
+        ("diff n=2 axis=0", lambda xp, x, i, v: xp.diff(i, 2, axis=0)),
+        ("diff prepend append", lambda xp, x, i, v: xp.diff(x, axis=-2, prepend=0.5,
+                                                             append=x[:1])),
+        ("diff n=0", lambda xp, x, i, v: xp.diff(i, 0)),
+        ("diff past length", lambda xp, x, i, v: xp.diff(v, 7)),
+        ("diff bool", lambda xp, x, i, v: xp.diff(x > 0)),
+        ("ediff1d", lambda xp, x, i, v: xp.ediff1d(i, to_begin=np.array([-1, -2], np.int32),
+                                                        to_end=7)),
+        ("ediff1d plain", lambda xp, x, i, v: xp.ediff1d(v)),
+        ("digitize", lambda xp, x, i, v: xp.digitize(x, v)),
+        ("digitize right", lambda xp, x, i, v: xp.digitize(i, np.array([-3, 0, 2, 5]),
+                                                           right=True)),
+        ("digitize decreasing", lambda xp, x, i, v: xp.digitize(x, v[::-1])),
+        ("digitize decreasing right", lambda xp, x, i, v: xp.digitize(i, np.array([4, 1, 0]),
+                                                                      right=True)),
+        ("isin", lambda xp, x, i, v: xp.isin(i, np.array([0, 2, -3, 5]))),
+        ("isin invert", lambda xp, x, i, v: xp.isin(x, v[:3], invert=True)),
+        ("isin matrix", lambda xp, x, i, v: xp.isin(v, x)),
+        ("cov", lambda xp, x, i, v: xp.cov(x)),
+        ("cov rowvar ddof", lambda xp, x, i, v: xp.cov(x, rowvar=False, ddof=0)),
+        ("cov y bias", lambda xp, x, i, v: xp.cov(x[0], x[1], bias=True)),
+        ("cov int", lambda xp, x, i, v: xp.cov(i)),
+        ("cov 1-D", lambda xp, x, i, v: xp.cov(v)),
+        ("cov fweights", lambda xp, x, i, v: xp.cov(x, fweights=fw)),
+        ("cov weights", lambda xp, x, i, v: xp.cov(x, fweights=fw, aweights=aw)),
+        ("cov aweights ddof 0", lambda xp, x, i, v: xp.cov(x, aweights=aw, ddof=0)),
+        ("corrcoef", lambda xp, x, i, v: xp.corrcoef(x)),
+        ("corrcoef y", lambda xp, x, i, v: xp.corrcoef(x[0], x[2])),
+        ("corrcoef cols", lambda xp, x, i, v: xp.corrcoef(i, rowvar=False)),
+        ("trapezoid", lambda xp, x, i, v: xp.trapezoid(x)),
+        ("trapezoid x", lambda xp, x, i, v: xp.trapezoid(x, v[:4])),
+        ("trapezoid dx axis", lambda xp, x, i, v: xp.trapezoid(i, dx=0.5, axis=0)),
+        ("trapezoid x nd", lambda xp, x, i, v: xp.trapezoid(x, x * 2 + v[:4], axis=0)),
+        ("trapezoid empty", lambda xp, x, i, v: xp.trapezoid(x[:, :0])),
+        ("polyval", lambda xp, x, i, v: xp.polyval(v[:3], x)),
+        ("polyval int", lambda xp, x, i, v: xp.polyval(np.array([2, -1, 3]), i)),
+        ("polyval scalar x", lambda xp, x, i, v: xp.polyval(v, 1.5)),
+        ("interp", lambda xp, x, i, v: xp.interp(x, v, v * v)),
+        ("interp left right", lambda xp, x, i, v: xp.interp(x, v, v * 2, left=-1.0,
+                                                            right=9.0)),
+        ("interp int", lambda xp, x, i, v: xp.interp(i, np.array([-4, 0, 3]),
+                                                     np.array([1, 5, -2]))),
+        ("interp one point", lambda xp, x, i, v: xp.interp(x, v[2:3], v[:1])),
+    ]
+
+
+_MORE = _more_cases()
+
+
+def test_more_statistics_jit_and_eager():
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-3, 3, (3, 4)).astype(np.float32)
+    i = rng.integers(-5, 6, (3, 4)).astype(np.int32)
+    v = np.sort(rng.uniform(-3, 3, 6)).astype(np.float32)
+    f = ember.jit(lambda x, i, v: [fn(enp, x, i, v) for _, fn in _MORE])
+    for (label, fn), got in zip(_MORE, f(x, i, v), strict=True):
+        with np.errstate(all="ignore"):
+            want = fn(np, x, i, v)
+        _checked(label, got, want, rtol=1e-4, atol=2e-5)
+    for k in (0, 2, 6, 15, 23, 26, 34):      # a few eagerly, on NumPy values and Arrays
+        label, fn = _MORE[k]
+        want = fn(np, x, i, v)
+        _checked(label, fn(enp, x, i, v), want, rtol=1e-4, atol=2e-5)
+        _checked(label, fn(enp, *map(enp.asarray, (x, i, v))), want, rtol=1e-4, atol=2e-5)
+
+
+def test_nanargmax_nanargmin():
+    x = np.array([[np.nan, 1.0, 3.0, 3.0], [np.nan, np.nan, np.nan, np.nan],
+                  [np.nan, -np.inf, 2.0, np.nan], [np.nan, -np.inf, np.nan, np.inf]], np.float32)
+    ok = [0, 2, 3]
+    n = np.array([[3, 1, 3], [0, -2, -2]], np.int32)
+
+    def f(x, n):
+        return (enp.nanargmax(x, axis=1), enp.nanargmin(x, axis=-1),
+                enp.nanargmax(x, axis=1, keepdims=True), enp.nanargmax(x),
+                enp.nanargmin(x[2:]), enp.nanargmax(x[::2, 1:], axis=0),
+                enp.nanargmax(n, axis=1), enp.nanargmin(n), enp.nanargmin(n, keepdims=True))
+
+    for outs in (ember.jit(f)(x, n), f(x, n)):
+        amax, amin, keep, flat_max, flat_min, col, imax, imin, ikeep = outs
+        # JAX: an all-NaN slice gives -1 (NumPy raises); the others are NumPy's answers.
+        np.testing.assert_array_equal(np.asarray(amax)[ok], np.nanargmax(x[ok], axis=1))
+        np.testing.assert_array_equal(np.asarray(amin)[ok], np.nanargmin(x[ok], axis=1))
+        assert int(np.asarray(amax)[1]) == -1 and int(np.asarray(amin)[1]) == -1
+        assert amax.dtype == np.int32 and keep.shape == (4, 1)
+        assert int(flat_max) == np.nanargmax(x) and int(flat_min) == np.nanargmin(x[2:])
+        np.testing.assert_array_equal(np.asarray(col), np.nanargmax(x[::2, 1:], axis=0))
+        np.testing.assert_array_equal(np.asarray(imax), np.argmax(n, axis=1))
+        assert int(imin) == np.argmin(n) and ikeep.shape == (1, 1)
+    with pytest.raises(EmberError, match="empty sequence"):
+        enp.nanargmax(np.zeros((2, 0), np.float32), axis=1)
+
+
+def test_bincount():
+    x = np.array([0, 1, 1, 3, 2, 1, 7], np.int32)
+    w = np.linspace(0, 1, 7).astype(np.float32)
+
+    def f(x, w):
+        return (enp.bincount(x, length=8), enp.bincount(x, w, length=9),
+                enp.bincount(x, length=3), enp.bincount(x, minlength=20, length=8),
+                enp.bincount(x[:0], length=2))
+
+    c, cw, short, ignored, empty = ember.jit(f)(x, w)
+    close(c, np.bincount(x), dtype=np.int32)
+    close(cw, np.bincount(x, w, minlength=9), dtype=np.float32)
+    close(short, np.bincount(x)[:3])          # values >= length are dropped (JAX)
+    close(ignored, np.bincount(x))            # length overrides minlength (JAX)
+    close(empty, np.zeros(2, np.int32))
+    # Outside jit the length comes from the data, as in NumPy.
+    close(enp.bincount(x), np.bincount(x), dtype=np.int32)
+    close(enp.bincount(enp.asarray(x), minlength=10), np.bincount(x, minlength=10))
+    close(enp.bincount(x, weights=w), np.bincount(x, w), dtype=np.float32)
+    close(enp.bincount(np.zeros(0, np.int32)), np.zeros(0, np.int32))
+    # JAX's documented example: negative values count in bin 0, values past the end drop.
+    close(enp.bincount(np.array([-1, -1, 1, 3, 10], np.int32), length=5), [2, 1, 0, 1, 0])
+    with pytest.raises(EmberError, match="length="):
+        ember.jit(lambda x: enp.bincount(x))(x)
+    with pytest.raises(EmberError, match="integer"):
+        enp.bincount(w)
+    with pytest.raises(EmberError, match="1-dimensional"):
+        enp.bincount(np.ones((2, 2), np.int32))
+    with pytest.raises(EmberError, match="shape of weights"):
+        enp.bincount(x, np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_convolve_correlate(mode):
+    rng = np.random.default_rng(7)
+    vecs = [rng.uniform(-2, 2, n).astype(np.float32) for n in (5, 3, 4, 1, 6)]
+    ints = [np.array([1, -2, 3], np.int32), np.array([2, 0, 1, 4], np.int32)]
+    pairs = [(0, 1), (1, 0), (2, 2), (3, 0), (0, 3), (1, 4), (4, 2)]
+
+    def f(vs, iv):
+        out = []
+        for a, b in pairs:
+            out += [enp.convolve(vs[a], vs[b], mode), enp.correlate(vs[a], vs[b], mode)]
+        out += [enp.convolve(iv[0], iv[1], mode), enp.correlate(iv[1], iv[0], mode)]
+        return out
+
+    wants = []
+    for a, b in pairs:
+        wants += [np.convolve(vecs[a], vecs[b], mode), np.correlate(vecs[a], vecs[b], mode)]
+    # JAX computes integers in floating point (NumPy keeps integers).
+    wants += [np.convolve(*ints, mode).astype(np.float32),
+              np.correlate(ints[1], ints[0], mode).astype(np.float32)]
+    for k, (got, want) in enumerate(zip(ember.jit(f)(vecs, ints), wants, strict=True)):
+        _checked(f"{mode} #{k}", got, want, rtol=1e-5, atol=1e-5)
+    _checked("eager", enp.convolve(vecs[0], vecs[1], mode), np.convolve(vecs[0], vecs[1], mode))
+    if mode == "full":
+        got = enp.convolve(ints[0], ints[1], preferred_element_type=np.int32)
+        _checked("preferred int", got, np.convolve(*ints).astype(np.int32))
+        with pytest.raises(EmberError, match="1-dimensional"):
+            enp.convolve(np.ones((2, 2), np.float32), vecs[0])
+        with pytest.raises(EmberError, match="empty"):
+            enp.correlate(np.ones(0, np.float32), vecs[0])
+        with pytest.raises(EmberError, match="mode"):
+            enp.convolve(vecs[0], vecs[1], mode="circular")
+
+
+def test_more_statistics_errors():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(EmberError, match="diff.*non-negative"):
+        enp.diff(x, -1)
+    with pytest.raises(EmberError, match="diff.*one dimensional"):
+        ember.jit(lambda a: enp.diff(a))(np.float32(1))
+    with pytest.raises(EmberError, match="digitize.*1-dimensional"):
+        enp.digitize(x, x)
+    with pytest.raises(EmberError, match="cov.*more than 2"):
+        enp.cov(np.ones((2, 2, 2), np.float32))
+    with pytest.raises(EmberError, match="fweights"):
+        enp.cov(x, fweights=np.ones(2, np.int32))
+    with pytest.raises(EmberError, match="interp.*equal size"):
+        enp.interp(x, np.ones(3, np.float32), np.ones(4, np.float32))
+    with pytest.raises(EmberError, match="polyval.*1-D"):
+        enp.polyval(np.float32(2), x)
+    with pytest.raises(EmberError, match="trapezoid.*x of shape"):
+        enp.trapezoid(x, np.ones(5, np.float32))
+    with pytest.raises(EmberError, match="ediff1d.*boolean"):
+        enp.ediff1d(x > 0)

@@ -84,7 +84,7 @@ def _float_dtype(x, dtype=None):
 
 
 def _compute_dtype(dt):
-    """Halves are accumulated in float32 (as NumPy and JAX do for means)."""
+    """Halves are accumulated in float32 (as JAX does for sums, products and means)."""
     return np.dtype(np.float32) if dtypes.is_float(dt) and np.dtype(dt).itemsize < 4 else dt
 
 
@@ -134,7 +134,8 @@ def _sum_like(kind, a, axis, dtype, keepdims, initial, where):
     axes = _axes(axis, x.ndim)
     x = _masked(x, _mask(where, x), _identity(kind, dt) if kind in ("sum", "prod")
                 else kind == "and")
-    out = _reduce(x, axes, kind)
+    # Halves accumulate in float32 (as JAX's sums): in float16 a sum of ones stops at 2048.
+    out = _to(_reduce(_to(x, _compute_dtype(dt)), axes, kind), dt)
     if initial is not None:
         combine = {"sum": lax.add, "prod": lax.mul, "or": lax.bitwise_or,
                    "and": lax.bitwise_and}[kind]
