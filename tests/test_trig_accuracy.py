@@ -1,6 +1,8 @@
-"""sin/cos/tan keep their accuracy far from zero and near it (ember reduces the argument
-itself: IREE's expansions gave sin(1e10) = -6e21, tan(3e38) NaN, and lost digits at
-sin(-1e-3) and tan(-1e-5)); float32 powers are computed in float64 (2 ** 126 was 3e-6 off)."""
+"""Math functions ember computes itself for accuracy: sin/cos/tan keep their accuracy far
+from zero and near it (ember reduces the argument: IREE's expansions gave sin(1e10) = -6e21,
+tan(3e38) NaN, and lost digits at sin(-1e-3) and tan(-1e-5)); float32 powers are computed in
+float64 (2 ** 126 was 3e-6 off); float64 functions IREE calls libm for (which it cannot link
+on the CPU) are built from others."""
 
 import numpy as np
 import pytest
@@ -96,3 +98,45 @@ def test_float32_power_is_correctly_rounded_where_it_is_normal():
                   - want[normal].view(np.int32).astype(np.int64))
     assert ulps.max() <= 1
     np.testing.assert_array_equal(got[-7:], want[-7:])     # x ** 1 == x at the range's ends
+
+
+def test_float64_functions_iree_links_no_libm_for():
+    """log2/log10, atan2 (arcsin, arccos, arctan), fmod (remainder, floor_divide) and
+    lgamma's reflection called libm functions IREE cannot link for float64; ember computes
+    them itself: fdlibm's atan, an exact fmod (a scalar loop for large quotients), log2 from
+    log of the mantissa."""
+    import scipy.special
+
+    import ember.numpy as enp
+    from ember.scipy import special
+    ember.config.update("enable_x64", True)
+    try:
+        rng = np.random.default_rng(5)
+        x = rng.standard_normal(3000) * 10.0 ** rng.uniform(-300, 300, 3000)
+        y = rng.standard_normal(3000) * 10.0 ** rng.uniform(-300, 300, 3000)
+        x = np.concatenate([x, [5.5, -5.5, 1e300, -0.0, np.inf, 3.0, np.nan, 1.0, 8.0, 0.0]])
+        y = np.concatenate([y, [2.0, 2.0, 1e-300, 1.0, 1.0, np.inf, 1.0, 0.0, -np.inf, -1.0]])
+        t = np.linspace(-1, 1, 301)
+        g = np.linspace(-9.5, 30, 400)
+        outs = ember.jit(lambda x, y, t, g: (
+            enp.fmod(x, y), x % y, x // y, enp.arctan2(y, x), enp.arcsin(t), enp.arccos(t),
+            enp.arctan(x), enp.log2(enp.abs(x)), enp.log10(enp.abs(x)), special.gammaln(g),
+            special.digamma(g)))(x, y, t, g)
+        assert all(o.dtype == np.float64 for o in outs)
+        fmod, rem, fdiv, atan2, asin, acos, atan, log2, log10, lgamma, digamma = (
+            np.asarray(o) for o in outs)
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(fmod, np.fmod(x, y))          # exact, NaNs included
+            np.testing.assert_array_equal(rem, np.remainder(x, y))
+            np.testing.assert_array_equal(fdiv, np.floor_divide(x, y))
+            assert np.signbit(fmod[-7]) and fmod[-5] == 3.0          # fmod(-0, 1), fmod(3, inf)
+            for got, want in ((atan2, np.arctan2(y, x)), (atan, np.arctan(x)),
+                              (log2, np.log2(np.abs(x))), (log10, np.log10(np.abs(x)))):
+                # subnormal results are flushed to zero (as all of IREE's CPU arithmetic)
+                np.testing.assert_allclose(got, want, rtol=5e-16, atol=np.finfo(float).tiny)
+        np.testing.assert_allclose(asin, np.arcsin(t), rtol=0, atol=5e-16)
+        np.testing.assert_allclose(acos, np.arccos(t), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(lgamma, scipy.special.gammaln(g), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(digamma, scipy.special.digamma(g), rtol=1e-13, atol=1e-13)
+    finally:
+        ember.config.update("enable_x64", False)

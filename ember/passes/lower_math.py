@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ember._mlir import arith, ir, math_d
-from ember.passes.lowering import _cmpf, _in_f32, _signbit, elem, scalar, scalar_const
+from ember.passes.lowering import SCALAR, _cmpf, _in_f32, _signbit, elem, scalar, scalar_const
 
 __all__: list[str] = []
 
@@ -77,6 +77,12 @@ class _F:
     @staticmethod
     def sqrt(a):
         return math_d.SqrtOp(a).result
+
+    def sin(self, a):   # range-reduced (lowering._trig); IREE links no float64 libm sin
+        return SCALAR["sin"]([a], self.dt, self.dt, {})
+
+    def cos(self, a):
+        return SCALAR["cos"]([a], self.dt, self.dt, {})
 
     @staticmethod
     def floor(a):
@@ -224,7 +230,26 @@ def _exp2(f, x):
 
 @_unary("log2")
 def _log2(f, x):
-    return math_d.Log2Op(x).result
+    """float64: e + log(m) / ln 2 with x = m 2^e, m in [sqrt(1/2), sqrt(2)) (exact at powers
+    of two); IREE calls a libm log2 it cannot link for float64 ``math.log2``."""
+    if np.dtype(f.dt).itemsize < 8:
+        return math_d.Log2Op(x).result
+    i64, f64 = ir.IntegerType.get_signless(64), ir.F64Type.get()
+
+    def int_(v):
+        return arith.ConstantOp(i64, ir.IntegerAttr.get(i64, v)).result
+    bits = arith.BitcastOp(i64, x).result
+    e = arith.SubIOp(arith.ShRUIOp(bits, int_(52)).result, int_(1023)).result
+    m = arith.BitcastOp(f64, arith.OrIOp(arith.AndIOp(bits, int_((1 << 52) - 1)).result,
+                                         int_(1023 << 52)).result).result
+    big = f.cmp("ogt", m, f.c(math.sqrt(2.0)))
+    m = f.sel(big, f.mul(m, f.c(0.5)), m)
+    e = f.add(arith.SIToFPOp(f64, e).result, f.sel(big, f.c(1.0), f.c(0.0)))
+    r = f.add(e, f.mul(f.log(m), f.c(1.0 / math.log(2.0))))
+    # Zeros, subnormals (flushed to zero by the CPU's arithmetic), negatives, infinities and
+    # NaNs: log's own answers, scaled.
+    normal = f.and_(f.cmp("oge", x, f.c(2.0 ** -1022)), f.cmp("olt", x, f.c(np.inf)))
+    return f.sel(normal, r, f.mul(f.log(x), f.c(1.0 / math.log(2.0))))
 
 
 # --- error function -----------------------------------------------------------------------
@@ -295,7 +320,7 @@ def _sin_pi_frac(f, x):
     ax = f.abs(x)
     frac = f.sub(ax, f.floor(ax))
     frac = f.sel(f.cmp("ogt", frac, f.c(0.5)), f.sub(f.c(1.0), frac), frac)
-    return f.abs(math_d.SinOp(f.mul(f.c(np.pi), frac)).result)
+    return f.abs(f.sin(f.mul(f.c(np.pi), frac)))
 
 
 @_unary("lgamma")
@@ -331,8 +356,7 @@ def _digamma(f, x):
     y = f.add(f.sub(log_t, f.div(f.c(_LANCZOS_G), t)), f.div(da, a))
     frac = f.sub(x, f.floor(x))
     pix = f.mul(f.c(np.pi), frac)
-    reflected = f.sub(y, f.div(f.mul(f.c(np.pi), math_d.CosOp(pix).result),
-                               math_d.SinOp(pix).result))
+    reflected = f.sub(y, f.div(f.mul(f.c(np.pi), f.cos(pix)), f.sin(pix)))
     r = f.sel(need, reflected, y)
     pole = f.and_(f.cmp("ole", x, f.c(0.0)), f.cmp("oeq", x, f.floor(x)))
     r = f.sel(pole, f.c(np.nan), r)

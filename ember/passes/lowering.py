@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ember import dtypes
-from ember._mlir import arith, element_type, func, ir, linalg, math_d, signless, tensor, util
+from ember._mlir import arith, element_type, func, ir, linalg, math_d, scf, signless, tensor, util
 from ember.core import ShapedArray
 
 LOWERINGS: dict[str, Callable] = {}
@@ -248,8 +248,58 @@ def _div(args, dt, out_dt, attrs):
 @scalar("rem")
 def _rem(args, dt, out_dt, attrs):
     if dtypes.is_float(dt):
-        return arith.RemFOp(*args).result
+        return arith.RemFOp(*args).result if np.dtype(dt).itemsize < 8 else _fmod64(*args)
     return _int_div_rem(args, dt, False)
+
+
+def _fmod64(x, y) -> ir.Value:
+    """C's fmod for float64, exactly (IREE calls a libm fmod it cannot link): the remainder
+    of |x| by |y| * 2^k, k large enough that the quotient stays below 2^53, where one fused
+    multiply-add is exact, for decreasing k down to 0 (a scalar loop); the sign is x's."""
+    dt = np.dtype("float64")
+    i64, f64 = ir.IntegerType.get_signless(64), ir.F64Type.get()
+    c = lambda v: scalar_const(v, dt)  # noqa: E731
+
+    def int_(v):
+        return arith.ConstantOp(i64, ir.IntegerAttr.get(i64, v)).result
+
+    def exponent(v):
+        return arith.ShRUIOp(arith.BitcastOp(i64, v).result, int_(52)).result
+
+    def pow2(k):        # 2^k for -1022 <= k <= 1023
+        return arith.BitcastOp(f64, arith.ShLIOp(arith.AddIOp(k, int_(1023)).result,
+                                                 int_(52)).result).result
+
+    def step(r, d):     # r mod d for 0 <= r < d * 2^53: r - trunc(r / d) d, exact
+        q = math_d.TruncOp(arith.DivFOp(r, d).result).result
+        r = math_d.FmaOp(arith.NegFOp(q).result, d, r).result
+        r = arith.SelectOp(_cmpf("olt", r, c(0.0)), arith.AddFOp(r, d).result, r).result
+        return arith.SelectOp(_cmpf("oge", r, d), arith.SubFOp(r, d).result, r).result
+
+    ax, ay = math_d.AbsFOp(x).result, math_d.AbsFOp(y).result
+    finite = arith.AndIOp(_cmpf("olt", ax, c(np.inf)), _cmpf("ogt", ay, c(0.0))).result
+    regular = arith.AndIOp(finite, _cmpf("olt", ay, c(np.inf))).result
+    r0 = arith.SelectOp(regular, ax, c(0.0)).result
+    d = arith.SelectOp(regular, ay, c(1.0)).result
+    loop = ir.Operation.create("scf.while", results=[f64], operands=[r0], regions=2)
+    before = loop.regions[0].blocks.append(f64)
+    with ir.InsertionPoint(before):
+        (r,) = before.arguments
+        k = arith.SubIOp(arith.SubIOp(exponent(r), exponent(d)).result, int_(52)).result
+        scf.ConditionOp(arith.CmpIOp(ir.IntegerAttr.get(i64, _CMPI["sgt"]), k, int_(0)).result,
+                        [r])
+    after = loop.regions[1].blocks.append(f64)
+    with ir.InsertionPoint(after):
+        (r,) = after.arguments
+        k = arith.SubIOp(arith.SubIOp(exponent(r), exponent(d)).result, int_(52)).result
+        half = arith.ShRUIOp(k, int_(1)).result         # d 2^k in two steps: no overflow
+        dk = arith.MulFOp(arith.MulFOp(d, pow2(half)).result,
+                          pow2(arith.SubIOp(k, half).result)).result
+        scf.YieldOp([step(r, dk)])
+    r = math_d.CopySignOp(step(loop.results[0], d), x).result
+    # fmod(x, +-inf) is x for a finite x; an infinite x, a zero y or a NaN give NaN
+    keep_x = arith.AndIOp(_cmpf("olt", ax, c(np.inf)), _cmpf("oeq", ay, c(np.inf))).result
+    return arith.SelectOp(regular, r, arith.SelectOp(keep_x, x, c(np.nan)).result).result
 
 
 def _in_f32(fn):
@@ -284,7 +334,7 @@ def _atan2(args, dt, attrs):
     y, x = args
     zero, inf = scalar_const(0.0, dt), scalar_const(np.inf, dt)
     x_neg = _signbit(x, dt)
-    r = math_d.Atan2Op(y, x).result
+    r = math_d.Atan2Op(y, x).result if np.dtype(dt).itemsize < 8 else _atan2_64(y, x, x_neg)
     both_zero = arith.AndIOp(_cmpf("oeq", y, zero), _cmpf("oeq", x, zero)).result
     r = arith.SelectOp(both_zero, arith.SelectOp(x_neg, scalar_const(np.pi, dt),
                                                  zero).result, r).result
@@ -293,6 +343,57 @@ def _atan2(args, dt, attrs):
     r = arith.SelectOp(both_inf, arith.SelectOp(x_neg, scalar_const(3 * np.pi / 4, dt),
                                                 scalar_const(np.pi / 4, dt)).result, r).result
     return math_d.CopySignOp(r, y).result
+
+
+# fdlibm's atan for float64 (IREE calls a libm atan2 it cannot link): |x| is reduced to
+# [0, 7/16) around atan(1/2), atan(1), atan(3/2) or atan(inf), then a degree-22 odd series.
+_ATAN_T = (3.33333333333329318027e-01, -1.99999999998764832476e-01,
+           1.42857142725034663711e-01, -1.11111104054623557880e-01,
+           9.09088713343650656196e-02, -7.69187620504482999495e-02,
+           6.66107313738753120669e-02, -5.83357013379057348645e-02,
+           4.97687799461593236017e-02, -3.65315727442169155270e-02,
+           1.62858201153657823623e-02)
+_ATAN_HI = (4.63647609000806093515e-01, 7.85398163397448278999e-01,
+            9.82793723247329054082e-01, 1.57079632679489655800e+00)
+_ATAN_LO = (2.26987774529616870924e-17, 3.06161699786838301793e-17,
+            1.39033110312309984516e-17, 6.12323399573676603587e-17)
+
+
+def _atan_positive64(t) -> ir.Value:
+    """atan(t) for float64 t >= 0 (inf included), as fdlibm's atan."""
+    dt = np.dtype("float64")
+    c = lambda v: scalar_const(v, dt)  # noqa: E731
+    mul, add, sub, div = (lambda a, b: arith.MulFOp(a, b).result), \
+        (lambda a, b: arith.AddFOp(a, b).result), (lambda a, b: arith.SubFOp(a, b).result), \
+        (lambda a, b: arith.DivFOp(a, b).result)
+    reduced = [div(sub(mul(c(2.0), t), c(1.0)), add(c(2.0), t)),
+               div(sub(t, c(1.0)), add(t, c(1.0))),
+               div(sub(t, c(1.5)), add(c(1.0), mul(c(1.5), t))),
+               div(c(-1.0), t)]
+    tr, hi, lo = reduced[3], c(_ATAN_HI[3]), c(_ATAN_LO[3])
+    for i, bound in reversed(list(enumerate((0.6875, 1.1875, 2.4375)))):
+        below = _cmpf("olt", t, c(bound))
+        tr = arith.SelectOp(below, reduced[i], tr).result
+        hi = arith.SelectOp(below, c(_ATAN_HI[i]), hi).result
+        lo = arith.SelectOp(below, c(_ATAN_LO[i]), lo).result
+    small = _cmpf("olt", t, c(0.4375))
+    tr = arith.SelectOp(small, t, tr).result
+    z = mul(tr, tr)
+    w = mul(z, z)
+    s1 = mul(z, _poly(w, _ATAN_T[0::2], dt))
+    s2 = mul(w, _poly(w, _ATAN_T[1::2], dt))
+    s = mul(tr, add(s1, s2))
+    return arith.SelectOp(small, sub(tr, s), sub(hi, sub(sub(s, lo), tr))).result
+
+
+def _atan2_64(y, x, x_neg) -> ir.Value:
+    """atan2(|y|, x) for float64, as fdlibm's (the caller copies y's sign)."""
+    dt = np.dtype("float64")
+    z = _atan_positive64(arith.DivFOp(math_d.AbsFOp(y).result, math_d.AbsFOp(x).result).result)
+    pi, pi_lo = scalar_const(3.1415926535897931160e+00, dt), scalar_const(1.2246467991473531772e-16,
+                                                                            dt)
+    left = arith.SubFOp(pi, arith.SubFOp(z, pi_lo).result).result
+    return arith.SelectOp(x_neg, left, z).result
 
 
 def _signbit(x, dt) -> ir.Value:
