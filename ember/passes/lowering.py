@@ -647,7 +647,7 @@ def convert_scalar(x: ir.Value, src, dst) -> ir.Value:
             return arith.TruncFOp(t, arith.ExtFOp(ir.F32Type.get(), x).result).result
         return (arith.ExtFOp if dst.itemsize > src.itemsize else arith.TruncFOp)(t, x).result
     if dtypes.is_float(src):
-        return (arith.FPToUIOp if dtypes.is_unsigned(dst) else arith.FPToSIOp)(t, x).result
+        return _float_to_int(x, src, dst)
     unsigned_src = dtypes.is_unsigned(src) or dtypes.is_bool(src)
     if dtypes.is_float(dst):
         if dst == dtypes.bfloat16:
@@ -663,6 +663,23 @@ def convert_scalar(x: ir.Value, src, dst) -> ir.Value:
     if dst.itemsize < src.itemsize:
         return arith.TruncIOp(t, x).result
     return x  # same width, signedness only
+
+
+def _float_to_int(x: ir.Value, src, dst) -> ir.Value:
+    """Truncate toward zero, saturating at the integer type's bounds, NaN to 0, as JAX on
+    the CPU (LLVM's fptosi is poison out of range: 3e9 gave -128 as int8, 300.5 gave 127)."""
+    if src.itemsize < 4:        # the bounds below are not halves
+        x, src = arith.ExtFOp(ir.F32Type.get(), x).result, np.dtype("float32")
+    info = np.iinfo(dst)
+    unsigned = dtypes.is_unsigned(dst)
+    top = src.type(2.0 ** (info.bits if unsigned else info.bits - 1))   # exact, out of range
+    below = np.nextafter(top, src.type(0))                              # the largest in range
+    low = arith.MaximumFOp(x, scalar_const(float(info.min), src)).result
+    r = (arith.FPToUIOp if unsigned else arith.FPToSIOp)(
+        elem(dst), arith.MinimumFOp(low, scalar_const(float(below), src)).result).result
+    r = arith.SelectOp(_cmpf("oge", x, scalar_const(float(top), src)),
+                       scalar_const(info.max, dst), r).result
+    return arith.SelectOp(_cmpf("uno", x, x), scalar_const(0, dst), r).result
 
 
 def _f32_to_bf16_rne(x: ir.Value) -> ir.Value:
