@@ -140,3 +140,16 @@ def test_float64_functions_iree_links_no_libm_for():
         np.testing.assert_allclose(digamma, scipy.special.digamma(g), rtol=1e-13, atol=1e-13)
     finally:
         ember.config.update("enable_x64", False)
+
+
+def test_float64_erf_is_refused_with_a_reason():
+    from ember.errors import BackendUnsupportedError
+    from ember.scipy import special
+    ember.config.update("enable_x64", True)
+    try:
+        for fn in (special.erf, special.erfc):
+            with pytest.raises(BackendUnsupportedError, match="no float64 erf.*float32"):
+                ember.jit(fn)(np.array([0.3, 1.5]))
+        assert ember.jit(special.erf)(np.float32([0.3])).dtype == np.float32
+    finally:
+        ember.config.update("enable_x64", False)
