@@ -188,6 +188,12 @@ def dot_general(lhs, rhs, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
     weak = _is_weak(lhs) and _is_weak(rhs)
     lhs, rhs = _match_scalars(lhs, rhs)
+    if lhs.dtype == np.bool_ and rhs.dtype == np.bool_:
+        # A bool product is an or of ands (NumPy, JAX): counted in int32, then nonzero.
+        n = dot_general(convert_element_type(lhs, np.int32), convert_element_type(
+            rhs, np.int32), dimension_numbers)
+        zero = broadcast_in_dim(convert_element_type(0, np.int32), n.shape, ())
+        return bind("ember.ne", n, zero)[0]
     return bind("ember.dot_general", lhs, rhs, lhs_contracting=tuple(lc),
                 rhs_contracting=tuple(rc), lhs_batch=tuple(lb), rhs_batch=tuple(rb),
                 _weak=weak)[0]

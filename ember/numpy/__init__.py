@@ -300,7 +300,15 @@ def floor_divide(x1, x2):
         q, r = lax.div(x, y), lax.rem(x, y)
         fix = _int_fix(r, y)
         return lax.select(fix, lax.sub(q, _const(1, q)), q)
-    return _float_divmod(x, y)[0]
+    return _weak_as(_float_divmod(x, y)[0], x, y)
+
+
+def _weak_as(r, x, y):
+    """``r`` weakly typed when both operands are (a Python float with an int array, as in
+    JAX): the constants of a formula would make it strong."""
+    if x.weak_type and y.weak_type and not r.weak_type:
+        return lax.convert_element_type(r, r.dtype, True)
+    return r
 
 
 def _int_fix(r, y):
@@ -323,7 +331,8 @@ def _float_divmod(x, y):
     floordiv = lax.floor(div)
     floordiv = lax.select(lax.gt(lax.sub(div, floordiv), _const(0.5, x)),
                           lax.add(floordiv, one), floordiv)
-    floordiv = lax.select(lax.eq(div, zero), lax.select(lax.lt(quot, zero), neg_zero, zero),
+    # A zero quotient has the sign of x / y, -0.0 / 1.0 included (NumPy's copysign).
+    floordiv = lax.select(lax.eq(div, zero), lax.select(lax.signbit(quot), neg_zero, zero),
                           floordiv)
     # Division by zero: x / 0 (inf or nan), as NumPy.
     floordiv = lax.select(lax.eq(y, zero), quot, floordiv)
@@ -334,12 +343,20 @@ def _float_divmod(x, y):
 def remainder(x1, x2):
     """``x1 % x2``: the result has the sign of the divisor (NumPy semantics)."""
     x, y = _promote_broadcast(x1, x2, name="remainder")
-    if dtypes.is_unsigned(x.dtype) or x.dtype == bool_:
-        return lax.rem(x, y)
+    if x.dtype == bool_:        # as NumPy's, in int8
+        x, y = _to(x, int8), _to(y, int8)
+    if dtypes.is_unsigned(x.dtype):
+        return lax.rem(x, _nonzero(y))
     if dtypes.is_int(x.dtype):
-        r = lax.rem(x, y)
+        r = lax.rem(x, _nonzero(y))
         return lax.select(_int_fix(r, y), lax.add(r, y), r)
-    return _float_divmod(x, y)[1]
+    return _weak_as(_float_divmod(x, y)[1], x, y)
+
+
+def _nonzero(y):
+    """An integer divisor with zeros replaced by 1: x % 0 is 0, as in JAX (NumPy warns and
+    gives 0; C leaves it undefined)."""
+    return lax.select(lax.eq(y, _const(0, y)), _const(1, y), y)
 
 
 mod = remainder
@@ -347,8 +364,11 @@ mod = remainder
 
 @eager
 def fmod(x1, x2):
-    """C's fmod: the result has the sign of the dividend."""
-    return lax.rem(*_promote_broadcast(x1, x2, name="fmod"))
+    """C's fmod: the result has the sign of the dividend (an integer one by 0 is 0)."""
+    x, y = _promote_broadcast(x1, x2, name="fmod")
+    if x.dtype == bool_:
+        x, y = _to(x, int8), _to(y, int8)
+    return lax.rem(x, y) if dtypes.is_float(x.dtype) else lax.rem(x, _nonzero(y))
 
 
 def power(x1, x2):
@@ -394,7 +414,8 @@ def _power(x1, x2):
     return acc
 
 
-negative = _unary("negative", lax.neg)
+negative = _unary("negative", lambda x: lax.sub(_const(0, x), x)
+                  if dtypes.is_unsigned(x.dtype) else lax.neg(x))    # unsigned: wraps
 positive = eager(lambda x: _promote(x)[0])
 
 
@@ -435,7 +456,7 @@ def round(a, decimals=0):  # noqa: A001
     """Round half to even, to ``decimals`` decimals, as NumPy does."""
     (x,) = _promote(a)
     if not dtypes.is_float(x.dtype):
-        return x
+        return x if decimals >= 0 or x.dtype == bool_ else _round_int(x, 10 ** -decimals)
     if decimals == 0:
         return lax.round(x, "to_nearest_even")
     scale = _const(10.0 ** decimals, x)
@@ -443,6 +464,19 @@ def round(a, decimals=0):  # noqa: A001
 
 
 around = round
+
+
+def _round_int(x, s: int):
+    """An integer array rounded to a multiple of ``s``, half to even (NumPy's result; JAX
+    refuses negative decimals for integers)."""
+    if s > np.iinfo(x.dtype).max:
+        return full_like(x, 0)
+    q = floor_divide(x, s)
+    r = lax.sub(x, lax.mul(q, _const(s, x)))    # 0 <= r < s
+    twice, sc = lax.add(r, r), _const(s, x)
+    odd = lax.ne(lax.rem(q, _const(2, q)), _const(0, q))
+    up = lax.bitwise_or(lax.gt(twice, sc), lax.bitwise_and(lax.eq(twice, sc), odd))
+    return lax.mul(lax.select(up, lax.add(q, _const(1, q)), q), sc)
 
 
 @eager

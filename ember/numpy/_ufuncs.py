@@ -19,6 +19,7 @@ from ember.numpy import (
     _promote,
     _promote_broadcast,
     _to,
+    _weak_as,
     bool_,
     floor_divide,
     full_like,
@@ -248,7 +249,7 @@ def heaviside(x1, x2):
     zero = _const(0.0, x)
     r = lax.select(lax.lt(x, zero), zero, _const(1.0, x))
     r = lax.select(lax.eq(x, zero), h0, r)
-    return lax.select(lax.ne(x, x), x, r)
+    return _weak_as(lax.select(lax.ne(x, x), x, r), x, h0)
 
 
 @eager
