@@ -75,3 +75,12 @@ def test_python_float_with_an_int_array_stays_weak():
     assert [o.dtype for o in outs] == [np.float16] * 4
     want = np.floor_divide(I32.astype(np.float32), np.float32(2.5)).astype(np.float16) + h
     np.testing.assert_array_equal(np.asarray(outs[0]), want)
+
+
+def test_integer_power_with_negative_exponents():
+    # NumPy refuses; JAX gives 1 ** -n = 1, (-1) ** -n = +-1 and 0 otherwise.
+    x = np.array([1, -1, -1, 2, -2, 0, 5, 3], np.int32)
+    y = np.array([-3, -3, -2, -1, -1, 2, 3, 0], np.int32)
+    got = np.asarray(ember.jit(enp.power)(x, y))
+    want = [1, -1, 1, 0, 0, 0, 125, 1]
+    np.testing.assert_array_equal(got, want)

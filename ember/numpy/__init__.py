@@ -402,7 +402,7 @@ def _power(x1, x2):
         return lax.pow(x, y)
     if x.dtype == bool_:
         x, y = _to(x, int8), _to(y, int8)
-    # Exact integer power by squaring over the exponent's bits; negative exponents give 0.
+    # Exact integer power by squaring over the exponent's bits.
     one = _const(1, x)
     acc, base = one, x
     for bit in range(x.dtype.itemsize * 8 - (0 if dtypes.is_unsigned(x.dtype) else 1)):
@@ -410,7 +410,12 @@ def _power(x1, x2):
         acc = lax.select(set_, lax.mul(acc, base), acc)
         base = lax.mul(base, base)
     if not dtypes.is_unsigned(x.dtype):
-        acc = lax.select(lax.lt(y, _const(0, y)), lax.sub(one, one), acc)
+        # A negative exponent: 1 ** y is 1, (-1) ** y is +-1, anything else 0 (as JAX's).
+        odd = lax.ne(lax.bitwise_and(y, _const(1, y)), _const(0, y))
+        minus_one = lax.select(odd, lax.neg(one), one)
+        frac = lax.select(lax.eq(x, one), one, lax.select(lax.eq(x, lax.neg(one)), minus_one,
+                                                          lax.sub(one, one)))
+        acc = lax.select(lax.lt(y, _const(0, y)), frac, acc)
     return acc
 
 
