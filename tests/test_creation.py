@@ -160,3 +160,55 @@ def test_creation_errors():
         ember.jit(lambda n: enp.linspace(0, 1, n))(3)
     with pytest.raises(TracingError, match=r"linspace.*\(2,\).*\(3,\)"):
         enp.linspace(np.ones(2, np.float32), np.ones(3, np.float32), 3)
+
+
+# --- empty_like, geomspace, tril_indices, triu_indices, vander (ember/numpy/_more.py) -------
+
+def test_more_creation():
+    x = np.array([1.5, -2.0, 0.5, 3.0], np.float32)
+    i = np.array([2, -1, 3], np.int8)
+
+    def f(x, i):
+        return (enp.geomspace(1, 1000, 4), enp.geomspace(-2.0, -32.0, 5, endpoint=False),
+                enp.geomspace(x[:2] + 3, 100.0, 3, axis=-1), enp.geomspace(2, 8, 1),
+                enp.geomspace(x[3], 0.5, 6, dtype=np.float16),
+                *enp.tril_indices(3), *enp.triu_indices(4, 1, 2), *enp.tril_indices(2, -3),
+                enp.vander(x), enp.vander(i, 4, increasing=True), enp.vander(x, 0),
+                enp.vander(x[:0], 2), enp.empty_like(x), enp.empty_like(i, np.float32, (2, 2)))
+
+    wants = (np.geomspace(1, 1000, 4), np.geomspace(-2.0, -32.0, 5, endpoint=False),
+             np.geomspace(x[:2] + 3, 100.0, 3, axis=-1), np.geomspace(2, 8, 1),
+             np.geomspace(x[3], 0.5, 6, dtype=np.float16),
+             *np.tril_indices(3), *np.triu_indices(4, 1, 2), *np.tril_indices(2, -3),
+             np.vander(x), np.vander(i, 4, increasing=True), np.vander(x, 0),
+             np.vander(x[:0], 2), np.zeros_like(x), np.zeros((2, 2), np.float32))
+    for k, (got, want) in enumerate(zip(f(x, i), wants, strict=True)):
+        try:
+            check(got, want, rtol=3e-3 if want.dtype == np.float16 else 2e-6)
+        except AssertionError as e:
+            raise AssertionError(f"eager output {k}: {e}") from None
+    for k, (got, want) in enumerate(zip(ember.jit(f)(x, i), wants, strict=True)):
+        try:
+            check(got, want, rtol=3e-3 if want.dtype == np.float16 else 2e-6)
+        except AssertionError as e:
+            raise AssertionError(f"jit output {k}: {e}") from None
+    # Weak types as JAX: empty_like keeps the prototype's dtype and weak type.
+    assert enp.empty_like(2.0, shape=(3,)).weak_type
+    assert not enp.empty_like(x, shape=3).weak_type
+
+
+def test_more_creation_errors():
+    with pytest.raises(TracingError, match="geomspace.*zero"):
+        enp.geomspace(0, 10, 3)
+    with pytest.raises(TracingError, match="geomspace.*opposite signs"):
+        enp.geomspace(-1, 10, 3)
+    with pytest.raises(TracingError, match="geomspace.*non-negative"):
+        enp.geomspace(1, 10, -2)
+    with pytest.raises(ConcretizationError):
+        ember.jit(lambda n: enp.tril_indices(n))(3)
+    with pytest.raises(TracingError, match="triu_indices.*non-negative"):
+        enp.triu_indices(-2)
+    with pytest.raises(TracingError, match="vander.*one-dimensional"):
+        enp.vander(np.ones((2, 2), np.float32))
+    with pytest.raises(TracingError, match="vander.*non-negative"):
+        enp.vander(np.ones(2, np.float32), -1)

@@ -190,3 +190,120 @@ def test_shape_errors():
         enp.tile(x, -1)
     with pytest.raises(ConcretizationError):
         ember.jit(lambda x, r: enp.roll(x, r))(x, 1)
+
+
+# --- append, rollaxis, copy, select, array_equal, index arithmetic (ember/numpy/_more.py) ---
+
+def _more_cases():
+    """(label, fn(xp, x, v, z)) as ``_cases``; fn(np, ...) is the oracle."""
+    return [
+        ("append flat", lambda xp, x, v, z: xp.append(x, v)),
+        ("append axis", lambda xp, x, v, z: xp.append(x, x[:, :1], axis=1)),
+        ("append neg axis", lambda xp, x, v, z: xp.append(x[0], x[1], axis=-2)),
+        ("append empty", lambda xp, x, v, z: xp.append(z, z, axis=0)),
+        ("rollaxis", lambda xp, x, v, z: xp.rollaxis(x, 2)),
+        ("rollaxis start", lambda xp, x, v, z: xp.rollaxis(x, 0, 3)),
+        ("rollaxis neg", lambda xp, x, v, z: xp.rollaxis(x, -1, -2)),
+        ("rollaxis same", lambda xp, x, v, z: xp.rollaxis(x, 1, 1)),
+        ("copy", lambda xp, x, v, z: xp.copy(x)),
+        ("select", lambda xp, x, v, z: xp.select([v > v[2], v < v[0]], [v, v[::-1]], v[1])),
+        ("select overlap", lambda xp, x, v, z: xp.select([x != x[0, 0, 0], x == x[1]],
+                                                         [x[0], v[:4]])),
+        ("array_equal", lambda xp, x, v, z: xp.array_equal(x, x)),
+        ("array_equal differ", lambda xp, x, v, z: xp.array_equal(x[0], x[1])),
+        ("array_equal shapes", lambda xp, x, v, z: xp.array_equal(x, x[0])),
+        ("array_equiv", lambda xp, x, v, z: xp.array_equiv(x[:1], x[:1, :1])),
+        ("array_equiv no", lambda xp, x, v, z: xp.array_equiv(x, v)),
+    ]
+
+
+_MORE = _more_cases()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+def test_more_shape_functions(dtype):
+    x, v = rand((2, 3, 4), dtype, 5), rand((5,), dtype, 6)
+    x[:, :, 0] = 7
+    z = np.zeros((0, 3), dtype)
+    f = ember.jit(lambda x, v, z: [fn(enp, x, v, z) for _, fn in _MORE])
+    for (label, fn), got in zip(_MORE, f(x, v, z), strict=True):
+        try:
+            check(got, fn(np, x, v, z))
+        except AssertionError as e:
+            raise AssertionError(f"{label}: {e}") from None
+    for _label, fn in (_MORE[0], _MORE[5], _MORE[9], _MORE[11]):
+        check(fn(enp, x, v, z), fn(np, x, v, z))
+        check(fn(enp, enp.asarray(x), enp.asarray(v), z), fn(np, x, v, z))
+
+
+def test_array_equal_nan_and_select_default():
+    a = np.array([1.0, np.nan], np.float32)
+    assert not bool(enp.array_equal(a, a)) and bool(enp.array_equal(a, a, equal_nan=True))
+    assert bool(ember.jit(lambda a: enp.array_equal(a, a, equal_nan=True))(a))
+    assert bool(enp.array_equiv(np.ones((2, 3), np.float32), 1.0))
+    c = np.array([True, False, False])
+    got = enp.select([c, ~c], [np.int8(1) * np.ones(3, np.int8), np.zeros(3, np.int8)], 5)
+    assert got.dtype == np.int8      # the weak default takes the choices' dtype (JAX)
+    check(got, np.array([1, 0, 0], np.int8))
+    check(enp.append(np.ones(2, np.int8), [3, 4]), np.array([1, 1, 3, 4], np.int32))
+
+
+def test_unravel_ravel_multi_index():
+    idx = np.array([[0, 5, 11], [23, 7, 1]], np.int32)
+    shape = (2, 3, 4)
+    rows = np.array([0, 1, 1, 0], np.int32)
+    cols = np.array([3, 0, 2, 1], np.int32)
+
+    def f(idx, rows, cols):
+        return (*enp.unravel_index(idx, shape), enp.unravel_index(idx[0, 1], (6, 4)),
+                enp.ravel_multi_index((rows, cols), (2, 4), mode="clip"),
+                enp.ravel_multi_index((rows, cols), (2, 4), mode="wrap", order="F"),
+                enp.ravel_multi_index((rows + 3, cols - 5), (2, 4), mode="clip"),
+                enp.ravel_multi_index((rows + 3, cols - 5), (2, 4), mode="wrap"))
+
+    outs = ember.jit(f)(idx, rows, cols)
+    wants = (*np.unravel_index(idx, shape), np.unravel_index(idx[0, 1], (6, 4)),
+             np.ravel_multi_index((rows, cols), (2, 4), mode="clip"),
+             np.ravel_multi_index((rows, cols), (2, 4), mode="wrap", order="F"),
+             np.ravel_multi_index((rows + 3, cols - 5), (2, 4), mode="clip"),
+             np.ravel_multi_index((rows + 3, cols - 5), (2, 4), mode="wrap"))
+    for k, (got, want) in enumerate(zip(outs, wants, strict=True)):
+        if isinstance(want, tuple):
+            assert isinstance(got, tuple) and len(got) == len(want), k
+            for g, w in zip(got, want):
+                check(g, w)
+        else:
+            check(got, np.asarray(want).astype(np.int32))
+    # Eagerly, mode="raise" checks the (concrete) indices, as NumPy.
+    check(enp.ravel_multi_index((rows, cols), (2, 4)), np.ravel_multi_index((rows, cols), (2, 4)))
+    for g, w in zip(enp.unravel_index(enp.asarray(idx), shape), np.unravel_index(idx, shape)):
+        check(g, w)
+    # JAX: -size <= i < 0 counts from the end; other out-of-range indices clip.
+    got = enp.unravel_index(np.array([-1, -24, 24, 99, -25, -99], np.int32), shape)
+    want = ([1, 0, 1, 1, 0, 0], [2, 0, 2, 2, 0, 0], [3, 0, 3, 3, 0, 0])
+    for g, w in zip(got, want):
+        check(g, np.array(w, np.int32))
+    with pytest.raises(TracingError, match="invalid entry"):
+        enp.ravel_multi_index((rows, cols + 2), (2, 4))
+    with pytest.raises(TracingError, match="mode='raise'.*wrap"):
+        ember.jit(lambda r, c: enp.ravel_multi_index((r, c), (2, 4)))(rows, cols)
+    with pytest.raises(TracingError, match="2 index arrays for 3 dimensions"):
+        enp.ravel_multi_index((rows, cols), (2, 4, 5), mode="clip")
+    with pytest.raises(TracingError, match="unravel_index.*integer"):
+        enp.unravel_index(np.ones(2, np.float32), (2, 2))
+    with pytest.raises(TracingError, match="ravel_multi_index.*integer"):
+        enp.ravel_multi_index((np.ones(2, np.float32), cols[:2]), (2, 4), mode="wrap")
+
+
+def test_more_shape_errors():
+    x = np.ones((2, 3, 4), np.float32)
+    with pytest.raises(TracingError, match=r"rollaxis.*start=5"):
+        enp.rollaxis(x, 0, 5)
+    with pytest.raises(TracingError, match=r"axis 3 is out of bounds"):
+        enp.rollaxis(x, 3)
+    with pytest.raises(TracingError, match=r"select.*length"):
+        enp.select([x > 0], [x, x])
+    with pytest.raises(TracingError, match=r"select.*non-empty"):
+        enp.select([], [])
+    with pytest.raises(TracingError, match=r"concatenate"):
+        enp.append(x, np.ones((2, 2), np.float32), axis=0)

@@ -209,3 +209,97 @@ def test_i0_large_and_shapes():
     empty = ember.jit(lambda a: (enp.sinh(a), enp.logaddexp(a, 1.0)))(np.zeros((0, 3),
                                                                                np.float32))
     assert [e.shape for e in empty] == [(0, 3), (0, 3)]
+
+
+# --- isclose, real/imag, ldexp, frexp, modf, gcd, lcm (ember/numpy/_more.py) -----------------
+
+_FPX = np.array([0.0, -0.0, 1.0, -1.5, 0.1, 3.75, -7.0, 1e-3, 6e4, -2.5e-3, 0.999, np.inf,
+                 -np.inf, np.nan], np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=lambda d: np.dtype(d).name)
+def test_isclose_ldexp_frexp_modf(dtype):
+    x = _FPX.astype(dtype)
+    y = (x * np.asarray(1 + 2e-6, dtype)).astype(dtype)
+    y[3], y[11], y[13] = 9.0, np.inf, np.nan
+    e = np.array([3, -2, 0, 5, -20, 1, 7, -3, -8, 4, 0, 2, -1, 1], np.int32)
+    big = np.array([100, -100, 1000, -1000], np.int32)
+
+    def f(x, y, e, big):
+        return (enp.isclose(x, y), enp.isclose(x, y, equal_nan=True),
+                enp.isclose(x, y, rtol=0.0, atol=1e-6), enp.allclose(x[:3], y[:3]),
+                enp.allclose(x, y, equal_nan=True, rtol=1.0), *enp.frexp(x),
+                enp.ldexp(x, e), enp.ldexp(x[:4], big), *enp.modf(x), enp.real(x),
+                enp.imag(x))
+
+    with np.errstate(all="ignore"):
+        wants = (np.isclose(x, y), np.isclose(x, y, equal_nan=True),
+                 np.isclose(x, y, rtol=0.0, atol=1e-6), np.allclose(x[:3], y[:3]),
+                 np.allclose(x, y, equal_nan=True, rtol=1.0), *np.frexp(x), np.ldexp(x, e),
+                 np.ldexp(x[:4], big), *np.modf(x), np.real(x), np.imag(x))
+    for k, (got, want) in enumerate(zip(ember.jit(f)(x, y, e, big), wants, strict=True)):
+        want = np.asarray(want)
+        assert np.asarray(got).dtype == want.dtype, (k, got.dtype, want.dtype)
+        assert got.shape == want.shape, (k, got.shape, want.shape)
+        # Exact: signs of zeros included.
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=f"output {k}")
+        if want.dtype.kind == "f":
+            np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(want))
+    m, ex = enp.frexp(enp.asarray(x))       # eagerly, on an Array
+    np.testing.assert_array_equal(np.asarray(m), np.frexp(x)[0])
+    np.testing.assert_array_equal(np.asarray(ex), np.frexp(x)[1])
+
+
+def test_frexp_ldexp_subnormals_and_ints():
+    # Subnormal inputs decompose exactly (by bits) although the CPU flushes them in arithmetic.
+    x = np.array([1e-40, -3e-42, 1.4e-45, 1e-38], np.float32)
+    m, e = enp.frexp(x)
+    np.testing.assert_array_equal(np.asarray(m), np.frexp(x)[0])
+    np.testing.assert_array_equal(np.asarray(e), np.frexp(x)[1])
+    got = enp.ldexp(x, np.array([100, 120, 140, 3], np.int32))
+    np.testing.assert_array_equal(np.asarray(got),
+                                  np.ldexp(x, np.array([100, 120, 140, 3], np.int32)))
+    # Integers become floats (as in JAX).
+    m, e = enp.frexp(np.array([0, 6, -8], np.int32))
+    assert m.dtype == np.float32 and e.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(m), [0.0, 0.75, -0.5])
+    assert enp.ldexp(np.array([3, 1], np.int32), 2).dtype == np.float32
+    frac, whole = enp.modf(np.array([7, -3], np.int32))
+    np.testing.assert_array_equal(np.asarray(whole), [7.0, -3.0])
+    # isclose on integers compares exactly (JAX; NumPy would call 10**8 and 10**8+1 close).
+    got = enp.isclose(np.array([10**8, 3], np.int32), np.array([10**8 + 1, 3], np.int32))
+    np.testing.assert_array_equal(np.asarray(got), [False, True])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint8], ids=lambda d: np.dtype(d).name)
+def test_gcd_lcm(dtype):
+    rng = np.random.default_rng(3)
+    lo = 0 if np.dtype(dtype).kind == "u" else -12
+    a = rng.integers(lo, 13, (4, 6)).astype(dtype)
+    b = rng.integers(lo, 13, (6,)).astype(dtype)
+    a[0, :3] = 0
+    b[0] = 0
+    g, lc, g0 = ember.jit(lambda a, b: (enp.gcd(a, b), enp.lcm(a, b), enp.gcd(a[:0], b)))(a, b)
+    np.testing.assert_array_equal(np.asarray(g), np.gcd(a, b))
+    np.testing.assert_array_equal(np.asarray(lc), np.lcm(a, b))
+    assert g.dtype == dtype and lc.dtype == dtype and g0.shape == (0, 6)
+    np.testing.assert_array_equal(np.asarray(enp.gcd(a, 6)), np.gcd(a, dtype(6)))
+    np.testing.assert_array_equal(np.asarray(enp.lcm(enp.asarray(a), b)), np.lcm(a, b))
+
+
+def test_more_ufunc_errors():
+    from ember.errors import TracingError
+
+    x = np.ones(3, np.float32)
+    with pytest.raises(TracingError, match="ldexp.*integer"):
+        enp.ldexp(x, x)
+    with pytest.raises(TracingError, match="gcd.*integers"):
+        enp.gcd(x, x)
+    with pytest.raises(TracingError, match="lcm.*integers"):
+        ember.jit(lambda a: enp.lcm(a, 2))(x)
+    with pytest.raises(TracingError, match="real.*complex"):
+        enp.real(np.ones(2, np.complex64))
+    with pytest.raises(TracingError, match="imag.*complex"):
+        enp.imag(1 + 2j)
+    with pytest.raises(TracingError, match="isclose.*shapes"):
+        enp.isclose(x, np.ones(2, np.float32))

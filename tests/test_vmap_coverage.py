@@ -215,6 +215,48 @@ case("numpy.shape", lambda a, b, m, n, k: a * enp.shape(a)[1])
 case("numpy.size", lambda a, b, m, n, k: b * enp.size(a))
 case("numpy.isscalar", lambda a, b, m, n, k: b * (1 + enp.isscalar(b)))
 
+# ember.numpy: differences, comparisons, selection, statistics, index arithmetic, polynomials,
+# convolutions, floating-point decomposition (ember/numpy/_more.py).
+case("numpy.diff", lambda a, b, m, n, k: enp.diff(a, axis=0, prepend=0.5))
+case("numpy.diff#n2", lambda a, b, m, n, k: enp.diff(n, 2))
+case("numpy.ediff1d", lambda a, b, m, n, k: enp.ediff1d(b, to_begin=m[0, :2], to_end=1.0))
+case("numpy.isclose", lambda a, b, m, n, k: enp.isclose(a, m[:4], atol=0.3))
+case("numpy.allclose", lambda a, b, m, n, k: enp.allclose(a, a + 1e-7 * b))
+case("numpy.array_equal", lambda a, b, m, n, k: enp.array_equal(n, n % 19))
+case("numpy.array_equiv", lambda a, b, m, n, k: enp.array_equiv(n > -20, True))
+case("numpy.append", lambda a, b, m, n, k: enp.append(a, m[:1], axis=0))
+case("numpy.copy", lambda a, b, m, n, k: enp.copy(b))
+case("numpy.empty_like", lambda a, b, m, n, k: enp.empty_like(a) + b)
+case("numpy.select", lambda a, b, m, n, k: enp.select([a > 0.7, a < 0.3], [a, -b], m[0]))
+case("numpy.interp", lambda a, b, m, n, k: enp.interp(a, enp.sort(b), m[0]))
+case("numpy.nanargmax", lambda a, b, m, n, k: enp.nanargmax(
+    enp.where(a > 0.8, np.nan, a), axis=1))
+case("numpy.nanargmin", lambda a, b, m, n, k: enp.nanargmin(enp.where(a > 0.8, np.nan, a)))
+case("numpy.real", lambda a, b, m, n, k: enp.real(b))
+case("numpy.imag", lambda a, b, m, n, k: enp.imag(b) + b)
+case("numpy.rollaxis", lambda a, b, m, n, k: enp.rollaxis(a[None], 2))
+case("numpy.bincount", lambda a, b, m, n, k: enp.bincount(n[0], weights=a[0], length=8))
+case("numpy.digitize", lambda a, b, m, n, k: enp.digitize(a, enp.sort(b)))
+case("numpy.isin", lambda a, b, m, n, k: enp.isin(n, n[0]))
+case("numpy.cov", lambda a, b, m, n, k: enp.cov(a, aweights=b))
+case("numpy.corrcoef", lambda a, b, m, n, k: enp.corrcoef(a, b, rowvar=True))
+case("numpy.polyval", lambda a, b, m, n, k: enp.polyval(b, a))
+case("numpy.geomspace", lambda a, b, m, n, k: enp.geomspace(b, 3.0, 4, axis=-1))
+case("numpy.trapezoid", lambda a, b, m, n, k: enp.trapezoid(a, b))
+case("numpy.tril_indices", lambda a, b, m, n, k: a[enp.tril_indices(4, 1, 5)])
+case("numpy.triu_indices", lambda a, b, m, n, k: a[enp.triu_indices(4, 0, 5)])
+case("numpy.unravel_index", lambda a, b, m, n, k: enp.unravel_index(n, (3, 7)))
+case("numpy.ravel_multi_index", lambda a, b, m, n, k: enp.ravel_multi_index(
+    (n[0], n[1]), (5, 6), mode="clip"))
+case("numpy.vander", lambda a, b, m, n, k: enp.vander(b, 3))
+case("numpy.convolve", lambda a, b, m, n, k: enp.convolve(b, a[0, :3], mode="same"))
+case("numpy.correlate", lambda a, b, m, n, k: enp.correlate(b, m[1], mode="full"))
+case("numpy.ldexp", lambda a, b, m, n, k: enp.ldexp(a, n))
+case("numpy.frexp", lambda a, b, m, n, k: enp.frexp(a * 100 - 50))
+case("numpy.modf", lambda a, b, m, n, k: enp.modf(a * 9 - 4))
+case("numpy.gcd", lambda a, b, m, n, k: enp.gcd(n, n[0]))
+case("numpy.lcm", lambda a, b, m, n, k: enp.lcm(n, 6))
+
 # ember.nn.
 for _n in ["elu", "gelu", "log_sigmoid", "relu", "relu6", "selu", "sigmoid", "silu",
            "softplus", "swish"]:

@@ -837,6 +837,7 @@ def _getitem(x, idx):
 from ember.numpy import linalg  # noqa: E402, F401
 from ember.numpy._bits import *  # noqa: E402, F403
 from ember.numpy._indexing import *  # noqa: E402, F403
+from ember.numpy._more import *  # noqa: E402, F403
 from ember.numpy._reductions import *  # noqa: E402, F403
 from ember.numpy._shape import *  # noqa: E402, F403
 from ember.numpy._shape import _full_scalar, _is_scalar_value, _weakly, full  # noqa: E402
