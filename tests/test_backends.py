@@ -159,6 +159,20 @@ def test_vulkan_refuses_float64(x64, monkeypatch):
         ember.jit(lambda x: enp.sin(x), backend="vulkan").lower(np.ones(3)).compile()
 
 
+def test_vulkan_refuses_what_iree_cannot_compile_for_it(x64, monkeypatch):
+    """Narrow unsigned comparisons on the generic target and float64 math on every Vulkan
+    target are refused before IREE with a reason (they were raw IREE compile errors)."""
+    monkeypatch.setattr(api, "compile_mlir", lambda *a, **k: pytest.fail("IREE was called"))
+    u = np.arange(8, dtype=np.uint8)
+    with pytest.raises(errors.BackendUnsupportedError, match="ember.lt.*uint8.*unsigned comp"):
+        ember.jit(lambda a: a < u[::-1], backend="vulkan").lower(u).compile()
+    assert ("ember.lt", "uint8") not in vulkan.unsupported_ops("lavapipe")
+    for fn in (enp.exp, enp.tanh, lambda x: x ** x):
+        with pytest.raises(errors.BackendUnsupportedError, match="float64 function"):
+            ember.jit(fn, backend="vulkan").lower(np.ones(3)).compile(
+                target_options={"target": "lavapipe"})
+
+
 def test_legality_also_checks_types_the_lowering_introduces(monkeypatch):
     from ember.backends import legality
     fake = type("B", (), {"NAME": "fake",

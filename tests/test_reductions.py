@@ -465,3 +465,16 @@ def test_more_statistics_errors():
         enp.trapezoid(x, np.ones(5, np.float32))
     with pytest.raises(EmberError, match="ediff1d.*boolean"):
         enp.ediff1d(x > 0)
+
+
+@pytest.mark.parametrize("shape", [(5, 1000), (2, 4097), (7, 33)])
+def test_column_sum_mean_var_together(shape):
+    # IREE 3.13's O3 aggressive fusion computed these wrong together on the CPU (the sum came
+    # out 5x for 5 rows); ember turns that fusion off (ember/backends/cpu.py).
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    s, m, v, z = ember.jit(lambda x: (enp.sum(x, 0), enp.mean(x, 0), enp.var(x, 0),
+                                      (x - x.mean(0)) / x.std(0)))(x)
+    np.testing.assert_allclose(np.asarray(s), x.sum(0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(m), x.mean(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(v), x.var(0), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(z), (x - x.mean(0)) / x.std(0), rtol=1e-4, atol=1e-4)

@@ -52,6 +52,10 @@ def compiler_flags(cpu: str = "host", features: str | None = None) -> tuple[str,
              # Measured here (benchmarks/): O3 with data tiling ran the MLP benchmark 3x and
              # softmax 1.3x faster than IREE's defaults, at a similar compile time.
              "--iree-opt-level=O3",
+             # O3's aggressive fusion mis-compiles sibling column reductions when one feeds
+             # the other (sum, mean and var of x along axis 0 together: the sum came out 5x
+             # for 5 rows; IREE 3.13); ember's own fusion already forms the dispatches.
+             "--iree-dispatch-creation-enable-aggressive-fusion=false",
              "--iree-opt-data-tiling=true",
              # IREE demotes 64-bit types by default; ember's dtypes are already canonical.
              "--iree-input-demote-f64-to-f32=false",

@@ -70,11 +70,29 @@ _NARROW_UNSIGNED_DIV = ("IREE 3.13 cannot compile unsigned division of 8- and 16
                        "unsigned op pattern\"); convert to uint32 first")
 UNSUPPORTED_OPS = {(op, dt): _NARROW_UNSIGNED_DIV
                    for op in ("ember.div", "ember.rem") for dt in ("uint8", "uint16")}
+_NARROW_UNSIGNED_COMPARE = ("IREE 3.13 cannot compile unsigned comparisons of 8- and 16-bit "
+                            "integers for the generic Vulkan target (\"bitwidth emulation is "
+                            "not implemented yet on unsigned op\"); convert to uint32 first, "
+                            "or use a target with 8- and 16-bit storage ('lavapipe')")
+_GENERIC_ONLY_OPS = {(op, dt): _NARROW_UNSIGNED_COMPARE
+                     for op in ("ember.lt", "ember.le", "ember.gt", "ember.ge")
+                     for dt in ("uint8", "uint16")}
+# float64 math that IREE 3.13's SPIR-V lowering takes in float32 only ("'spirv.GL.Exp' op
+# operand must be 16/32-bit float") or through ops it cannot convert (bitcasts, copysign).
+_NO_F64_MATH = ("IREE 3.13 cannot compile this float64 function for Vulkan (its SPIR-V "
+                "lowering has it for 16/32-bit floats only); compute it in float32 or on the CPU")
+_F64_MATH_OPS = {(f"ember.{name}", "float64"): _NO_F64_MATH for name in (
+    "exp", "exp2", "expm1", "log", "log1p", "log2", "sin", "cos", "tan", "tanh", "logistic",
+    "pow", "atan2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "cbrt", "erf", "erfc", "erf_inv", "lgamma", "digamma")}
 
 
 def unsupported_ops(target: str = DEFAULT_TARGET) -> dict[tuple[str, str], str]:
     """(ember op, operand dtype name) -> why that op is refused on this Vulkan target."""
-    return UNSUPPORTED_OPS
+    out = {**UNSUPPORTED_OPS, **_F64_MATH_OPS}
+    if target not in PROFILES:
+        out.update(_GENERIC_ONLY_OPS)
+    return out
 
 
 def unsupported(target: str = DEFAULT_TARGET) -> dict[str, str]:
