@@ -63,6 +63,28 @@ def test_cache_hit_does_not_retrace_and_new_shape_does():
     assert counter.calls == 4
 
 
+def test_repeated_array_calls_take_the_last_signature_path_and_leave_it_correctly():
+    # A call with the last call's Array signature skips flattening and the cache key
+    # (JitFunction._last); any other signature, weak type or device takes the general path.
+    counter = Counter(lambda x, y: x * 2.0 + y)
+    f = ember.jit(counter)
+    a, b = ember.device_put(X), ember.device_put(X + 1)
+    first = f(a, b)
+    assert f._last is not None and counter.calls == 1
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(a, b)), np.asarray(first))
+    assert counter.calls == 1
+    ints = ember.device_put(X.astype(np.int32))
+    np.testing.assert_allclose(np.asarray(f(ints, ints)), X.astype(np.int32) * 3.0)
+    weak = f(a, ember.jit(lambda: enp.full(X.shape, 1.0))())      # a weak y: its own key
+    np.testing.assert_allclose(np.asarray(weak), X * 2 + 1)
+    np.testing.assert_allclose(np.asarray(f(X, X)), X * 3)          # host arrays
+    assert counter.calls == 3
+    ember.clear_caches()
+    assert f._last is None
+    np.testing.assert_array_equal(np.asarray(f(a, b)), np.asarray(first))
+
+
 def test_weak_type_is_part_of_the_key():
     counter = Counter(lambda x: x + 1)
     f = ember.jit(counter)

@@ -131,33 +131,45 @@ class Executable:
         self.reflection = self.function.reflection
 
     def run(self, leaves, in_avals, out_avals, array_type):
-        """Call the function on argument leaves (``array_type`` instances are passed as their
-        buffers, anything else is uploaded); results come back as
-        ``array_type(buffer_view, device, aval)``. The per-call hot path: keep it flat.
+        """Call the function on argument leaves once (see :meth:`runner`)."""
+        return self.runner(in_avals, out_avals, array_type)(leaves)
+
+    def runner(self, in_avals, out_avals, array_type):
+        """``run(leaves)``: call the function on argument leaves (``array_type`` instances are
+        passed as their buffers, anything else is uploaded); results come back as
+        ``array_type(buffer_view, device, aval)``. The per-call hot path, with everything it
+        looks up bound once (about 0.7 us of the 5 us a small call takes).
 
         An ``array_type`` leaf on another device raises DeviceMismatchError: a program never
         copies an array between devices behind the caller's back."""
-        args = _VariantList(len(in_avals))
-        push = args.push_ref
-        device = self.device
-        space = device.space
-        for leaf, aval in zip(leaves, in_avals):
-            if type(leaf) is array_type:
-                if leaf.device.space is not space:
-                    raise _mismatch(leaves, array_type, device)
-                push(leaf._bv)
-            else:
-                push(device.upload(host_array(leaf, aval)))
-        results = _VariantList(len(out_avals))
-        try:
-            self._invoke(self.function, args, results)
-        except Exception as e:
-            raise RuntimeFailure(f"IREE runtime error while running the program: {e}") from None
-        if len(out_avals) == 1:
-            return [array_type(results.get_as_object(0, _BufferView), device, out_avals[0])]
-        get = results.get_as_object
-        return [array_type(get(i, _BufferView), device, aval)
-                for i, aval in enumerate(out_avals)]
+        variant_list, buffer_view = _VariantList, _BufferView
+        invoke, function, device = self._invoke, self.function, self.device
+        space, upload = device.space, device.upload
+        n_in, n_out = len(in_avals), len(out_avals)
+        out0 = out_avals[0] if n_out == 1 else None
+
+        def run(leaves):
+            args = variant_list(n_in)
+            push = args.push_ref
+            for leaf, aval in zip(leaves, in_avals):
+                if type(leaf) is array_type:
+                    if leaf.device.space is not space:
+                        raise _mismatch(leaves, array_type, device)
+                    push(leaf._bv)
+                else:
+                    push(upload(host_array(leaf, aval)))
+            results = variant_list(n_out)
+            try:
+                invoke(function, args, results)
+            except Exception as e:
+                raise RuntimeFailure(
+                    f"IREE runtime error while running the program: {e}") from None
+            if out0 is not None:
+                return [array_type(results.get_as_object(0, buffer_view), device, out0)]
+            get = results.get_as_object
+            return [array_type(get(i, buffer_view), device, aval)
+                    for i, aval in enumerate(out_avals)]
+        return run
 
 
 def _mismatch(leaves, array_type, device: Device) -> DeviceMismatchError:

@@ -36,6 +36,7 @@ def clear_caches() -> None:
     """Forget every compiled executable (in memory; the on-disk compile cache stays)."""
     for j in list(_ALL_JITS):
         j._cache.clear()
+        j._last = None
     _CANONICAL.clear()
     from ember.frontend import eager
     eager.clear_cache()
@@ -274,11 +275,16 @@ class Compiled:
     def as_text(self, stage: str = "linalg") -> str:
         return self.lowered.as_text(stage)
 
+    @functools.cached_property
+    def runner(self):
+        """``runner(leaves)``: flat Arrays (the executable's runner, loaded on first use)."""
+        return self.executable.runner(self.in_avals, self.out_avals, Array)
+
     def run_flat(self, leaves) -> list[Array]:
         """Run on flat argument leaves (already matching ``in_avals``); returns flat Arrays."""
         if self.donated_leaves:
             return memory.run_donating(self, leaves)
-        return self.executable.run(leaves, self.in_avals, self.out_avals, Array)
+        return self.runner(leaves)
 
     def __call__(self, *args, **kwargs):
         leaves, tree = tree_util.tree_flatten((args, kwargs))
@@ -365,6 +371,9 @@ class JitFunction:
         self.memory_budget = None if memory_budget is None else \
             memory.parse_size(memory_budget, f"memory_budget of {self.fun_name}")
         self._cache: dict = {}
+        # The last call's signature when its arguments were Arrays only, positional:
+        # (backend, avals, runner, single output, out_tree); such a call skips the key.
+        self._last: tuple | None = None
         _ALL_JITS.add(self)
         functools.update_wrapper(self, fun, updated=())
 
@@ -432,6 +441,18 @@ class JitFunction:
         if tracing._TRACES:
             return self._call_traced(args, kwargs)
         backend = self.backend or config._values["default_backend"]
+        last = self._last
+        if last is not None and not kwargs and last[0] == backend and len(args) == len(last[1]):
+            for x, aval in zip(args, last[1]):
+                if type(x) is not Array or (x.aval is not aval and x.aval != aval):
+                    break
+            else:   # the same signature as the last call: no flattening, no key
+                try:
+                    outs = last[2](args)
+                except DeviceMismatchError:
+                    pass    # the general path compiles for the Arrays' device
+                else:
+                    return outs[0] if last[3] else tree_util.tree_unflatten(last[4], outs)
         if not kwargs and not self.static_argnums:
             # The hot path: positional array arguments, keyed without the kwargs dict.
             leaves, tree = tree_util.tree_flatten(args)
@@ -448,15 +469,18 @@ class JitFunction:
             outs = memory.run_donating(compiled, leaves)
         else:
             try:
-                outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals,
-                                               Array)
+                outs = compiled.runner(leaves)
             except DeviceMismatchError as e:
                 if self.backend is not None:
                     raise
                 # No backend asked for: run where the Array arguments live.
                 compiled = self._compile_on(e.device, leaves, args, kwargs)
-                outs = compiled.executable.run(leaves, compiled.in_avals, compiled.out_avals,
-                                               Array)
+                outs = compiled.runner(leaves)
+            else:
+                if not kwargs and not self.static_argnums and len(leaves) == len(args) \
+                        and all(type(x) is Array for x in args):
+                    self._last = (backend, tuple(x.aval for x in args), compiled.runner,
+                                  compiled.single_output, compiled.out_tree)
         return outs[0] if compiled.single_output else \
             tree_util.tree_unflatten(compiled.out_tree, outs)
 
