@@ -28,28 +28,30 @@ the exit status is 1. Targets: vmap within 1.2x of hand-batched, >= 50x faster t
 Python loop, no slower than JAX, and no more dispatches than hand-batched (batching must not
 break fusion).
 
-Figures (2-core development machine, 2026-11-30, shared with other jobs: ranges over five
-runs; ``this/vmap`` is the other's time over vmap's):
+Figures (2-core development machine, 2026-11-30, shared with other jobs: ranges over the
+session's runs; ``this/vmap`` is the other's time over vmap's):
 
     case                         vmap         hand-batched  Python loop  jax.vmap     dispatches
-    mlp3 512, 256 rows           4.4-4.7 ms   0.92-1.05x    22-26x       0.78-0.92x   10 vs 10
-    distance 2x512, 256 pairs    45-51 us     0.93-1.07x    55-105x      3.96-4.03x   1 vs 1
-    distance 256x256 (nested)    3.5-5.4 ms   0.65-0.98x    124-205x     1.82-3.25x   1 vs 1
-    newton while_loop 256 lanes  17-33 us     1.7-3.3x      297-718x     0.68-1.41x   3 vs 4
+    mlp3 512, 256 rows           3.5-4.7 ms   0.85-1.05x    22-40x       0.78-0.92x   10 vs 10
+    distance 2x512, 256 pairs    26-51 us     0.93-1.08x    55-105x      3.96-5.5x    1 vs 1
+    distance 256x256 (nested)    0.9-5.4 ms   0.65-1.01x    124-627x     1.82-11x     1 vs 1
+    newton while_loop 256 lanes  9.4-11 us    5.1-5.8x      880-1125x    1.85-4.2x    1 vs 4
 
 Met: no more dispatches than hand-batched everywhere; within 1.2x of hand-batched except in
 two runs of the nested distance, whose vmapped and hand-batched programs are the same two
 generics and time alike when run on their own (3.2-3.3 ms each): noise. Since the CPU driver
 follows a program's loop iterations (``ember/backends/cpu.py``), the 256-pair distance runs
-on local-sync: 55-105x the loop and 4x faster than JAX (19x and 0.77x before). A batched
-while_loop takes up to 16 frozen-lane steps per check of its condition
-(``ember/passes/batch_control_flow.py``): Newton's sqrt went from 57 us (2.4x JAX's time) to
-17-33 us, around JAX's 22-25 us. Not met: the MLP's 50x over the loop and JAX's speed. The
-50x cannot be had on this machine: the loop is bandwidth-bound (each per-example call
-streams the three 1 MiB weight matrices: 87-123 ms for 256 calls), so 50x means the batched
-MLP's 403 MFLOP in 1.7-2.5 ms, 160-235 GFLOP/s, near or above the 199 GFLOP/s that
-OpenBLAS's sgemm reaches here (``../shared/DESIGN.md``); ember's runs at ~90 GFLOP/s, JAX's
-at ~95-120. The vmapped program is the hand-batched one op for op
+on local-sync. A vmapped while_loop whose body is scalar code per lane is an ``ember.map``
+(``ember/passes/batch_control_flow.py``): one dispatch in which each lane runs its own loop,
+no condition read back to the host per step. Newton's sqrt went from 57 us (one frozen-lane
+step per check), 17-33 us (16 steps per check) to 9.4-11 us, against JAX's 17-18 us in this
+harness (in a tight loop of calls JAX takes 6.6-7 us and ember 9.7: the scalar loop of 256
+lanes costs ember about 4 us, IREE's invoke 3). Not met: the MLP's 50x over the loop and
+JAX's speed. The 50x cannot be had on this machine: the loop is bandwidth-bound (each
+per-example call streams the three 1 MiB weight matrices: 87-123 ms for 256 calls), so 50x
+means the batched MLP's 403 MFLOP in 1.7-2.5 ms, 160-235 GFLOP/s, near or above the 199
+GFLOP/s that OpenBLAS's sgemm reaches here (``../shared/DESIGN.md``); ember's runs at ~90-115
+GFLOP/s, JAX's at ~95-130. The vmapped program is the hand-batched one op for op
 (``tests/test_vmap.py::test_vmapped_mlp_lowers_like_hand_batched``), so the JAX gap is
 IREE's matmul code against XLA's, not batching; data tiling off or IREE's ukernels were no
 faster here.
