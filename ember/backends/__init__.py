@@ -3,8 +3,9 @@
 - ``NAME``; ``OPTIONS`` (target option -> the ``ember.config`` key of its default);
   ``INSTALL_HINT`` (what to install when its runtime driver is missing);
   ``DISPATCH_REGIONS`` (whether its codegen takes ember's fusions as IREE dispatch regions);
-  ``FLOAT64`` (whether every target of it computes in float64, which the lowering then uses
-  for precision in some float32 functions);
+  ``TRAITS`` (its arithmetic: ``float64``, whether every target of it computes in float64,
+  which the lowering then uses for precision in some float32 functions; ``exact_division``,
+  whether its signed integer division is exact at the type's minimum);
 - ``compiler_flags(**options) -> tuple[str, ...]`` (IREE flags for the target; target
   options are validated there, before IREE sees them) and ``fallback_flags(**options)``
   (whole flag sets to retry with when IREE fails);
@@ -51,14 +52,15 @@ def dispatch_regions(names) -> bool:
     return all(get_backend(n).DISPATCH_REGIONS for n in names)
 
 
-def float64(names) -> bool:
-    """Whether all backends ``names`` compute in float64 (``ember-to-linalg{float64=...}``).
+def traits(names) -> dict[str, bool]:
+    """What the arithmetic of all backends ``names`` offers (``ember-to-linalg``'s options).
 
     Example:
-        >>> float64(["cpu", "cuda"]), float64(["vulkan"])
-        (True, False)
+        >>> traits(["cpu", "cuda"])
+        {'float64': True, 'exact_division': False}
     """
-    return all(get_backend(n).FLOAT64 for n in names)
+    backends = [get_backend(n) for n in names]
+    return {k: all(b.TRAITS[k] for b in backends) for k in backends[0].TRAITS}
 
 
 def default_backend() -> str:

@@ -16,7 +16,8 @@ NAME = "cuda"
 OPTIONS = {"arch": "cuda_arch"}
 # Not before they have run on a GPU: Vulkan's GPU codegen fails on them (vulkan.py).
 DISPATCH_REGIONS = False
-FLOAT64 = True
+# Its signed division is unchecked on a GPU: ember divides magnitudes itself.
+TRAITS = {"float64": True, "exact_division": False}
 INSTALL_HINT = ("Install the NVIDIA driver (it provides libcuda.so) on a machine with an "
                 "NVIDIA GPU; the CUDA toolkit is not needed.")
 

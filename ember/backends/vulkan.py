@@ -24,8 +24,9 @@ OPTIONS = {"target": "vulkan_target"}
 # IREE 3.13's SPIR-V codegen fails on a region of chained reductions ("write affecting
 # operations on global resources are restricted to workgroup distributed contexts").
 DISPATCH_REGIONS = False
-# The generic targets have no float64 (a float64 program is refused there: unsupported()).
-FLOAT64 = False
+# The generic targets have no float64 (a float64 program is refused there: unsupported());
+# IREE's SPIR-V lowering of signed division goes through abs (wrong at INT32_MIN).
+TRAITS = {"float64": False, "exact_division": False}
 INSTALL_HINT = ("Install a Vulkan loader and driver, e.g. on Debian/Ubuntu (as root): "
                 "apt-get install -y libvulkan1 mesa-vulkan-drivers (Mesa's lavapipe runs "
                 "Vulkan on the CPU), or your GPU vendor's Vulkan driver.")
@@ -77,6 +78,11 @@ _NARROW_UNSIGNED_COMPARE = ("IREE 3.13 cannot compile unsigned comparisons of 8-
 _GENERIC_ONLY_OPS = {(op, dt): _NARROW_UNSIGNED_COMPARE
                      for op in ("ember.lt", "ember.le", "ember.gt", "ember.ge")
                      for dt in ("uint8", "uint16")}
+_NARROW_SIGNED_DIV = ("IREE 3.13's emulation of 8- and 16-bit integers on the generic Vulkan "
+                      "target divides wrongly (100 // 7 gave -1 as int8 on lavapipe); convert "
+                      "to int32 first, or use a target with 8- and 16-bit storage ('lavapipe')")
+_GENERIC_ONLY_OPS.update({(op, dt): _NARROW_SIGNED_DIV for op in ("ember.div", "ember.rem")
+                          for dt in ("int8", "int16")})
 # float64 math that IREE 3.13's SPIR-V lowering takes in float32 only ("'spirv.GL.Exp' op
 # operand must be 16/32-bit float") or through ops it cannot convert (bitcasts, copysign).
 _NO_F64_MATH = ("IREE 3.13 cannot compile this float64 function for Vulkan (its SPIR-V "

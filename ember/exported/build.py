@@ -162,9 +162,9 @@ class Exported:
     """
 
     def __init__(self, lowered, signature: Signature, targets: tuple[str, ...]):
-        from ember.backends import dispatch_regions, float64
+        from ember.backends import dispatch_regions, traits
         lowered.dispatch_regions = dispatch_regions(targets)
-        lowered.float64 = float64(targets)
+        lowered.traits = traits(targets)
         self.lowered = lowered
         self.signature = signature
         self.targets = targets

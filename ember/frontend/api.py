@@ -10,7 +10,7 @@ import numpy as np
 
 from ember import tree_util
 from ember._mlir import ir, walk
-from ember.backends import dispatch_regions, float64, get_backend, legality
+from ember.backends import dispatch_regions, get_backend, legality, traits
 from ember.backends import target_options as _target_options
 from ember.backends.array import Array, device_of_arrays
 from ember.backends.compiler import compile_mlir
@@ -96,7 +96,7 @@ class Lowered:
         self.fusion: bool | None = None   # ember-fuse on/off; None: EMBER_NO_FUSION decides
         # fusions as IREE dispatch regions; None: as the backend allows (export: all targets)
         self.dispatch_regions: bool | None = None
-        self.float64: bool | None = None        # None: as the backend's (backends.float64)
+        self.traits: dict | None = None     # the target's arithmetic; None: the backend's
 
     def _stage(self, stage: str) -> ir.Module:
         if stage not in STAGES:
@@ -112,8 +112,8 @@ class Lowered:
             if stage == "optimized":
                 pipelines.optimized(module, fusion=self.fusion, dispatch_regions=regions)
             else:
-                f64 = float64((self.backend,)) if self.float64 is None else self.float64
-                pipelines.linalg(module, dispatch_regions=regions, float64=f64)
+                pipelines.linalg(module, dispatch_regions=regions,
+                                 **(self.traits or traits((self.backend,))))
             self._modules[stage] = module
             self._text[stage] = str(module)
         return self._modules[stage]

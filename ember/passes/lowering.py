@@ -21,9 +21,20 @@ from ember.core import ShapedArray
 
 LOWERINGS: dict[str, Callable] = {}
 SCALAR: dict[str, Callable] = {}   # elementwise op name -> scalar emitter
-# Whether the target computes in float64 (``ember-to-linalg{float64=...}``, set while it
-# runs): some float32 functions are computed in float64 where it is there, for precision.
-FLOAT64 = contextvars.ContextVar("ember_lowering_float64", default=True)
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What the target's arithmetic offers (``ember-to-linalg`` options, set while it runs):
+    ``float64``: it computes in float64, which some float32 functions use for precision;
+    ``exact_division``: its signed integer division and remainder are exact at the type's
+    minimum (the CPU's; IREE's SPIR-V lowering goes through abs: INT32_MIN // 3 was 1 off)."""
+
+    float64: bool = True
+    exact_division: bool = True
+
+
+TRAITS = contextvars.ContextVar("ember_lowering_traits", default=Traits())  # noqa: B039 (frozen)
 
 
 @dataclass
@@ -242,35 +253,72 @@ def _all_ones(dt):
 def _div(args, dt, out_dt, attrs):
     if dtypes.is_float(dt):
         return arith.DivFOp(*args).result
+    if not TRAITS.get().exact_division and dtypes.is_int(dt) and not dtypes.is_unsigned(dt):
+        return _signed_div_rem_by_magnitudes(*args, dt, True)
     return _int_div_rem(args, dt, True)
 
 
 @scalar("rem")
 def _rem(args, dt, out_dt, attrs):
     if dtypes.is_float(dt):
-        return arith.RemFOp(*args).result if np.dtype(dt).itemsize < 8 else _fmod64(*args)
+        # (Vulkan's float32 frem is inexact, and so would ember's exact form be there: its
+        # fused multiply-add is not fused; see the README's known wrong results.)
+        return arith.RemFOp(*args).result if np.dtype(dt).itemsize < 8 else \
+            _fmod(*args, np.dtype(dt))
+    if not TRAITS.get().exact_division and dtypes.is_int(dt) and not dtypes.is_unsigned(dt):
+        return _signed_div_rem_by_magnitudes(*args, dt, False)
     return _int_div_rem(args, dt, False)
 
 
-def _fmod64(x, y) -> ir.Value:
-    """C's fmod for float64, exactly (IREE calls a libm fmod it cannot link): the remainder
-    of |x| by |y| * 2^k, k large enough that the quotient stays below 2^53, where one fused
-    multiply-add is exact, for decreasing k down to 0 (a scalar loop); the sign is x's."""
-    dt = np.dtype("float64")
-    i64, f64 = ir.IntegerType.get_signless(64), ir.F64Type.get()
+def _signed_div_rem_by_magnitudes(a, b, dt, is_div: bool) -> ir.Value:
+    """Signed division or remainder (XLA's semantics, as ``_int_div_rem``) exact at the
+    type's minimum, where a lowering through abs overflows (Vulkan: INT32_MIN // 3 was 1
+    off, fmod(-128, 3) 2 as int8): int32/int64 from the unsigned division of the magnitudes,
+    narrower types in int32."""
+    bits = np.dtype(dt).itemsize * 8
+    if bits < 32:
+        i32 = np.dtype("int32")
+        wide = [arith.ExtSIOp(elem(i32), v).result for v in (a, b)]
+        return arith.TruncIOp(elem(dt), _int_div_rem(wide, i32, is_div)).result
+    zero, one = scalar_const(0, dt), scalar_const(1, dt)
+    a_neg, b_neg = _cmpi("slt", a, zero), _cmpi("slt", b, zero)
+    b_zero = _cmpi("eq", b, zero)
+
+    def magnitude(v, neg):      # as an unsigned value: 0 - INT_MIN wraps to 2^(bits-1)
+        return arith.SelectOp(neg, arith.SubIOp(zero, v).result, v).result
+    ma, mb = magnitude(a, a_neg), magnitude(b, b_neg)
+    mb = arith.SelectOp(b_zero, one, mb).result
+    if is_div:
+        q = arith.DivUIOp(ma, mb).result
+        r = arith.SelectOp(arith.XOrIOp(a_neg, b_neg).result, arith.SubIOp(zero, q).result,
+                           q).result
+        return arith.SelectOp(b_zero, scalar_const(-1, dt), r).result     # x / 0 is -1
+    m = arith.RemUIOp(ma, mb).result
+    r = arith.SelectOp(a_neg, arith.SubIOp(zero, m).result, m).result
+    return arith.SelectOp(b_zero, a, r).result                              # x % 0 is x
+
+
+def _fmod(x, y, dt) -> ir.Value:
+    """C's fmod, exactly (for float64, which IREE calls a libm fmod it cannot link for): the
+    remainder of |x| by |y| 2^k, k large enough that the quotient stays below
+    2^(mantissa bits + 1), where one fused multiply-add is exact, for decreasing k down to 0
+    (a scalar loop); the sign is x's."""
+    info = np.finfo(dt)
+    mant, bias = info.nmant, info.maxexp - 1
+    iw, fw = ir.IntegerType.get_signless(info.bits), element_type(dt)
     c = lambda v: scalar_const(v, dt)  # noqa: E731
 
     def int_(v):
-        return arith.ConstantOp(i64, ir.IntegerAttr.get(i64, v)).result
+        return arith.ConstantOp(iw, ir.IntegerAttr.get(iw, v)).result
 
     def exponent(v):
-        return arith.ShRUIOp(arith.BitcastOp(i64, v).result, int_(52)).result
+        return arith.ShRUIOp(arith.BitcastOp(iw, v).result, int_(mant)).result
 
-    def pow2(k):        # 2^k for -1022 <= k <= 1023
-        return arith.BitcastOp(f64, arith.ShLIOp(arith.AddIOp(k, int_(1023)).result,
-                                                 int_(52)).result).result
+    def pow2(k):        # 2^k for normal exponents
+        return arith.BitcastOp(fw, arith.ShLIOp(arith.AddIOp(k, int_(bias)).result,
+                                                int_(mant)).result).result
 
-    def step(r, d):     # r mod d for 0 <= r < d * 2^53: r - trunc(r / d) d, exact
+    def step(r, d):     # r mod d for 0 <= r < d 2^(mant + 1): r - trunc(r / d) d, exact
         q = math_d.TruncOp(arith.DivFOp(r, d).result).result
         r = math_d.FmaOp(arith.NegFOp(q).result, d, r).result
         r = arith.SelectOp(_cmpf("olt", r, c(0.0)), arith.AddFOp(r, d).result, r).result
@@ -281,17 +329,18 @@ def _fmod64(x, y) -> ir.Value:
     regular = arith.AndIOp(finite, _cmpf("olt", ay, c(np.inf))).result
     r0 = arith.SelectOp(regular, ax, c(0.0)).result
     d = arith.SelectOp(regular, ay, c(1.0)).result
-    loop = ir.Operation.create("scf.while", results=[f64], operands=[r0], regions=2)
-    before = loop.regions[0].blocks.append(f64)
+    loop = ir.Operation.create("scf.while", results=[fw], operands=[r0], regions=2)
+    before = loop.regions[0].blocks.append(fw)
     with ir.InsertionPoint(before):
         (r,) = before.arguments
-        k = arith.SubIOp(arith.SubIOp(exponent(r), exponent(d)).result, int_(52)).result
-        scf.ConditionOp(arith.CmpIOp(ir.IntegerAttr.get(i64, _CMPI["sgt"]), k, int_(0)).result,
+        k = arith.SubIOp(arith.SubIOp(exponent(r), exponent(d)).result, int_(mant)).result
+        scf.ConditionOp(arith.CmpIOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                        _CMPI["sgt"]), k, int_(0)).result,
                         [r])
-    after = loop.regions[1].blocks.append(f64)
+    after = loop.regions[1].blocks.append(fw)
     with ir.InsertionPoint(after):
         (r,) = after.arguments
-        k = arith.SubIOp(arith.SubIOp(exponent(r), exponent(d)).result, int_(52)).result
+        k = arith.SubIOp(arith.SubIOp(exponent(r), exponent(d)).result, int_(mant)).result
         half = arith.ShRUIOp(k, int_(1)).result         # d 2^k in two steps: no overflow
         dk = arith.MulFOp(arith.MulFOp(d, pow2(half)).result,
                           pow2(arith.SubIOp(k, half).result)).result
@@ -447,12 +496,12 @@ def _pow(args, dt, attrs):
     negative base and for pow(x, 0), pow(1, y) with a NaN; mend the magnitude's sign and the
     exact cases around it. In float32 the product y * log(x) loses |y log x| ulps (2^126
     was 3e-6 off, FLT_MAX ** 1 overflowed): float32 powers are computed in float64 where
-    the target has it (``FLOAT64``)."""
+    the target has it (``TRAITS``)."""
     x, y = args
     zero, one, half = (scalar_const(v, dt) for v in (0.0, 1.0, 0.5))
     inf, nan = scalar_const(np.inf, dt), scalar_const(np.nan, dt)
     ax, ay = math_d.AbsFOp(x).result, math_d.AbsFOp(y).result
-    if np.dtype(dt).itemsize == 4 and FLOAT64.get():
+    if np.dtype(dt).itemsize == 4 and TRAITS.get().float64:
         f64 = ir.F64Type.get()
         wide = math_d.PowFOp(arith.ExtFOp(f64, ax).result, arith.ExtFOp(f64, y).result).result
         mag = arith.TruncFOp(elem(dt), wide).result

@@ -37,13 +37,13 @@ def optimized(module: ir.Module, fusion: bool | None = None,
     run_pipeline(module, steps(names))
 
 
-def linalg(module: ir.Module, dispatch_regions: bool = True, float64: bool = True) -> None:
+def linalg(module: ir.Module, dispatch_regions: bool = True, **traits: bool) -> None:
     """"optimized" -> "linalg": lower every ember op, then tidy with upstream passes;
     ``dispatch_regions``: fusions become IREE dispatch regions where IREE's codegen takes them
-    (the CPU's; ``ember.backends.dispatch_regions``); ``float64``: the target has float64
-    (``ember.backends.float64``)."""
-    off = [o for o, on in (("dispatch-regions", dispatch_regions), ("float64", float64))
-           if not on]
+    (the CPU's; ``ember.backends.dispatch_regions``); ``traits``: the target's arithmetic
+    (``float64``, ``exact_division``: ``ember.backends.traits``)."""
+    off = [name.replace("_", "-") for name, on in
+           {"dispatch_regions": dispatch_regions, **traits}.items() if not on]
     opts = "{" + " ".join(f"{o}=false" for o in off) + "}" if off else ""
     names = [n + opts if n == "ember-to-linalg" else n for n in LOWER]
     run_pipeline(module, steps(names))

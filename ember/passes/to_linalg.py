@@ -21,7 +21,7 @@ from ember.passes import (  # noqa: F401  (each registers its rules into LOWERIN
     lower_math,
     lower_sort_scan,
 )
-from ember.passes.lowering import FLOAT64, LOWERINGS, LowerCall, optimization_barrier
+from ember.passes.lowering import LOWERINGS, TRAITS, LowerCall, Traits, optimization_barrier
 from ember.passes.plan_memory import REMAT_ATTR
 from ember.passes.registry import Pass, PassError, func_ops, register
 
@@ -42,13 +42,16 @@ class ToLinalg(Pass):
     float64: bool = dataclasses.field(default=True, metadata={
         "help": "the target computes in float64, which some float32 functions use for "
                 "precision (false: Vulkan, whose generic targets have none)"})
+    exact_division: bool = dataclasses.field(default=True, metadata={
+        "help": "the target's signed integer division is exact at the type's minimum "
+                "(false: Vulkan and CUDA, which get ember's own from unsigned division)"})
 
     def run(self, module: ir.Module) -> None:
-        token = FLOAT64.set(self.float64)
+        token = TRAITS.set(Traits(self.float64, self.exact_division))
         try:
             self._run(module)
         finally:
-            FLOAT64.reset(token)
+            TRAITS.reset(token)
 
     def _run(self, module: ir.Module) -> None:
         # Ember types of values already replaced by signless ones (ui32 lowers to i32).
