@@ -334,9 +334,7 @@ def _fmod(x, y, dt) -> ir.Value:
     with ir.InsertionPoint(before):
         (r,) = before.arguments
         k = arith.SubIOp(arith.SubIOp(exponent(r), exponent(d)).result, int_(mant)).result
-        scf.ConditionOp(arith.CmpIOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
-                                                        _CMPI["sgt"]), k, int_(0)).result,
-                        [r])
+        scf.ConditionOp(_cmpi("sgt", k, int_(0)), [r])
     after = loop.regions[1].blocks.append(fw)
     with ir.InsertionPoint(after):
         (r,) = after.arguments
