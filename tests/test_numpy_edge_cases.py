@@ -32,7 +32,7 @@ def test_bool_remainder_fmod_and_products():
     with np.errstate(divide="ignore", invalid="ignore"):
         np.testing.assert_array_equal(np.asarray(r), np.remainder(B, C))
         np.testing.assert_array_equal(np.asarray(f), np.fmod(B, C))
-    assert r.dtype == np.remainder(B, C).dtype                       # int8, as NumPy
+        assert r.dtype == np.remainder(B, C).dtype                   # int8, as NumPy
     assert d.dtype == np.bool_ and bool(d) == bool(B @ C)
     np.testing.assert_array_equal(np.asarray(m), np.matmul(B[:, None], C[None]))
     eye = np.eye(3, dtype=bool)
