@@ -198,6 +198,28 @@ def test_vulkan_signed_division_at_the_minimum(dtype):
         np.testing.assert_array_equal(got[2][:6], np.floor_divide(x[:6], y[:6]))
 
 
+@needs_vulkan
+def test_vulkan_leading_axis_reductions_read_back():
+    """IREE 3.13's Vulkan dispatch of a leading-axis reduction fused with its consumer
+    computed x - x.max(axis=0) wrongly from 8 columns up (every call with a NumPy argument,
+    about half with a device one): ember puts a barrier after such reductions."""
+    import ember.nn as nn
+    rng = np.random.default_rng(0)
+    f = ember.jit(lambda x: (x - x.max(axis=0, keepdims=True), nn.softmax(x, axis=0),
+                             x / x.sum(axis=0), x - x.max(axis=1, keepdims=True)),
+                  backend="vulkan")
+    dev = ember.devices("vulkan")[0]
+    for shape in [(3, 17), (5, 9), (2, 300)]:
+        for _ in range(4):
+            x = rng.standard_normal(shape).astype(np.float32)
+            e = np.exp(x - x.max(0, keepdims=True))
+            want = (x - x.max(0, keepdims=True), e / e.sum(0), x / x.sum(0),
+                    x - x.max(1, keepdims=True))
+            for arg in (x, ember.device_put(x, dev)):
+                for got, w in zip(f(arg), want):
+                    np.testing.assert_allclose(np.asarray(got), w, rtol=1e-5, atol=1e-5)
+
+
 def test_legality_also_checks_types_the_lowering_introduces(monkeypatch):
     from ember.backends import legality
     fake = type("B", (), {"NAME": "fake",

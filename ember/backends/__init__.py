@@ -5,7 +5,8 @@
   ``DISPATCH_REGIONS`` (whether its codegen takes ember's fusions as IREE dispatch regions);
   ``TRAITS`` (its arithmetic: ``float64``, whether every target of it computes in float64,
   which the lowering then uses for precision in some float32 functions; ``exact_division``,
-  whether its signed integer division is exact at the type's minimum);
+  whether its signed integer division is exact at the type's minimum; ``outer_reductions``,
+  whether a reduction along leading axes may be fused with its consumers);
 - ``compiler_flags(**options) -> tuple[str, ...]`` (IREE flags for the target; target
   options are validated there, before IREE sees them) and ``fallback_flags(**options)``
   (whole flag sets to retry with when IREE fails);
@@ -57,7 +58,7 @@ def traits(names) -> dict[str, bool]:
 
     Example:
         >>> traits(["cpu", "cuda"])
-        {'float64': True, 'exact_division': False}
+        {'float64': True, 'exact_division': False, 'outer_reductions': True}
     """
     backends = [get_backend(n) for n in names]
     return {k: all(b.TRAITS[k] for b in backends) for k in backends[0].TRAITS}

@@ -28,10 +28,13 @@ class Traits:
     """What the target's arithmetic offers (``ember-to-linalg`` options, set while it runs):
     ``float64``: it computes in float64, which some float32 functions use for precision;
     ``exact_division``: its signed integer division and remainder are exact at the type's
-    minimum (the CPU's; IREE's SPIR-V lowering goes through abs: INT32_MIN // 3 was 1 off)."""
+    minimum (the CPU's; IREE's SPIR-V lowering goes through abs: INT32_MIN // 3 was 1 off);
+    ``outer_reductions``: a reduction along leading axes may be fused with what reads it
+    (not on Vulkan: ``to_linalg`` puts a barrier after it)."""
 
     float64: bool = True
     exact_division: bool = True
+    outer_reductions: bool = True
 
 
 TRAITS = contextvars.ContextVar("ember_lowering_traits", default=Traits())  # noqa: B039 (frozen)

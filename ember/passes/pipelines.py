@@ -41,7 +41,7 @@ def linalg(module: ir.Module, dispatch_regions: bool = True, **traits: bool) -> 
     """"optimized" -> "linalg": lower every ember op, then tidy with upstream passes;
     ``dispatch_regions``: fusions become IREE dispatch regions where IREE's codegen takes them
     (the CPU's; ``ember.backends.dispatch_regions``); ``traits``: the target's arithmetic
-    (``float64``, ``exact_division``: ``ember.backends.traits``)."""
+    (``float64``, ``exact_division``, ``outer_reductions``: ``ember.backends.traits``)."""
     off = [name.replace("_", "-") for name, on in
            {"dispatch_regions": dispatch_regions, **traits}.items() if not on]
     opts = "{" + " ".join(f"{o}=false" for o in off) + "}" if off else ""

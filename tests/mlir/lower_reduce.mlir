@@ -49,3 +49,21 @@ func.func @reduce_max_all(%x: tensor<7xf32>) -> tensor<f32> {
   %0 = "ember.reduce_max"(%x) {axes = array<i64: 0>} : (tensor<7xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// ember-to-linalg{outer-reductions=false} (Vulkan): a reduction along a leading axis is
+// followed by util.optimization_barrier before its consumers read it; one along the last
+// axis is not.
+// RUN: ember-opt %s --split-input-file --ember-to-linalg="outer-reductions=false" | filecheck %s --check-prefix=OUTER
+// OUTER-LABEL: func.func @column_then_row
+// OUTER: %[[COL:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+// OUTER: %[[B:.*]] = util.optimization_barrier %[[COL]]
+// OUTER: %[[ROW:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// OUTER-NOT: util.optimization_barrier %[[ROW]]
+// OUTER: return %[[B]], %[[ROW]]
+func.func @column_then_row(%x: tensor<3x17xf32>) -> (tensor<17xf32>, tensor<3xf32>) {
+  %0 = "ember.reduce_max"(%x) {axes = array<i64: 0>} : (tensor<3x17xf32>) -> tensor<17xf32>
+  %1 = "ember.reduce_sum"(%x) {axes = array<i64: 1>} : (tensor<3x17xf32>) -> tensor<3xf32>
+  return %0, %1 : tensor<17xf32>, tensor<3xf32>
+}
