@@ -148,3 +148,21 @@ def get_backend_device_name(name: str) -> str:
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def verify():
+    """``verify(text, message=None)``: run ember-verify on MLIR text; with ``message``, expect
+    it to fail with a PassError matching it."""
+    def run(text: str, message: str | None = None) -> None:
+        from ember._mlir import default_session, ir
+        from ember.passes import make_pass
+        from ember.passes.registry import PassError
+        with default_session().context:
+            module = ir.Module.parse(text)
+            if message is None:
+                make_pass("ember-verify").run(module)
+                return
+            with pytest.raises(PassError, match=message):
+                make_pass("ember-verify").run(module)
+    return run

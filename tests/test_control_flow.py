@@ -7,7 +7,6 @@ import ember
 import ember.numpy as enp
 from ember import lax
 from ember.errors import ConcretizationError, TracingError
-from ember.passes.registry import PassError
 
 F32 = np.float32
 
@@ -222,10 +221,8 @@ def test_python_if_on_tracer_points_to_lax_cond():
         _trace(f, np.zeros(3, F32))
 
 
-def test_verify_rejects_bad_yield_types():
-    from ember._mlir import default_session, ir
-    from ember.passes.registry import make_pass
-    text = """
+def test_verify_rejects_bad_yield_types(verify):
+    verify("""
     func.func @f(%p: tensor<i1>, %x: tensor<3xf32>, %y: tensor<3xi32>) -> tensor<3xf32> {
       %0 = "ember.cond"(%p) ({
         "ember.yield"(%x) : (tensor<3xf32>) -> ()
@@ -233,11 +230,7 @@ def test_verify_rejects_bad_yield_types():
         "ember.yield"(%y) : (tensor<3xi32>) -> ()
       }) : (tensor<i1>) -> tensor<3xf32>
       return %0 : tensor<3xf32>
-    }"""
-    with default_session().context:
-        module = ir.Module.parse(text)
-        with pytest.raises(PassError, match="regions yield different types"):
-            make_pass("ember-verify").run(module)
+    }""", "regions yield different types")
 
 
 def test_escaped_tracer_is_reported():

@@ -216,20 +216,9 @@ func.func @f(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
     ('"ember.yield"(%1) : (tensor<f32>) -> ()', '"ember.yield"() : () -> ()', "yields"),
     ("tensor<f32>) -> tensor<4xf32>", "tensor<3xf32>) -> tensor<4xf32>", "different shapes"),
 ])
-def test_map_verifier(old, new, message):
+def test_map_verifier(old, new, message, verify):
     """ember-verify checks a map's region against its operands and results."""
-    from ember._mlir import default_session, ir
-    from ember.passes import make_pass
-    from ember.passes.registry import PassError
-
-    text = _MAP_OK if old is None else _MAP_OK.replace(old, new)
-    with default_session().context:
-        module = ir.Module.parse(text)
-        if message is None:
-            make_pass("ember-verify").run(module)
-            return
-        with pytest.raises(PassError, match=message):
-            make_pass("ember-verify").run(module)
+    verify(_MAP_OK if old is None else _MAP_OK.replace(old, new), message)
 
 
 def _halve_until(x, lim):
