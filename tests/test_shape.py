@@ -115,12 +115,17 @@ _CASES = _cases()
 def test_shape_and_movement(dtype):
     x, v = rand((2, 3, 4), dtype, 3), rand((5,), dtype, 4)
     z = np.zeros((0, 3), dtype)
-    f = ember.jit(lambda x, v, z: [fn(enp, x, v, z) for _, fn in _CASES])
-    for (label, fn), got in zip(_CASES, f(x, v, z), strict=True):
+    _check_cases(_CASES, x, v, z, f" ({np.dtype(dtype)})")
+
+
+def _check_cases(cases, x, v, z, tag=""):
+    """Every (label, fn) of ``cases`` in one jitted program against NumPy."""
+    f = ember.jit(lambda x, v, z: [fn(enp, x, v, z) for _, fn in cases])
+    for (label, fn), got in zip(cases, f(x, v, z), strict=True):
         try:
             check(got, fn(np, x, v, z))
         except AssertionError as e:
-            raise AssertionError(f"{label} ({np.dtype(dtype)}): {e}") from None
+            raise AssertionError(f"{label}{tag}: {e}") from None
 
 
 def test_eager_on_arrays():
@@ -225,12 +230,7 @@ def test_more_shape_functions(dtype):
     x, v = rand((2, 3, 4), dtype, 5), rand((5,), dtype, 6)
     x[:, :, 0] = 7
     z = np.zeros((0, 3), dtype)
-    f = ember.jit(lambda x, v, z: [fn(enp, x, v, z) for _, fn in _MORE])
-    for (label, fn), got in zip(_MORE, f(x, v, z), strict=True):
-        try:
-            check(got, fn(np, x, v, z))
-        except AssertionError as e:
-            raise AssertionError(f"{label}: {e}") from None
+    _check_cases(_MORE, x, v, z)
     for _label, fn in (_MORE[0], _MORE[5], _MORE[9], _MORE[11]):
         check(fn(enp, x, v, z), fn(np, x, v, z))
         check(fn(enp, enp.asarray(x), enp.asarray(v), z), fn(np, x, v, z))

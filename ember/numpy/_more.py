@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import builtins
 import operator
-import sys
 
 import numpy as np
 
@@ -40,7 +39,7 @@ from ember.numpy import (
     astype,
     bool_,
 )
-from ember.numpy._shape import _float_compute, _linspace_dtype, _slice_axis
+from ember.numpy._shape import _endpoints, _enp, _float_compute, _linspace_dtype, _slice_axis
 
 __all__ = [
     "diff", "ediff1d", "isclose", "allclose", "array_equal", "array_equiv", "append", "copy",
@@ -49,11 +48,6 @@ __all__ = [
     "tril_indices", "triu_indices", "unravel_index", "ravel_multi_index", "vander",
     "convolve", "correlate", "ldexp", "frexp", "modf", "gcd", "lcm",
 ]
-
-
-def _enp():
-    """ember.numpy at call time (later modules may replace its functions)."""
-    return sys.modules["ember.numpy"]
 
 
 def _inexact(*args):
@@ -592,13 +586,7 @@ def _geomspace(start, stop, num, endpoint, dtype, axis):
     enp = _enp()
     dt = _linspace_dtype(start, stop, dtype)
     ct = _float_compute(dt)
-    a, b = _to(start, ct), _to(stop, ct)
-    try:
-        bshape = np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        _error(f"geomspace: start of shape {a.shape} and stop of shape {b.shape} do not "
-               "broadcast")
-    a, b = enp.broadcast_to(a, bshape), enp.broadcast_to(b, bshape)
+    a, b, bshape = _endpoints(start, stop, ct, "geomspace")
     sign = lax.sign(a)
     y = enp.logspace(enp.log10(lax.div(a, sign)), enp.log10(lax.div(b, sign)), num,
                      endpoint=endpoint, base=10.0, dtype=ct, axis=0)

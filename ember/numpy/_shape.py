@@ -202,16 +202,21 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     return (y, step) if retstep else y
 
 
-@eager
-def _linspace(start, stop, num, endpoint, dt, axis):
-    ct = _float_compute(dt)
+def _endpoints(start, stop, ct, name):
+    """``start`` and ``stop`` in the compute dtype ``ct``, broadcast to one shape."""
     a, b = _to(start, ct), _to(stop, ct)
     try:
         bshape = np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
-        _error(f"linspace: start of shape {a.shape} and stop of shape {b.shape} do not "
+        _error(f"{name}: start of shape {a.shape} and stop of shape {b.shape} do not "
                "broadcast")
-    a, b = _broadcast_to(a, bshape, "linspace"), _broadcast_to(b, bshape, "linspace")
+    return _broadcast_to(a, bshape, name), _broadcast_to(b, bshape, name), bshape
+
+
+@eager
+def _linspace(start, stop, num, endpoint, dt, axis):
+    ct = _float_compute(dt)
+    a, b, bshape = _endpoints(start, stop, ct, "linspace")
     nd = len(bshape) + 1
     (ax,) = _axes(axis, nd)
     out_shape = bshape[:ax] + (num,) + bshape[ax:]
