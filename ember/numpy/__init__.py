@@ -87,7 +87,11 @@ def _promote_broadcast(*args, name=None):
 
 def _float_args(*args, name=None):
     """Promote, and make integers and bools floating point (for exp, sqrt, /, ...)."""
-    xs = _promote_broadcast(*args, name=name)
+    return _as_floats(_promote_broadcast(*args, name=name))
+
+
+def _as_floats(xs):
+    """Promoted values, integers and bools made the default float dtype (weak stays weak)."""
     if not dtypes.is_float(xs[0].dtype):
         xs = [_to(x, dtypes.default_float(), x.weak_type) for x in xs]
     return xs

@@ -28,6 +28,7 @@ from ember.errors import ConcretizationError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer
 from ember.numpy import (
+    _as_floats,
     _axes,
     _broadcast,
     _const,
@@ -51,11 +52,8 @@ __all__ = [
 
 
 def _inexact(*args):
-    """Promote (JAX's lattice), then make integers and bools the default float dtype."""
-    xs = _promote(*args)
-    if not dtypes.is_float(xs[0].dtype):
-        xs = [_to(x, dtypes.default_float(), x.weak_type) for x in xs]
-    return xs
+    """Promote (JAX's lattice, no broadcasting), then make integers and bools floats."""
+    return _as_floats(_promote(*args))
 
 
 def _is_concrete(x) -> bool:
