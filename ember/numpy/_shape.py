@@ -31,6 +31,7 @@ from ember.numpy import (
     _is_traced,
     _lift,
     _promote,
+    _shape_tuple,
     _to,
 )
 
@@ -78,8 +79,7 @@ def _static_ints(v, what, name):
 def full(shape, fill_value, dtype=None):
     """An array of ``shape`` filled with ``fill_value`` (a scalar or an array broadcast to it);
     weakly typed when ``dtype`` is None and ``fill_value`` is (a Python scalar), as in JAX."""
-    shape = (operator.index(shape),) if isinstance(shape, int | np.integer | Tracer) else \
-        tuple(operator.index(d) for d in shape)
+    shape = _shape_tuple(shape)
     if builtins.any(d < 0 for d in shape):
         _error(f"full: negative dimensions are not allowed, got shape {shape}")
     if _is_scalar_value(fill_value):
