@@ -79,8 +79,7 @@ def main(argv=None) -> int:
         "  hash(key)": lambda: hash(key),
         "  _cache.get(key)": lambda: f._cache.get(key),
         "  Compiled.run_flat([Array])": lambda: cached.run_flat(leaves),
-        "    Executable.run(leaves, avals, avals, Array)":
-            lambda: ex.run(leaves, cached.in_avals, cached.out_avals, ember.Array),
+        "    Compiled.runner(leaves) [Executable.runner]": lambda: cached.runner(leaves),
         BARE: bare,
         "      VmVariantList x2 + push_ref only": variant_lists,
         "      get_as_object(0, HalBufferView) only": lambda: filled.get_as_object(0, BufferView),

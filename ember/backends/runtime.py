@@ -130,10 +130,6 @@ class Executable:
             raise RuntimeFailure(f"compiled module has no function {function!r}")
         self.reflection = self.function.reflection
 
-    def run(self, leaves, in_avals, out_avals, array_type):
-        """Call the function on argument leaves once (see :meth:`runner`)."""
-        return self.runner(in_avals, out_avals, array_type)(leaves)
-
     def runner(self, in_avals, out_avals, array_type):
         """``run(leaves)``: call the function on argument leaves (``array_type`` instances are
         passed as their buffers, anything else is uploaded); results come back as
