@@ -154,8 +154,6 @@ def main(argv=None) -> int:
     backends = args.backends.split(",") if args.backends else _present_backends()
     if "cpu" not in backends:
         backends = ["cpu"] + backends
-    if "vulkan" in backends and ember.devices("vulkan")[0].name.startswith("llvmpipe"):
-        ember.config.update("vulkan_target", "lavapipe")
     print(f"devices: {ember.devices()}")
     failures: list[str] = []
     print("\nper-call overhead and readback (medians)")

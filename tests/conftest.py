@@ -10,7 +10,7 @@ eager calls and ``ember.device_put`` all target it without the tests saying so.
   reason when the machine has none).
 - "cuda-compile" runs on the CPU but also compiles every program for CUDA (no GPU needed), so
   CI checks that every op compiles for CUDA.
-- On Mesa's lavapipe the Vulkan tests compile for its own capabilities (target "lavapipe").
+- The Vulkan tests compile for the device's own capabilities (the default target, "host").
 - A test whose program uses a dtype or op the backend refuses (BackendUnsupportedError, e.g.
   64-bit integers on Vulkan) is skipped with the refusal as the reason, never passed.
 - ``KNOWN_FAILURES`` lists tests that fail on a backend for a documented reason of the
@@ -133,16 +133,7 @@ def ember_backend(request, monkeypatch):
 
     monkeypatch.setattr(legality, "check", check_or_skip)
     monkeypatch.setitem(config._values, "default_backend", name)
-    if name == "vulkan" and get_backend_device_name("vulkan").startswith("llvmpipe"):
-        # Mesa's lavapipe: its own capabilities (float16, float64) instead of the generic
-        # target's, which refuses both (test_backends.py tests the generic target).
-        monkeypatch.setitem(config._values, "vulkan_target", "lavapipe")
     yield name
-
-
-def get_backend_device_name(name: str) -> str:
-    from ember.backends import get_backend
-    return get_backend(name).device(0).name
 
 
 @pytest.fixture

@@ -90,7 +90,8 @@ def test_bad_target_options_never_reach_iree(monkeypatch):
 
 
 def test_target_option_from_config_changes_the_flags():
-    assert vulkan.compiler_flags("generic") == vulkan.compiler_flags()
+    assert vulkan.compiler_flags() == vulkan.compiler_flags("host")
+    assert "--iree-vulkan-target-features" not in " ".join(vulkan.compiler_flags("generic"))
     ember.config.update("cuda_arch", "sm_89")
     try:
         from ember.backends import target_options
@@ -139,7 +140,13 @@ def test_missing_vulkan_driver_message(monkeypatch):
 
 # --- legality -----------------------------------------------------------------------------
 
-def test_vulkan_refuses_float16_naming_op_dtype_and_target(monkeypatch):
+@pytest.fixture
+def generic_vulkan(monkeypatch):
+    """IREE's generic Vulkan profile (no 8/16/64-bit storage), whatever the device has."""
+    monkeypatch.setitem(ember.config._values, "vulkan_target", "generic")
+
+
+def test_vulkan_refuses_float16_naming_op_dtype_and_target(generic_vulkan, monkeypatch):
     monkeypatch.setattr(api, "compile_mlir", lambda *a, **k: pytest.fail("IREE was called"))
     h = np.ones(4, np.float16)
     f = ember.jit(lambda x: x * 3, backend="vulkan")
@@ -159,7 +166,7 @@ def test_vulkan_refuses_float64(x64, monkeypatch):
         ember.jit(lambda x: enp.sin(x), backend="vulkan").lower(np.ones(3)).compile()
 
 
-def test_vulkan_refuses_what_iree_cannot_compile_for_it(x64, monkeypatch):
+def test_vulkan_refuses_what_iree_cannot_compile_for_it(x64, generic_vulkan, monkeypatch):
     """Narrow unsigned comparisons on the generic target and float64 math on every Vulkan
     target are refused before IREE with a reason (they were raw IREE compile errors)."""
     monkeypatch.setattr(api, "compile_mlir", lambda *a, **k: pytest.fail("IREE was called"))
@@ -174,6 +181,63 @@ def test_vulkan_refuses_what_iree_cannot_compile_for_it(x64, monkeypatch):
         with pytest.raises(errors.BackendUnsupportedError, match="float64 function"):
             ember.jit(fn, backend="vulkan").lower(np.ones(3)).compile(
                 target_options={"target": "lavapipe"})
+
+
+def test_vulkan_narrow_storage_rule_per_target():
+    generic = vulkan.unsupported_values("generic")
+    assert "multiple of 4 bytes" in generic(1, 7) and "8-bit storage" in generic(1, 7)
+    assert generic(1, 8) is None and generic(4, 28) is None and generic(2, 6) is not None
+    adreno = vulkan.unsupported_values("adreno")           # b16 storage, no b8
+    assert adreno(1, 5) is not None and adreno(2, 6) is None
+    assert vulkan.unsupported_values("lavapipe") is None
+    assert vulkan.unsupported_values("ampere") is None
+
+
+@needs_vulkan
+def test_vulkan_host_target_is_the_device_own():
+    """The default target reads the device's features from the Vulkan loader; on Mesa's
+    lavapipe they are the capabilities checked by hand for the 'lavapipe' profile."""
+    features = vulkan.device_features()[0]
+    assert vulkan.device(0).name.startswith(features.name)
+    host = vulkan.resolve()
+    assert host.features == features.spirv_features()
+    if features.name.startswith("llvmpipe"):
+        assert host.features == vulkan.LAVAPIPE_FEATURES
+        assert host.storage_bits == 8 and host.float16 and host.float64
+
+
+@needs_vulkan
+def test_vulkan_odd_sized_narrow_arrays(generic_vulkan, monkeypatch):
+    """On the generic profile IREE keeps 8-bit values in 32-bit words and lost the last
+    partial word (x > 0 on 7 floats gave False for the 5th and 6th, a sort of 5 int8 values
+    zeros): refused there, naming the op; right on the device's own target."""
+    x = np.array([1, -1, 2, 3, 4, 5, -6], np.float32)
+    programs = [(lambda a: a > 0, lambda a: a > 0),
+                (lambda a: enp.sort((a * 3).astype(np.int8)),
+                 lambda a: np.sort((a * 3).astype(np.int8))),
+                (lambda a: (a < -5).any(), lambda a: (a < -5).any())]
+    for fn, _ in programs:
+        with pytest.raises(errors.BackendUnsupportedError, match="multiple of 4 bytes"):
+            ember.jit(fn, backend="vulkan")(x)
+    with pytest.raises(errors.BackendUnsupportedError, match=r"ember\.gt .*tensor<7xi1>"):
+        ember.jit(lambda a: a > 0, backend="vulkan")(x)
+    # Whole words are held: 8 bools, and a bool only reduced inside its dispatch.
+    np.testing.assert_array_equal(
+        np.asarray(ember.jit(lambda a: a > 0, backend="vulkan")(np.r_[x, 1])), np.r_[x, 1] > 0)
+    assert int(ember.jit(lambda a: (a > 0).sum(), backend="vulkan")(x)) == 5
+    # Scalar bools that only decide a cond or a while loop are read by the host: right there.
+    def branchy(a):
+        a = ember.lax.cond(a.sum() > 3, lambda: a + 1, lambda: a - 1)
+        return ember.lax.while_loop(lambda c: c[0].sum() < 100, lambda c: (c[0] * 2, c[1] + 1),
+                                    (a, 0))
+    got, steps = ember.jit(branchy, backend="vulkan")(x)
+    np.testing.assert_array_equal(np.asarray(got), (x + 1) * 8)
+    assert int(steps) == 3
+    monkeypatch.setitem(ember.config._values, "vulkan_target", None)      # "host"
+    if vulkan.resolve().storage_bits == 8:
+        for fn, want in programs:
+            np.testing.assert_array_equal(np.asarray(ember.jit(fn, backend="vulkan")(x)),
+                                          want(x))
 
 
 @needs_vulkan

@@ -10,9 +10,11 @@
 - ``compiler_flags(**options) -> tuple[str, ...]`` (IREE flags for the target; target
   options are validated there, before IREE sees them) and ``fallback_flags(**options)``
   (whole flag sets to retry with when IREE fails);
-- ``unsupported(**options)`` (dtype name -> why the target cannot run it) and
-  ``unsupported_ops(**options)`` ((ember op, operand dtype) -> why), read by
-  :mod:`ember.backends.legality` before IREE sees the program;
+- ``unsupported(**options)`` (dtype name -> why the target cannot run it),
+  ``unsupported_ops(**options)`` ((ember op, operand dtype) -> why) and, optionally,
+  ``unsupported_values(**options)`` (None, or a rule ``(itemsize, nbytes) -> why or None``
+  for arrays the target cannot hold in a buffer), read by :mod:`ember.backends.legality`
+  before IREE sees the program;
 - ``devices()`` (this machine's devices, ``[]`` without a driver), ``device(id)`` (one, or a
   BackendUnavailableError saying what to install) and ``runtime_device(device,
   largest_tensor_bytes, iterations)`` (which HAL device loads a program);

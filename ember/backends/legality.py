@@ -1,12 +1,15 @@
 """Per-target legality: find what a target cannot run before IREE sees the program.
 
 Each backend module lists the dtypes it cannot run correctly (``unsupported(**options)``:
-dtype name -> reason). The check walks the ember IR first (so the error names the ember op
-and the user's source line), then the lowered IR IREE would receive, as a safety net for
-anything the lowering introduced.
+dtype name -> reason), the ops it cannot run on some dtypes and, where it has one, a rule for
+the arrays it cannot hold in buffers (``unsupported_values``). The check walks the ember IR
+first (so the error names the ember op and the user's source line), then the lowered IR IREE
+would receive, as a safety net for anything the lowering introduced.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ember._mlir import dtype_of_element, ir, walk
 from ember.errors import BackendUnsupportedError
@@ -26,6 +29,9 @@ def check(backend, ember_module: ir.Module, linalg_module: ir.Module | None = No
     bad_ops = getattr(backend, "unsupported_ops", dict)(**(options or {}))
     if bad_ops:
         _check_ops(backend.NAME, bad_ops, ember_module, fun_name)
+    values = getattr(backend, "unsupported_values", lambda **_: None)(**(options or {}))
+    if values is not None:
+        _check_values(backend.NAME, values, ember_module, fun_name)
     if not bad:
         return
     _check_module(backend.NAME, bad, ember_module, fun_name)
@@ -45,6 +51,58 @@ def _check_ops(target: str, bad_ops: dict, module: ir.Module, fun_name: str) -> 
                     f"{fun_name}: {op.name} (at {op.location}) on "
                     f"{_dtype_name(value.type)} ({value.type}) cannot run on the {target!r} "
                     f"backend: {why}.")
+
+
+def _check_values(target: str, rule, module: ir.Module, fun_name: str) -> None:
+    """Arrays the program keeps in buffers (arguments, results of ops outside fusion bodies,
+    whose values stay in registers) that ``rule(itemsize, nbytes)`` refuses."""
+    def refused(t: ir.Type) -> str | None:
+        if not isinstance(t, ir.RankedTensorType) or _dtype_name(t) is None:
+            return None
+        dt = dtype_of_element(ir.ShapedType(t).element_type)
+        size = int(np.prod(ir.ShapedType(t).shape, dtype=np.int64))
+        return rule(dt.itemsize, size * dt.itemsize)
+
+    decisions = set()      # (op, operand number) of the scalars that decide control flow
+    for op in walk(module.operation):
+        if op.name == "ember.cond":
+            decisions.add((op, 0))
+        elif op.name == "ember.while":
+            decisions.add((op.regions[0].blocks[0].operations[-1].operation, 0))
+
+    def held(value) -> bool:
+        # A scalar that only decides a cond or a while is read by the host (IREE got those
+        # right on the generic target); fusion bodies and ember.map's scalar code stay in
+        # registers.
+        return not all((u.owner, u.operand_number) in decisions for u in value.uses)
+
+    def visit(block, where: str) -> None:
+        for i, arg in enumerate(block.arguments):
+            why = refused(arg.type)
+            if why is not None:
+                raise BackendUnsupportedError(
+                    f"{fun_name}: {where} #{i} ({arg.type}) cannot be held by the "
+                    f"{target!r} backend: {why}.")
+        for op in block.operations:
+            op = op.operation
+            for i, value in enumerate(op.results):
+                why = refused(value.type) if held(value) else None
+                if why is not None:
+                    maker = op
+                    if op.name == "ember.fusion":   # name the fused op that computes it
+                        owner = op.regions[0].blocks[0].operations[-1].operands[i].owner
+                        maker = op if isinstance(owner, ir.Block) else owner
+                    raise BackendUnsupportedError(
+                        f"{fun_name}: {maker.name} (at {maker.location}) makes {value.type}, "
+                        f"which the {target!r} backend cannot hold: {why}.")
+            if op.name not in ("ember.fusion", "ember.map"):
+                for region in op.regions:
+                    for inner in region.blocks:
+                        visit(inner, f"a block argument of {op.name}")
+
+    for op in module.body.operations:
+        if op.operation.name == "func.func":
+            visit(op.operation.regions[0].blocks[0], "argument")
 
 
 def _dtype_name(t: ir.Type) -> str | None:

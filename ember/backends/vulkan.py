@@ -11,11 +11,13 @@ import atexit
 import functools
 import gc
 import threading
+from dataclasses import dataclass
 
 import iree.runtime as rt
 import numpy as np
 
 from ember.backends._drivers import device_at, enumerate_devices
+from ember.backends._vulkan_features import device_features
 from ember.backends.runtime import _RAW, Device
 from ember.errors import TargetOptionError
 
@@ -94,25 +96,94 @@ _F64_MATH_OPS = {(f"ember.{name}", "float64"): _NO_F64_MATH for name in (
     "cbrt", "erf", "erfc", "erf_inv", "lgamma", "digamma")}
 
 
-def unsupported_ops(target: str = DEFAULT_TARGET) -> dict[tuple[str, str], str]:
+# The narrowest storage IREE's known targets have (``storage = b64|b32|b16|b8`` in their
+# target attribute; the generic profile has b32 only, Adreno b16). Narrower values are kept
+# in 32-bit words there.
+_NARROWEST_STORAGE = {DEFAULT_TARGET: 32, "adreno": 16}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A Vulkan target as ember reads it: IREE's name and features, and what it can run."""
+
+    name: str
+    features: str | None = None
+    float16: bool = False
+    float64: bool = False
+    narrow_ops: bool = False     # 8/16-bit storage, so IREE does not emulate narrow integers
+    storage_bits: int = 8        # the narrowest element width stored as itself
+
+
+def resolve(target: str | None = "host") -> Target:
+    """The Target that a ``vulkan_target`` name means. "host" (the default): the first
+    Vulkan device's own capabilities, read from the Vulkan loader (the generic profile
+    where there is none); "generic": IREE's baseline profile; "lavapipe": the generic
+    profile plus Mesa's lavapipe capabilities; otherwise one of IREE's known targets.
+
+    Example:
+        >>> resolve("generic").storage_bits
+        32
+    """
+    if target in (None, "host"):
+        found = device_features()
+        if not found:
+            return resolve("generic")
+        f = found[0]
+        return Target(DEFAULT_TARGET, f.spirv_features(), float16=f.float16 and f.storage16,
+                      float64=f.float64, narrow_ops=f.storage8 and f.storage16,
+                      storage_bits=8 if f.storage8 else 16 if f.storage16 else 32)
+    if target == "generic":
+        target = DEFAULT_TARGET
+    if target in PROFILES:
+        name, features = PROFILES[target]
+        return Target(name, features, float16=True, float64=True, narrow_ops=True)
+    if target not in KNOWN_TARGETS:
+        known = sorted(KNOWN_TARGETS | set(PROFILES) | {"generic", "host"})
+        raise TargetOptionError(
+            f"unknown Vulkan target {target!r}; ember knows {', '.join(known)} "
+            "(IREE 3.13 crashes on names it does not know, so ember checks them first)")
+    return Target(target, storage_bits=_NARROWEST_STORAGE.get(target, 8))
+
+
+def unsupported_ops(target: str | None = "host") -> dict[tuple[str, str], str]:
     """(ember op, operand dtype name) -> why that op is refused on this Vulkan target."""
     out = {**UNSUPPORTED_OPS, **_F64_MATH_OPS}
-    if target not in PROFILES:
+    if not resolve(target).narrow_ops:
         out.update(_GENERIC_ONLY_OPS)
     return out
 
 
-def unsupported(target: str = DEFAULT_TARGET) -> dict[str, str]:
+def unsupported(target: str | None = "host") -> dict[str, str]:
     """dtype name -> why programs using it are refused on this Vulkan target.
 
     Example:
         >>> sorted(unsupported("lavapipe"))
         ['int64', 'uint64']
     """
+    t = resolve(target)
     out = {"int64": _NO_I64, "uint64": _NO_I64}
-    if target not in PROFILES:
-        out.update(_GENERIC_ONLY)
+    out.update({k: v for k, v in _GENERIC_ONLY.items() if not getattr(t, k)})
     return out
+
+
+def unsupported_values(target: str | None = "host"):
+    """A rule for arrays this target cannot hold, or None: without 8-bit (16-bit) storage
+    IREE keeps such values in 32-bit words and loses the last partial word of a buffer
+    whose size is not a multiple of 4 bytes (checked on lavapipe: `x > 0` on 7 floats gave
+    False for the 5th and 6th; a sort of 5 int8 values gave zeros)."""
+    bits = resolve(target).storage_bits
+    if bits == 8:
+        return None
+
+    def rule(itemsize: int, nbytes: int) -> str | None:
+        if itemsize * 8 >= bits or nbytes % 4 == 0:
+            return None
+        return (f"this Vulkan target has no {8 * itemsize}-bit storage, so IREE 3.13 keeps "
+                "such values in 32-bit words and loses the last partial word of a buffer "
+                "whose size is not a multiple of 4 bytes (wrong results); pad the array to "
+                "a multiple of 4 bytes, use a 32-bit dtype, or a target with 8- and 16-bit "
+                "storage (ember.config.update('vulkan_target', 'host') on a device that has it)")
+    return rule
 
 
 STAGING_CACHE_MAX_BYTES = 64 << 20   # larger readbacks allocate their own staging buffer
@@ -166,30 +237,22 @@ class VulkanDevice(Device):
 _NO_DEMOTION = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
 
 
-def compiler_flags(target: str = DEFAULT_TARGET) -> tuple[str, ...]:
-    """IREE flags for Vulkan; ``target`` is an IREE Vulkan target name ("generic" is IREE's
-    baseline profile, which every Vulkan 1.1 compute device runs; "lavapipe" adds the 16- and
-    64-bit float capabilities of Mesa's lavapipe).
+def compiler_flags(target: str | None = "host") -> tuple[str, ...]:
+    """IREE flags for Vulkan; ``target`` as in resolve(): "host" (this machine's first Vulkan
+    device), "generic" (IREE's baseline profile, which every Vulkan 1.1 compute device runs),
+    "lavapipe", or an IREE Vulkan target name.
 
     Example:
-        >>> compiler_flags()[:2]
+        >>> compiler_flags("generic")[:2]
         ('--iree-hal-target-device=vulkan', '--iree-vulkan-target=vp_android_baseline_2022')
     """
-    if target == "generic":
-        target = DEFAULT_TARGET
-    if target in PROFILES:
-        name, features = PROFILES[target]
-        return ("--iree-hal-target-device=vulkan", f"--iree-vulkan-target={name}",
-                f"--iree-vulkan-target-features={features}") + _NO_DEMOTION
-    if target not in KNOWN_TARGETS:
-        known = sorted(KNOWN_TARGETS | set(PROFILES) | {"generic"})
-        raise TargetOptionError(
-            f"unknown Vulkan target {target!r}; ember knows {', '.join(known)} "
-            "(IREE 3.13 crashes on names it does not know, so ember checks them first)")
-    return ("--iree-hal-target-device=vulkan", f"--iree-vulkan-target={target}") + _NO_DEMOTION
+    t = resolve(target)
+    features = () if t.features is None else (f"--iree-vulkan-target-features={t.features}",)
+    return ("--iree-hal-target-device=vulkan", f"--iree-vulkan-target={t.name}",
+            *features) + _NO_DEMOTION
 
 
-def fallback_flags(target: str = DEFAULT_TARGET) -> tuple[tuple[str, ...], ...]:
+def fallback_flags(target: str | None = "host") -> tuple[tuple[str, ...], ...]:
     return ()
 
 
