@@ -806,6 +806,27 @@ def test_weak_types_follow_jax():
         assert with_h[name].dtype == (np.float16 if weak else np.float32), name
 
 
+def test_inexact_and_numeric_promotions_follow_jax():
+    """JAX promotes rint, reciprocal and float_power's arguments to inexact dtypes (integers
+    to the default float, floats kept), and bools to the default integer for square and
+    power, where NumPy keeps integers, goes to float64 or to int8."""
+    i, b = np.array([1, 2, 4], np.int32), np.array([True, False])
+    h = np.array([0.5, 2, 3], np.float16)
+
+    def f(i, b, h):
+        return {"rint": enp.rint(i), "reciprocal": enp.reciprocal(i),
+                "float_power_h": enp.float_power(h, h), "float_power_i": enp.float_power(i, i),
+                "square": enp.square(b), "power": enp.power(b, b), "conj": enp.conj(h)}
+    want = {"rint": (np.float32, np.rint(i)), "reciprocal": (np.float32, 1 / i),
+            "float_power_h": (np.float16, h ** h), "float_power_i": (np.float32, 1.0 * i ** i),
+            "square": (np.int32, b * b), "power": (np.int32, [1, 1]), "conj": (np.float16, h)}
+    for got in (f(i, b, h), ember.jit(f)(i, b, h)):
+        for name, (dt, values) in want.items():
+            assert got[name].dtype == dt, name
+            np.testing.assert_allclose(np.asarray(got[name], np.float64), values, rtol=1e-3,
+                                       err_msg=name)
+
+
 def test_eager_fills_are_weak_like_traced_ones():
     assert enp.full(3, 2.0).weak_type and not enp.full(3, 2.0, np.float32).weak_type
     assert enp.zeros_like(2.0).weak_type and not enp.zeros_like(np.ones(2, np.float32)).weak_type

@@ -29,17 +29,16 @@ def check(backend, ember_module: ir.Module, linalg_module: ir.Module | None = No
     bad_ops = getattr(backend, "unsupported_ops", dict)(**(options or {}))
     if bad_ops:
         _check_ops(backend.NAME, bad_ops, ember_module, fun_name)
+    if bad:
+        _check_module(backend.NAME, bad, ember_module, fun_name)
+        # The lowering computes indices in i64 itself (IREE emulates those casts and adds):
+        # the safety net over the lowered IR looks at floats only.
+        floats = {k: v for k, v in bad.items() if k.startswith(("float", "bfloat"))}
+        if linalg_module is not None and floats:
+            _check_module(backend.NAME, floats, linalg_module, fun_name)
     values = getattr(backend, "unsupported_values", lambda **_: None)(**(options or {}))
     if values is not None:
         _check_values(backend.NAME, values, ember_module, fun_name)
-    if not bad:
-        return
-    _check_module(backend.NAME, bad, ember_module, fun_name)
-    # The lowering computes indices in i64 itself (IREE emulates those casts and adds): the
-    # safety net over the lowered IR looks at floats only.
-    floats = {k: v for k, v in bad.items() if k.startswith(("float", "bfloat"))}
-    if linalg_module is not None and floats:
-        _check_module(backend.NAME, floats, linalg_module, fun_name)
 
 
 def _check_ops(target: str, bad_ops: dict, module: ir.Module, fun_name: str) -> None:

@@ -36,7 +36,7 @@ def target_flags(targets) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
         >>> target_flags(["cpu", "vulkan"])[0][0]
         '--iree-hal-target-device=local,vulkan'
     """
-    from ember.backends import get_backend
+    from ember.backends import get_backend, target_options
 
     targets = list(targets)
     if not targets:
@@ -49,8 +49,10 @@ def target_flags(targets) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
             backends.append(get_backend(name))
         except ValueError as e:
             raise ExportError(str(e)) from None
-    mains = [tuple(b.compiler_flags()) for b in backends]
-    fallbacks = [tuple(tuple(f) for f in b.fallback_flags()) for b in backends]
+    options = [target_options(name) for name in targets]     # ember.config's, as jit's
+    mains = [tuple(b.compiler_flags(**o)) for b, o in zip(backends, options)]
+    fallbacks = [tuple(tuple(f) for f in b.fallback_flags(**o))
+                 for b, o in zip(backends, options)]
     unlinked = ("--iree-hal-link-executables=false",) if len(targets) > 1 else ()
     flags = merge_flags(mains) + unlinked
     extra = []
@@ -199,10 +201,11 @@ class Exported:
             from ember.backends import legality
         except ImportError:
             return
-        from ember.backends import get_backend
+        from ember.backends import get_backend, target_options
         for name in self.targets:
             legality.check(get_backend(name), self.lowered._stage("optimized"),
-                           self.lowered._stage("linalg"), self.fun_name)
+                           self.lowered._stage("linalg"), self.fun_name,
+                           options=target_options(name))
 
     def serialize(self) -> bytes:
         """The ``.vmfb`` bytes (compiled once, then kept)."""

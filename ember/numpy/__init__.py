@@ -404,8 +404,8 @@ def _power(x1, x2):
     x, y = _promote_broadcast(x1, x2, name="power")
     if dtypes.is_float(x.dtype):
         return lax.pow(x, y)
-    if x.dtype == bool_:
-        x, y = _to(x, int8), _to(y, int8)
+    if x.dtype == bool_:     # JAX's: bools are numbers of the default integer dtype here
+        x, y = _to(x, dtypes.default_int()), _to(y, dtypes.default_int())
     # Exact integer power by squaring over the exponent's bits.
     one = _const(1, x)
     acc, base = one, x
@@ -457,7 +457,13 @@ def _rounding(name, fn):
 
 floor = _rounding("floor", lax.floor)
 ceil = _rounding("ceil", lax.ceil)
-rint = _rounding("rint", lambda x: lax.round(x, "to_nearest_even"))
+
+
+@eager
+def rint(x):
+    """Round half to even; integers and bools become the default float dtype, as in JAX."""
+    (x,) = _as_floats(_promote(x))
+    return lax.round(x, "to_nearest_even")
 
 
 @eager
@@ -490,14 +496,27 @@ def _round_int(x, s: int):
 
 @eager
 def square(x):
+    """``x * x``; bools become the default integer dtype, as in JAX."""
     (x,) = _promote(x)
+    if x.dtype == bool_:
+        x = _to(x, dtypes.default_int())
     return lax.mul(x, x)
 
 
 @eager
 def reciprocal(x):
-    (x,) = _promote(x)
+    """``1 / x``; integers and bools become the default float dtype, as in JAX."""
+    (x,) = _as_floats(_promote(x))
     return lax.div(_const(1, x), x)
+
+
+@eager
+def conjugate(x):
+    """The complex conjugate: ``x`` itself, as ember's dtypes are real."""
+    return _promote(x)[0]
+
+
+conj = conjugate
 
 
 @eager

@@ -326,10 +326,10 @@ def divmod(x1, x2):  # noqa: A001
 
 @eager
 def float_power(x1, x2):
-    """``x1 ** x2`` in the widest float dtype enabled (float64 with x64, else float32)."""
-    x, y = _promote_broadcast(x1, x2, name="float_power")
-    dt = dtypes.canonicalize(np.float64)
-    return lax.pow(_to(x, dt), _to(y, dt))
+    """``x1 ** x2`` in floating point: floats keep their dtype, integers and bools become the
+    default float dtype (JAX's rule; NumPy's goes to float64)."""
+    x, y = _float_args(x1, x2, name="float_power")
+    return lax.pow(x, y)
 
 
 @eager
