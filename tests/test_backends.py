@@ -241,6 +241,30 @@ def test_vulkan_odd_sized_narrow_arrays(generic_vulkan, monkeypatch):
 
 
 @needs_vulkan
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_vulkan_float_remainder_is_exact(dtype):
+    """SPIR-V's OpFRem (x - y*trunc(x/y)) was wrong for large quotients and by inf; ember
+    long-divides the mantissas in integers there: bit for bit NumPy's fmod and remainder
+    (Vulkan keeps subnormals, as NumPy)."""
+    rng = np.random.default_rng(0)
+    special = np.array([0, -0.0, 1, -1, 3e38, -3e38, 1e-38, 1e-45, -1e-45, np.inf, -np.inf,
+                        np.nan, 7.5, 2, 1e10, 3, 0.1, 16777217, 5e-39, 65504, 6e-8], np.float32)
+    x = np.r_[np.repeat(special, special.size), rng.standard_normal(2000)
+              * 10.0 ** rng.integers(-30, 30, 2000)]
+    y = np.r_[np.tile(special, special.size), rng.standard_normal(2000)
+              * 10.0 ** rng.integers(-30, 30, 2000)]
+    with np.errstate(all="ignore"):
+        x, y = x.astype(dtype), y.astype(dtype)
+        want = [np.fmod(x, y), np.remainder(x, y)]
+    got = ember.jit(lambda a, b: (enp.fmod(a, b), a % b), backend="vulkan")(x, y)
+    for g, w in zip(got, want):
+        g = np.asarray(g)
+        assert g.dtype == dtype
+        same = (g == w) & (np.signbit(g) == np.signbit(w)) | np.isnan(g) & np.isnan(w)
+        assert same.all(), np.c_[x, y, g, w][~same][:5]
+
+
+@needs_vulkan
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32"])
 def test_vulkan_signed_division_at_the_minimum(dtype):
     """IREE's SPIR-V signed division goes through abs, which overflows at the minimum

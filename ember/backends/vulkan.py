@@ -93,7 +93,7 @@ _NO_F64_MATH = ("IREE 3.13 cannot compile this float64 function for Vulkan (its 
 _F64_MATH_OPS = {(f"ember.{name}", "float64"): _NO_F64_MATH for name in (
     "exp", "exp2", "expm1", "log", "log1p", "log2", "sin", "cos", "tan", "tanh", "logistic",
     "pow", "atan2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-    "cbrt", "erf", "erfc", "erf_inv", "lgamma", "digamma")}
+    "cbrt", "erf", "erfc", "erf_inv", "lgamma", "digamma", "rem")}
 
 
 # The narrowest storage IREE's known targets have (``storage = b64|b32|b16|b8`` in their

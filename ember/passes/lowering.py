@@ -28,7 +28,8 @@ class Traits:
     """What the target's arithmetic offers (``ember-to-linalg`` options, set while it runs):
     ``float64``: it computes in float64, which some float32 functions use for precision;
     ``exact_division``: its signed integer division and remainder are exact at the type's
-    minimum (the CPU's; IREE's SPIR-V lowering goes through abs: INT32_MIN // 3 was 1 off);
+    minimum (the CPU's; IREE's SPIR-V lowering goes through abs: INT32_MIN // 3 was 1 off)
+    and its float remainder is exact (SPIR-V's OpFRem is not for large quotients);
     ``outer_reductions``: a reduction along leading axes may be fused with what reads it
     (not on Vulkan: ``to_linalg`` puts a barrier after it)."""
 
@@ -264,8 +265,8 @@ def _div(args, dt, out_dt, attrs):
 @scalar("rem")
 def _rem(args, dt, out_dt, attrs):
     if dtypes.is_float(dt):
-        # (Vulkan's float32 frem is inexact, and so would ember's exact form be there: its
-        # fused multiply-add is not fused; see the README's known wrong results.)
+        if not TRAITS.get().exact_division and np.dtype(dt).itemsize <= 4:
+            return _fmod_bits(*args, np.dtype(dt))
         return arith.RemFOp(*args).result if np.dtype(dt).itemsize < 8 else \
             _fmod(*args, np.dtype(dt))
     if not TRAITS.get().exact_division and dtypes.is_int(dt) and not dtypes.is_unsigned(dt):
@@ -350,6 +351,66 @@ def _fmod(x, y, dt) -> ir.Value:
     # fmod(x, +-inf) is x for a finite x; an infinite x, a zero y or a NaN give NaN
     keep_x = arith.AndIOp(_cmpf("olt", ax, c(np.inf)), _cmpf("oeq", ay, c(np.inf))).result
     return arith.SelectOp(regular, r, arith.SelectOp(keep_x, x, c(np.nan)).result).result
+
+
+def _fmod_bits(x, y, dt) -> ir.Value:
+    """C's fmod of float32 (float16 and bfloat16 through it: their remainder is exact in it)
+    from the bits, with integer operations only: the 24-bit mantissas, normalized, long-
+    divided one exponent step at a time (a scalar loop of up to 277 steps, as musl's fmodf).
+    For targets whose float remainder is inexact: SPIR-V's OpFRem is x - y*trunc(x/y), wrong
+    for large quotients, and a fused multiply-add form needs an fma lavapipe does not fuse."""
+    f32 = np.dtype("float32")
+    if dt.itemsize < 4:
+        wide = [arith.ExtFOp(elem(f32), v).result for v in (x, y)]
+        return arith.TruncFOp(elem(dt), _fmod_bits(*wide, f32)).result
+    i32 = np.dtype("int32")
+    c = lambda v: scalar_const(v, i32)  # noqa: E731
+    one, lead = c(1), c(0x800000)
+    ux, uy = (arith.BitcastOp(elem(i32), v).result for v in (x, y))
+    ax, ay = (arith.AndIOp(u, c(0x7FFFFFFF)).result for u in (ux, uy))
+
+    def loop(init, cond, body):
+        types = [v.type for v in init]
+        op = ir.Operation.create("scf.while", results=types, operands=init, regions=2)
+        before = op.regions[0].blocks.append(*types)
+        with ir.InsertionPoint(before):
+            scf.ConditionOp(cond(*before.arguments), list(before.arguments))
+        after = op.regions[1].blocks.append(*types)
+        with ir.InsertionPoint(after):
+            scf.YieldOp(body(*after.arguments))
+        return op.results
+
+    def normalize(m, e):    # leading bit to bit 23 (a subnormal's exponent goes below 1)
+        return loop([m, e], lambda m, e: arith.AndIOp(_cmpi("slt", m, lead),
+                                                      _cmpi("ne", m, c(0))).result,
+                    lambda m, e: [arith.ShLIOp(m, one).result, arith.SubIOp(e, one).result])
+
+    def split(a):
+        e = arith.ShRUIOp(a, c(23)).result
+        normal = _cmpi("ne", e, c(0))
+        m = arith.SelectOp(normal, arith.OrIOp(arith.AndIOp(a, c(0x7FFFFF)).result,
+                                               lead).result, a).result
+        return normalize(m, arith.MaxSIOp(e, one).result)
+
+    def reduce(m, my):      # m mod my for m < 2 my
+        return arith.SelectOp(_cmpi("sge", m, my), arith.SubIOp(m, my).result, m).result
+
+    (mx, ex), (my, ey) = split(ax), split(ay)
+    mx, ex = loop([mx, ex], lambda m, e: _cmpi("sgt", e, ey),
+                  lambda m, e: [arith.ShLIOp(reduce(m, my), one).result,
+                                arith.SubIOp(e, one).result])
+    mx, ex = normalize(reduce(mx, my), ex)
+    normal = arith.OrIOp(arith.ShLIOp(ex, c(23)).result, arith.AndIOp(mx, c(0x7FFFFF)).result)
+    subnormal = arith.ShRUIOp(mx, arith.SubIOp(one, ex).result).result   # exact: no bits lost
+    bits = arith.SelectOp(_cmpi("sge", ex, one), normal.result, subnormal).result
+    bits = arith.SelectOp(_cmpi("eq", mx, c(0)), c(0), bits).result
+    sign = arith.AndIOp(ux, c(-0x80000000)).result
+    r = arith.BitcastOp(elem(f32), arith.OrIOp(sign, bits).result).result
+    # NaN for a zero or NaN y or a non-finite x; x itself when |x| < |y| (y = +-inf too)
+    nan = arith.OrIOp(arith.OrIOp(_cmpi("eq", ay, c(0)), _cmpi("sge", ax, c(0x7F800000))).result,
+                      _cmpi("sgt", ay, c(0x7F800000))).result
+    r = arith.SelectOp(_cmpi("slt", ax, ay), x, r).result
+    return arith.SelectOp(nan, scalar_const(np.nan, f32), r).result
 
 
 def _in_f32(fn):
