@@ -2,7 +2,7 @@
 from zero and near it (ember reduces the argument: IREE's expansions gave sin(1e10) = -6e21,
 tan(3e38) NaN, and lost digits at sin(-1e-3) and tan(-1e-5)); float32 powers are computed in
 float64 (2 ** 126 was 3e-6 off); float64 functions IREE calls libm for (which it cannot link
-on the CPU) are built from others."""
+on the CPU) are built from others, or written out (erf, erfc)."""
 
 import numpy as np
 import pytest
@@ -142,15 +142,30 @@ def test_float64_functions_iree_links_no_libm_for():
         ember.config.update("enable_x64", False)
 
 
-def test_float64_erf_is_refused_with_a_reason():
-    from ember.errors import BackendUnsupportedError
+def test_float64_erf_and_erfc_within_ulps_of_libm():
+    """IREE links no float64 erf: ember computes erf and erfc with fdlibm's rational
+    approximations, within 4 ulps of C's (Python's math.erf/erfc) on normal results."""
+    import math
+
     from ember.scipy import special
     ember.config.update("enable_x64", True)
     try:
-        for fn in (special.erf, special.erfc):
-            with pytest.raises(BackendUnsupportedError, match="no float64 erf.*float32"):
-                ember.jit(fn)(np.array([0.3, 1.5]))
-        assert ember.jit(special.erf)(np.float32([0.3])).dtype == np.float32
+        rng = np.random.default_rng(7)
+        x = np.concatenate([rng.standard_normal(3000) * 3, rng.uniform(-27, 27, 3000),
+                            [0.0, -0.0, 1e-300, 0.25, 0.84375, -0.84375, 1.25, -1.25,
+                             1 / 0.35, 6.0, -6.0, 28.0, 40.0, -40.0, np.inf, -np.inf, np.nan]])
+        erf, erfc = (np.asarray(v) for v in ember.jit(
+            lambda x: (special.erf(x), special.erfc(x)))(x))
+        assert erf.dtype == erfc.dtype == np.float64
+        for got, fn in ((erf, math.erf), (erfc, math.erfc)):
+            want = np.array([fn(v) for v in x])
+            normal = np.abs(want) >= np.finfo(float).tiny
+            err = np.abs(got - want)[normal] / np.spacing(np.abs(want[normal]))
+            assert err.max() <= 4, x[normal][np.argmax(err)]
+            assert (got[~normal & ~np.isnan(want)] == 0).all()   # subnormals flushed (CPU)
+            assert np.isnan(got[-1])
+        assert np.signbit(erf[-16]) and erf[-3] == 1 and erf[-2] == -1
+        assert erfc[-3] == 0 and erfc[-2] == 2
     finally:
         ember.config.update("enable_x64", False)
 

@@ -111,10 +111,7 @@ def unsupported(**options) -> dict[str, str]:
     return {}
 
 
-_NO_F64_ERF = ("IREE 3.13 has no float64 erf for the CPU (math.erf does not lower and ember "
-               "has no float64 kernel of its own yet); compute it in float32, "
-               "e.g. erf(x.astype(np.float32))")
-UNSUPPORTED_OPS = {("ember.erf", "float64"): _NO_F64_ERF, ("ember.erfc", "float64"): _NO_F64_ERF}
+UNSUPPORTED_OPS: dict[tuple[str, str], str] = {}
 
 
 def unsupported_ops(**options) -> dict[tuple[str, str], str]:

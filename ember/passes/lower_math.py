@@ -262,8 +262,86 @@ _ERFC_R = (-1.047766399936249e+1, 1.297719955372516e+1, -7.495518717768503e+0,
            -2.820767439740514e-1, 5.641895067754075e-1)
 
 
+# float64: fdlibm's s_erf.c (Sun, 1993), rational approximations on |x| < 0.84375,
+# < 1.25, < 1/0.35 and beyond (erfc(x) = exp(-x^2 - 0.5625 + R/S) / x), under 1 ulp.
+# Coefficients from the highest power down.
+_ERF_PP = (-2.37630166566501626084e-05, -5.77027029648944159157e-03,
+           -2.84817495755985104766e-02, -3.25042107247001499370e-01, 1.28379167095512558561e-01)
+_ERF_QQ = (-3.96022827877536812320e-06, 1.32494738004321644526e-04, 5.08130628187576562776e-03,
+           6.50222499887672944485e-02, 3.97917223959155352819e-01, 1.0)
+_ERF_PA = (-2.16637559486879084300e-03, 3.54783043256182359371e-02, -1.10894694282396677476e-01,
+           3.18346619901161753674e-01, -3.72207876035701323847e-01, 4.14856118683748331666e-01,
+           -2.36211856075265944077e-03)
+_ERF_QA = (1.19844998467991074170e-02, 1.36370839120290507362e-02, 1.26171219808761642112e-01,
+           7.18286544141962662868e-02, 5.40397917702171048937e-01, 1.06420880400844228286e-01,
+           1.0)
+_ERF_RA = (-9.81432934416914548592e+00, -8.12874355063065934246e+01, -1.84605092906711035994e+02,
+           -1.62396669462573470355e+02, -6.23753324503260060396e+01, -1.05586262253232909814e+01,
+           -6.93858572707181764372e-01, -9.86494403484714822705e-03)
+_ERF_SA = (-6.04244152148580987438e-02, 6.57024977031928170135e+00, 1.08635005541779435134e+02,
+           4.29008140027567833386e+02, 6.45387271733267880336e+02, 4.34565877475229228821e+02,
+           1.37657754143519042600e+02, 1.96512716674392571292e+01, 1.0)
+_ERF_RB = (-4.83519191608651397019e+02, -1.02509513161107724954e+03, -6.37566443368389627722e+02,
+           -1.60636384855821916062e+02, -1.77579549177547519889e+01, -7.99283237680523006574e-01,
+           -9.86494292470009928597e-03)
+_ERF_SB = (-2.24409524465858183362e+01, 4.74528541206955367215e+02, 2.55305040643316442583e+03,
+           3.19985821950859553908e+03, 1.53672958608443695994e+03, 3.25792512996573918826e+02,
+           3.03380607434824582924e+01, 1.0)
+_ERX = 8.45062911510467529297e-01       # erf(1) rounded to float32
+
+
+def _erf64(f, x, complement: bool):
+    """erf(x), or erfc(x) when ``complement``, for float64 (IREE links no libm erf): each
+    interval's formula computed, the one for |x| selected."""
+    one, ax = f.c(1.0), f.abs(x)
+    neg = f.cmp("olt", x, f.c(0.0))
+    # |x| < 0.84375: erf = x + x R(x^2)
+    z = f.mul(x, x)
+    y = f.div(f.poly(z, _ERF_PP), f.poly(z, _ERF_QQ))
+    erf1 = f.add(x, f.mul(x, y))
+    erfc1 = f.sel(f.cmp("olt", x, f.c(0.25)), f.sub(one, erf1),
+                  f.sub(f.c(0.5), f.add(f.mul(x, y), f.sub(x, f.c(0.5)))))
+    # |x| < 1.25: erf(1 + s) = erx + P(s)/Q(s)
+    s = f.sub(ax, one)
+    pq = f.div(f.poly(s, _ERF_PA), f.poly(s, _ERF_QA))
+    erf2 = f.copysign(f.add(f.c(_ERX), pq), x)
+    erfc2 = f.sel(neg, f.add(one, f.add(f.c(_ERX), pq)), f.sub(f.c(1.0 - _ERX), pq))
+    # beyond: erfc(|x|) = exp(-z^2 - 0.5625) exp((z - x)(z + x) + R/S) / |x|, z = |x| with
+    # its low 32 bits cleared so that z^2 is exact
+    t = f.div(one, f.mul(ax, ax))
+    near = f.cmp("olt", ax, f.c(1 / 0.35))
+    rs = f.sel(near, f.div(f.poly(t, _ERF_RA), f.poly(t, _ERF_SA)),
+               f.div(f.poly(t, _ERF_RB), f.poly(t, _ERF_SB)))
+    i64 = elem(np.dtype("int64"))
+    hi = arith.BitcastOp(f.c(0.0).type, arith.AndIOp(
+        arith.BitcastOp(i64, ax).result,
+        scalar_const(-(1 << 32), np.dtype("int64"))).result).result
+    r = f.mul(f.exp(f.sub(f.neg(f.mul(hi, hi)), f.c(0.5625))),
+              f.exp(f.add(f.mul(f.sub(hi, ax), f.add(hi, ax)), rs)))
+    tail = f.div(r, ax)                                   # erfc(|x|); 0 past about 27
+    tail = f.sel(f.cmp("olt", ax, f.c(28.0)), tail, f.c(0.0))
+    if complement:
+        far = f.sel(neg, f.sub(f.c(2.0), tail), tail)
+        out = f.sel(f.cmp("olt", ax, f.c(1.25)), erfc2, far)
+        out = f.sel(f.cmp("olt", ax, f.c(0.84375)), erfc1, out)
+    else:
+        far = f.copysign(f.sub(one, tail), x)
+        out = f.sel(f.cmp("olt", ax, f.c(1.25)), erf2, far)
+        out = f.sel(f.cmp("olt", ax, f.c(0.84375)), erf1, out)
+    return f.sel(f.cmp("uno", x, x), x, out)      # NaN; infinities come out of `far`
+
+
+@_unary("erf")
+def _erf(f, x):
+    if np.dtype(f.dt).itemsize == 8:
+        return _erf64(f, x, complement=False)
+    return math_d.ErfOp(x).result
+
+
 @_unary("erfc")
 def _erfc(f, x):
+    if np.dtype(f.dt).itemsize == 8:
+        return _erf64(f, x, complement=True)
     one = f.c(1.0)
     ax = f.abs(x)
     z = f.exp(f.neg(f.mul(x, x)))

@@ -430,7 +430,7 @@ def _math(op_cls):
 
 for _n, _cls in {"exp": math_d.ExpOp, "log": math_d.LogOp,
                  "sqrt": math_d.SqrtOp, "rsqrt": math_d.RsqrtOp,
-                 "erf": math_d.ErfOp, "floor": math_d.FloorOp,
+                 "floor": math_d.FloorOp,
                  "ceil": math_d.CeilOp}.items():
     SCALAR[_n] = _math(_cls)
     LOWERINGS[f"ember.{_n}"] = lower_elementwise
