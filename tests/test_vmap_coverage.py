@@ -63,11 +63,11 @@ _UNARY_DOMAIN = {  # argument in the function's domain, from a in (0.1, 0.9)
     "sinc": lambda a: a * 4 - 2, "i0": lambda a: a * 3,
 }
 for _n in ["abs", "absolute", "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh",
-           "arctan", "arctanh", "asin", "asinh", "atan", "atanh", "cbrt", "ceil", "cos", "cosh",
-           "deg2rad", "degrees", "exp", "exp2", "expm1", "fabs", "fix", "floor", "i0",
-           "log", "log10", "log1p", "log2", "negative", "positive", "rad2deg", "radians",
-           "reciprocal", "rint", "sign", "signbit", "sin", "sinc", "sinh", "sqrt", "square",
-           "tan", "tanh", "trunc"]:
+           "arctan", "arctanh", "asin", "asinh", "atan", "atanh", "cbrt", "ceil", "conj",
+           "conjugate", "cos", "cosh", "deg2rad", "degrees", "exp", "exp2", "expm1", "fabs",
+           "fix", "floor", "i0", "log", "log10", "log1p", "log2", "negative", "positive",
+           "rad2deg", "radians", "reciprocal", "rint", "sign", "signbit", "sin", "sinc", "sinh",
+           "sqrt", "square", "tan", "tanh", "trunc"]:
     case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(
         _UNARY_DOMAIN.get(_n, lambda a: a)(a)))
 for _n in ["add", "arctan2", "atan2", "copysign", "divide", "float_power", "fmax", "fmin",
