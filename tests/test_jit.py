@@ -85,6 +85,36 @@ def test_repeated_array_calls_take_the_last_signature_path_and_leave_it_correctl
     np.testing.assert_array_equal(np.asarray(f(a, b)), np.asarray(first))
 
 
+def test_arguments_are_never_written():
+    """Arrays are immutable: a program that updates an argument (dynamic_update_slice, an
+    .at[] update, a sort, a loop carrying it) leaves the caller's array as it was, and a
+    result that is the argument itself comes back unchanged. IREE wrote into the argument's
+    buffer (iree-org/iree#16168) until ember-protect-arguments."""
+    lax = ember.lax
+    x0 = np.array([[3.0, 1, 2], [0, 5, 4]], np.float32)
+    row = np.full((1, 3), 9.0, np.float32)
+    updates = {
+        "dynamic_update_slice": lambda x: lax.dynamic_update_slice(x, row, (1, 0)),
+        "at_constant": lambda x: x.at[0].set(7.0),
+        "at_traced": lambda x: x.at[enp.argmax(x[:, 0])].add(1.0),
+        "sort": lambda x: enp.sort(x, axis=1),
+        "argsort": lambda x: enp.argsort(x, axis=0),
+        "fori": lambda x: lax.fori_loop(0, 2, lambda i, c: lax.dynamic_update_slice(
+            c, row, (i, 0)), x),
+    }
+    for name, update in updates.items():
+        x = ember.device_put(x0)
+        want = update(enp.asarray(x0))                 # eagerly: ember's own value
+        got, same = ember.jit(lambda a, u=update: (u(a), a))(x)
+        np.testing.assert_array_equal(np.asarray(x), x0, err_msg=name)
+        np.testing.assert_array_equal(np.asarray(same), x0, err_msg=name)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=name)
+    ex = enp.asarray(x0)
+    np.testing.assert_array_equal(np.asarray(updates["sort"](ex)), np.sort(x0, axis=1))
+    np.testing.assert_array_equal(np.asarray(updates["at_constant"](ex))[0], [7, 7, 7])
+    np.testing.assert_array_equal(np.asarray(ex), x0)
+
+
 def test_weak_type_is_part_of_the_key():
     counter = Counter(lambda x: x + 1)
     f = ember.jit(counter)

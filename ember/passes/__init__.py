@@ -4,6 +4,7 @@ from ember.passes import (  # noqa: F401  (registers the passes)
     batch,
     fuse,
     plan_memory,
+    protect_arguments,
     simplify,
     to_linalg,
     verify,

@@ -54,14 +54,15 @@ def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
     """Bytes IREE 3.13 allocates for a control-flow op besides its results, apart from the
     rest of the program's buffers (they add to its peak wherever that is): the results once
     more for ``cond``/``while``/``for`` (a branch's or an iteration's values are live with
-    the op's), the carries twice for ``scan``, and the packed operand copies of the
-    contractions inside (``encoded``), as for top-level ones. Measured with IREE's
+    the op's), the carries once more for ``scan`` (one more when the body reads a carry
+    after updating it in place, which this does not model), and the packed operand copies
+    of the contractions inside (``encoded``), as for top-level ones. Measured with IREE's
     statistics on programs of 1-4 MiB values (``tests/test_memory.py``)."""
     if op.name not in CONTROL_FLOW:
         return 0
     results = list(op.results)
     if op.name == "ember.scan":
-        results = results[:ir.IntegerAttr(op.attributes["num_carry"]).value] * 2
+        results = results[:ir.IntegerAttr(op.attributes["num_carry"]).value]
     inside = 0          # regions run one at a time (a cond's branches, a loop's cond and body)
     for region in op.regions:
         n = 0
@@ -72,6 +73,22 @@ def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
                 n += control_flow_scratch(inner, encoded)
         inside = max(inside, n)
     return sum(tensor_bytes(r.type) for r in results) + inside
+
+
+def _argument_view(op: ir.Operation, ids: dict, kinds: list) -> bool:
+    """Whether ``op`` is a slice of an argument that is one contiguous range of it (rows
+    of a matrix, say), which IREE reads in place instead of copying."""
+    if op.name != "ember.slice" or op.operands[0] not in ids \
+            or kinds[ids[op.operands[0]]] != ARG:
+        return False
+    if any(s != 1 for s in ir.DenseI64ArrayAttr(op.attributes["strides"])):
+        return False
+    shape = ir.RankedTensorType(op.operands[0].type).shape
+    start = list(ir.DenseI64ArrayAttr(op.attributes["start_indices"]))
+    limit = list(ir.DenseI64ArrayAttr(op.attributes["limit_indices"]))
+    # Row-major contiguity: dims of extent 1, then any range of one dim, then whole dims.
+    partial = [d for d in range(len(shape)) if (start[d], limit[d]) != (0, shape[d])]
+    return not partial or all(limit[d] - start[d] == 1 for d in range(partial[-1]))
 
 
 def top_level(op: ir.Operation, block: ir.Block):
@@ -213,6 +230,8 @@ class Program:
                         absorbs(u) for u in users[r])):
                     prog.sizes[vid] = 0
                     fused[vid] = list(used)
+                elif kind == TEMP and _argument_view(op, ids, prog.kinds):
+                    prog.sizes[vid] = 0          # IREE reads it in place: a subview
                 defs.append(vid)
             prog.defs.append(defs)
             prog.barrier.append(not movable(op))

@@ -114,32 +114,21 @@ def _lower_scatter(c: LowerCall):
     rest = [d for d in range(xa.ndim) if d not in axes]
     perm = list(axes) + rest
     xt, xta = _transpose(x, xa, perm)
-    # One trash row at the end of each indexed dimension.
-    padded_a = ShapedArray(tuple(d + 1 if i < k else d for i, d in enumerate(xta.shape)),
-                           xa.dtype)
-    padded = tensor.InsertSliceOp(xt, filled(padded_a, 0), [], [], [], [0] * xa.ndim,
-                                  list(xta.shape), [1] * xa.ndim).result
-    # Indices as (n, k) i32/i64, each out-of-bounds component redirected to its trash row.
     idx_dt = np.dtype("int64") if ia.dtype.itemsize > 4 or \
         (dtypes.is_unsigned(ia.dtype) and ia.dtype.itemsize == 4) else np.dtype("int32")
-    flat_ia = ShapedArray((n, k), ia.dtype)
-    idx2 = _reshape(idx, ia, flat_ia.shape)
     sizes = np.array([xa.shape[a] for a in axes], dtype=idx_dt)
-    sizes_c = arith.ConstantOp(ir.RankedTensorType.get([k], elem(idx_dt)),
-                               ir.DenseElementsAttr.get(sizes)).result
+    known = _constant(idx)
+    if known is not None and ((known >= 0) & (known < sizes)).all():
+        # Constant indices in bounds (x.at[0].add(row)): no trash rows, so the operand is
+        # updated in place instead of copied into a padded buffer and back.
+        padded_a, padded = xta, xt
+        t = ir.RankedTensorType.get([n, k], elem(idx_dt))
+        idx2 = idx if idx.type == t else arith.ConstantOp(
+            t, ir.DenseElementsAttr.get(known.reshape(n, k).astype(idx_dt))).result
+    else:
+        padded_a, padded, idx2 = _padded_scatter_operands(xt, xta, idx, ia, k, n, idx_dt,
+                                                          sizes)
 
-    def fix(i, size, _o):
-        from ember.passes.lowering import convert_scalar
-        i = convert_scalar(i, ia.dtype, idx_dt)
-        ok = arith.AndIOp(_cmpi("sge", i, scalar_const(0, idx_dt)),
-                          _cmpi("slt", i, size)).result
-        if dtypes.is_unsigned(ia.dtype) and ia.dtype.itemsize == idx_dt.itemsize:
-            ok = _cmpi("ult", i, size)
-        return [arith.SelectOp(ok, i, size).result]
-
-    (idx2,) = generic([idx2, sizes_c], [identity_map(2), dims_map(2, [1])],
-                      [empty(ShapedArray((n, k), idx_dt))], [identity_map(2)],
-                      ["parallel", "parallel"], fix)
     upd2 = _reshape(upd, ua, (n,) + tuple(xta.shape[k:]))
 
     dt = xa.dtype
@@ -159,10 +148,51 @@ def _lower_scatter(c: LowerCall):
         else:
             r = SCALAR[_COMBINE[kind]]([old, new], dt, dt, {})
         ir.Operation.create("iree_linalg_ext.yield", operands=[r])
-    res = tensor.ExtractSliceOp(ttype(xta), op.results[0], [], [], [], [0] * xa.ndim,
-                                list(xta.shape), [1] * xa.ndim).result
+    res = op.results[0]
+    if padded_a != xta:
+        res = tensor.ExtractSliceOp(ttype(xta), res, [], [], [], [0] * xa.ndim,
+                                    list(xta.shape), [1] * xa.ndim).result
     inv = [perm.index(d) for d in range(xa.ndim)]
     return [_transpose(res, xta, inv)[0]]
+
+
+def _constant(v: ir.Value) -> np.ndarray | None:
+    """The values of a constant integer tensor, else None."""
+    owner = v.owner
+    if not isinstance(owner, ir.Block) and owner.name == "arith.constant":
+        attr = owner.attributes["value"]
+        if isinstance(attr, ir.DenseIntElementsAttr):
+            shape = tuple(ir.RankedTensorType(attr.type).shape)
+            if attr.is_splat:
+                return np.full(shape, ir.IntegerAttr(attr.get_splat_value()).value)
+            return np.array(attr).reshape(shape)
+    return None
+
+
+def _padded_scatter_operands(xt, xta, idx, ia, k, n, idx_dt, sizes):
+    """(padded aval, padded operand, (n, k) indices): one trash row at the end of each
+    indexed dimension, and each out-of-bounds index component redirected to it."""
+    padded_a = ShapedArray(tuple(d + 1 if i < k else d for i, d in enumerate(xta.shape)),
+                           xta.dtype)
+    padded = tensor.InsertSliceOp(xt, filled(padded_a, 0), [], [], [], [0] * xta.ndim,
+                                  list(xta.shape), [1] * xta.ndim).result
+    idx2 = _reshape(idx, ia, (n, k))
+    sizes_c = arith.ConstantOp(ir.RankedTensorType.get([k], elem(idx_dt)),
+                               ir.DenseElementsAttr.get(sizes)).result
+
+    def fix(i, size, _o):
+        from ember.passes.lowering import convert_scalar
+        i = convert_scalar(i, ia.dtype, idx_dt)
+        ok = arith.AndIOp(_cmpi("sge", i, scalar_const(0, idx_dt)),
+                          _cmpi("slt", i, size)).result
+        if dtypes.is_unsigned(ia.dtype) and ia.dtype.itemsize == idx_dt.itemsize:
+            ok = _cmpi("ult", i, size)
+        return [arith.SelectOp(ok, i, size).result]
+
+    (idx2,) = generic([idx2, sizes_c], [identity_map(2), dims_map(2, [1])],
+                      [empty(ShapedArray((n, k), idx_dt))], [identity_map(2)],
+                      ["parallel", "parallel"], fix)
+    return padded_a, padded, idx2
 
 
 def _clamped_starts(starts, avals, dims, sizes) -> list[ir.Value]:

@@ -8,7 +8,8 @@ from ember._mlir import ir
 from ember.passes.registry import make_pass, run_pipeline
 
 OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify", "ember-fuse", "ember-plan-memory"]
-LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-donate-buffers"]
+LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-protect-arguments",
+         "ember-donate-buffers"]
 
 
 def steps(names):
@@ -41,7 +42,8 @@ def linalg(module: ir.Module, dispatch_regions: bool = True, **traits: bool) -> 
     """"optimized" -> "linalg": lower every ember op, then tidy with upstream passes;
     ``dispatch_regions``: fusions become IREE dispatch regions where IREE's codegen takes them
     (the CPU's; ``ember.backends.dispatch_regions``); ``traits``: the target's arithmetic
-    (``float64``, ``exact_division``, ``outer_reductions``: ``ember.backends.traits``)."""
+    (``float64``, ``exact_division``, ``outer_reductions``, ``exact_rounding``:
+    ``ember.backends.traits``)."""
     off = [name.replace("_", "-") for name, on in
            {"dispatch_regions": dispatch_regions, **traits}.items() if not on]
     opts = "{" + " ".join(f"{o}=false" for o in off) + "}" if off else ""

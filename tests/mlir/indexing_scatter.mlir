@@ -66,3 +66,32 @@ func.func @empty_updates(%x: tensor<3xi8>, %i: tensor<0x1xi32>, %u: tensor<0xi8>
   %0 = "ember.scatter"(%x, %i, %u) {axes = array<i64: 0>, kind = "add"} : (tensor<3xi8>, tensor<0x1xi32>, tensor<0xi8>) -> tensor<3xi8>
   return %0 : tensor<3xi8>
 }
+
+// -----
+
+// Constant indices that are all in bounds (x.at[0].add(row)) need no trash row: the
+// scatter updates the operand itself, with the constant as its indices (a loop carry is
+// then updated in place instead of copied into a padded buffer and back each iteration).
+// CHECK-LABEL: func.func @add_row_zero
+// CHECK-SAME: (%[[X:.*]]: tensor<3x4xf32>, %[[U:.*]]: tensor<1x4xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[I:.*]] = arith.constant dense<0> : tensor<1x1xi32>
+// CHECK: iree_linalg_ext.scatter {{.*}} ins(%[[U]], %[[I]] : tensor<1x4xf32>, tensor<1x1xi32>) outs(%[[X]] : tensor<3x4xf32>)
+// CHECK-NOT: tensor.extract_slice
+func.func @add_row_zero(%x: tensor<3x4xf32>, %u: tensor<1x4xf32>) -> tensor<3x4xf32> {
+  %i = "ember.constant"() {value = dense<0> : tensor<1x1xi32>} : () -> tensor<1x1xi32>
+  %0 = "ember.scatter"(%x, %i, %u) {axes = array<i64: 0>, kind = "add"} : (tensor<3x4xf32>, tensor<1x1xi32>, tensor<1x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// A constant index out of bounds keeps the trash row (the update is dropped).
+// CHECK-LABEL: func.func @add_row_out_of_bounds
+// CHECK: tensor.insert_slice {{.*}} into tensor<4x4xf32>
+// CHECK: tensor.extract_slice {{.*}} : tensor<4x4xf32> to tensor<3x4xf32>
+func.func @add_row_out_of_bounds(%x: tensor<3x4xf32>, %u: tensor<1x4xf32>) -> tensor<3x4xf32> {
+  %i = "ember.constant"() {value = dense<7> : tensor<1x1xi32>} : () -> tensor<1x1xi32>
+  %0 = "ember.scatter"(%x, %i, %u) {axes = array<i64: 0>, kind = "add"} : (tensor<3x4xf32>, tensor<1x1xi32>, tensor<1x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
