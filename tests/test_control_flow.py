@@ -154,6 +154,16 @@ def test_scan_pytree_carry_and_xs(rng):
     np.testing.assert_allclose(np.asarray(ys_b), np.stack(want_b))
 
 
+def test_scan_over_empty_rows_and_an_empty_batch():
+    """Per-step slices with an empty dimension (xs of shape (4, 0)), and a vmap over a batch
+    of 0 (was a raw MLIRError: "offset 1 is out-of-bounds")."""
+    f = lambda xs: lax.scan(lambda c, x: (c + x.sum(), x * 2), 1.0, xs)   # noqa: E731
+    c, ys = ember.jit(f)(np.zeros((4, 0), np.float32))
+    assert float(c) == 1.0 and ys.shape == (4, 0)
+    c, ys = ember.vmap(f)(np.zeros((0, 4, 3), np.float32))
+    assert c.shape == (0,) and ys.shape == (0, 4, 3)
+
+
 def test_scan_reverse():
     xs = np.arange(1, 6, dtype=F32)
     c, ys = _scan_rev(xs)

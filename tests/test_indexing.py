@@ -27,6 +27,21 @@ def _check(got, want):
     np.testing.assert_array_equal(np.asarray(got), want)
 
 
+def test_strided_slices_then_transposed_and_gathered():
+    """A strided slice is a generic reading x[start + stride * i]: as an extract_slice,
+    transposed and then indexed with a traced index, IREE 3.13 failed to compile it ("LLVM
+    Translation failed for operation: builtin.unrealized_conversion_cast")."""
+    x = np.arange(60, dtype=np.int32).reshape(3, 4, 5)
+    i = np.int32(1)
+    got = ember.jit(lambda x, i: (x[:, ::2].T[:, i], x[::2, 1::2, ::-2], x[1:, ::3] * 2,
+                                  enp.take_along_axis(x[:, ::2].T, enp.zeros((5, 2, 1), np.int32),
+                                                      axis=2)))(x, i)
+    want = (x[:, ::2].T[:, 1], x[::2, 1::2, ::-2], x[1:, ::3] * 2,
+            np.take_along_axis(x[:, ::2].T, np.zeros((5, 2, 1), np.int32), axis=2))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
 def test_indexing_under_jit():
     outs = ember.jit(lambda x: [x[i] for i in INDICES])(X)
     for idx, got in zip(INDICES, outs, strict=True):

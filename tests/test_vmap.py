@@ -426,6 +426,20 @@ def test_vmap_of_jit_and_jit_of_vmap_compose():
     _close(ember.jit(ember.vmap(f, in_axes=(None, 0)))(w, xs), want)
 
 
+def test_vmap_of_a_jitted_vmap():
+    """vmap(jit(vmap(f))): the jitted function's own vmap is batched before the call into it
+    is (was "no batching rule for 'ember.vmap'"); also inside a scan body."""
+    h = lambda r, w: enp.sin(r) * w                        # noqa: E731
+    xs, w = _f32(2, 3, 4), _f32(4)
+    inner = ember.jit(ember.vmap(h, in_axes=(0, None)))
+    want = np.sin(xs) * w
+    _close(ember.vmap(inner, in_axes=(0, None))(xs, w), want)
+    _close(ember.jit(ember.vmap(inner, in_axes=(0, None)))(xs, w), want)
+    scanned = ember.vmap(lambda x: lax.scan(lambda c, r: (c + inner(r[None], w)[0], c), 0.0 * w,
+                                            x)[0])
+    _close(scanned(xs), want.sum(axis=1))
+
+
 def test_pairwise_nested():
     a, b = _f32(B, 4), _f32(5, 4)
     dist = lambda u, v: enp.sqrt(((u - v) ** 2).sum())   # noqa: E731

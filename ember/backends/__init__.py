@@ -6,7 +6,8 @@
   ``TRAITS`` (its arithmetic: ``float64``, whether every target of it computes in float64,
   which the lowering then uses for precision in some float32 functions; ``exact_division``,
   whether its signed integer division is exact at the type's minimum; ``outer_reductions``,
-  whether a reduction along leading axes may be fused with its consumers);
+  whether a reduction along leading axes may be fused with its consumers;
+  ``exact_rounding``, whether float arithmetic is rounded as written, not reassociated);
 - ``compiler_flags(**options) -> tuple[str, ...]`` (IREE flags for the target; target
   options are validated there, before IREE sees them) and ``fallback_flags(**options)``
   (whole flag sets to retry with when IREE fails);
@@ -60,7 +61,7 @@ def traits(names) -> dict[str, bool]:
 
     Example:
         >>> traits(["cpu", "cuda"])
-        {'float64': True, 'exact_division': False, 'outer_reductions': True}
+        {'float64': True, 'exact_division': False, 'outer_reductions': True, 'exact_rounding': True}
     """
     backends = [get_backend(n) for n in names]
     return {k: all(b.TRAITS[k] for b in backends) for k in backends[0].TRAITS}

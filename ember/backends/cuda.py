@@ -17,7 +17,8 @@ OPTIONS = {"arch": "cuda_arch"}
 # Not before they have run on a GPU: Vulkan's GPU codegen fails on them (vulkan.py).
 DISPATCH_REGIONS = False
 # Its signed division is unchecked on a GPU: ember divides magnitudes itself.
-TRAITS = {"float64": True, "exact_division": False, "outer_reductions": True}
+TRAITS = {"float64": True, "exact_division": False, "outer_reductions": True,
+          "exact_rounding": True}
 INSTALL_HINT = ("Install the NVIDIA driver (it provides libcuda.so) on a machine with an "
                 "NVIDIA GPU; the CUDA toolkit is not needed.")
 

@@ -29,7 +29,10 @@ DISPATCH_REGIONS = False
 # The generic targets have no float64 (a float64 program is refused there: unsupported());
 # IREE's SPIR-V lowering of signed division goes through abs (wrong at INT32_MIN), and its
 # dispatch of a leading-axis reduction fused with its consumers computes wrongly.
-TRAITS = {"float64": False, "exact_division": False, "outer_reductions": False}
+# Its drivers may reassociate float adds (Mesa's NIR does, for SPIR-V values without
+# NoContraction, which IREE never emits): (x + 2**23) - 2**23 gave x on lavapipe.
+TRAITS = {"float64": False, "exact_division": False, "outer_reductions": False,
+          "exact_rounding": False}
 INSTALL_HINT = ("Install a Vulkan loader and driver, e.g. on Debian/Ubuntu (as root): "
                 "apt-get install -y libvulkan1 mesa-vulkan-drivers (Mesa's lavapipe runs "
                 "Vulkan on the CPU), or your GPU vendor's Vulkan driver.")

@@ -48,6 +48,11 @@ class Batch(Pass):
             return set()
         self._done.add(name)
         mapped = set()
+        # Functions it calls first: a mapped function's ``ember.call`` is batched by inlining
+        # its callee's body (``batching._call``), which must hold no ``ember.vmap`` by then.
+        for op in [o for o in walk(f.operation) if o.name == "ember.call"]:
+            mapped |= self._batch_function(
+                self._table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value])
         for op in [o for o in walk(f.operation) if o.name == "ember.vmap"]:
             mapped |= self._replace_vmap(op)
         return mapped

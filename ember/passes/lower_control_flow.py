@@ -141,6 +141,9 @@ def _lower_scan(c: LowerCall):
         slices = []
         for x, xa in zip(xs, x_avals):
             rank = xa.ndim
+            if 0 in xa.shape[1:]:     # an empty slice (MLIR rejects offset 0 in a 0-size dim)
+                slices.append(empty(xa._replace(shape=xa.shape[1:])))
+                continue
             item = ttype(xa._replace(shape=xa.shape[1:]))
             slices.append(tensor.ExtractSliceOp(
                 item, x, [t], [], [], [dyn] + [0] * (rank - 1), [1, *xa.shape[1:]],
@@ -150,6 +153,9 @@ def _lower_scan(c: LowerCall):
         ys = []
         for y, buf, ya in zip(values[nc:], args[1 + nc:], ys_avals):
             rank = ya.ndim
+            if 0 in ya.shape[1:]:     # nothing to write
+                ys.append(buf)
+                continue
             ys.append(tensor.InsertSliceOp(
                 y, buf, [t], [], [], [dyn] + [0] * (rank - 1), [1, *ya.shape[1:]],
                 [1] * rank).result)

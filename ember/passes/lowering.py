@@ -31,11 +31,16 @@ class Traits:
     minimum (the CPU's; IREE's SPIR-V lowering goes through abs: INT32_MIN // 3 was 1 off)
     and its float remainder is exact (SPIR-V's OpFRem is not for large quotients);
     ``outer_reductions``: a reduction along leading axes may be fused with what reads it
-    (not on Vulkan: ``to_linalg`` puts a barrier after it)."""
+    (not on Vulkan: ``to_linalg`` puts a barrier after it);
+    ``exact_rounding``: float arithmetic is rounded as written (not on Vulkan: its drivers
+    may reassociate float adds, as Mesa's does, unless SPIR-V marks them NoContraction,
+    which IREE never does: ``(x + 2**23) - 2**23`` came out as ``x`` on lavapipe): ember's
+    float32 log1p is computed without cancellation there."""
 
     float64: bool = True
     exact_division: bool = True
     outer_reductions: bool = True
+    exact_rounding: bool = True
 
 
 TRAITS = contextvars.ContextVar("ember_lowering_traits", default=Traits())  # noqa: B039 (frozen)
@@ -460,6 +465,8 @@ def _log1p(args, dt, attrs):
     """float64: Kahan's log(u) x / (u - 1) with u = 1 + x (IREE's float64 log1p kept only
     about 11 digits near zero)."""
     (x,) = args
+    if np.dtype(dt).itemsize < 8 and not TRAITS.get().exact_rounding:
+        return _log1p_series(x, dt)
     if np.dtype(dt).itemsize < 8:
         return math_d.Log1pOp(x).result
     one = scalar_const(1.0, dt)
@@ -471,6 +478,22 @@ def _log1p(args, dt, attrs):
     plain = arith.OrIOp(_cmpf("ole", u, scalar_const(0.0, dt)),
                         _cmpf("uge", u, scalar_const(np.inf, dt))).result
     return arith.SelectOp(plain, math_d.LogOp(u).result, r).result
+
+
+def _log1p_series(x, dt):
+    """float32 log1p without cancellation, for targets that reassociate (IREE's log1p is
+    log(u) x / (u - 1), u = 1 + x, and Mesa folds u - 1 to x: log1p(1e-4) was 1.6e-8 off,
+    asinh(5e-5) 1e-3 relatively): with s = x / (2 + x), log1p x = 2 atanh s, whose odd
+    series to s^11 is within an ulp for |s| < 0.2 (x in (-1/3, 1/2)); log(1 + x) beyond
+    (and for -1, infinities and NaN)."""
+    two = scalar_const(2.0, dt)
+    s = arith.DivFOp(x, arith.AddFOp(two, x).result).result
+    z = arith.MulFOp(s, s).result
+    series = arith.MulFOp(arith.MulFOp(two, s).result,
+                          _poly(z, (1.0, 1 / 3, 1 / 5, 1 / 7, 1 / 9, 1 / 11), dt)).result
+    plain = math_d.LogOp(arith.AddFOp(scalar_const(1.0, dt), x).result).result
+    small = _cmpf("olt", math_d.AbsFOp(s).result, scalar_const(0.2, dt))
+    return arith.SelectOp(small, series, plain).result
 
 
 @scalar("atan2")
@@ -922,9 +945,22 @@ def _lower_slice(c: LowerCall):
     strides = c.attrs["strides"] or (1,) * len(out.shape)
     if out.size == 0:   # extract_slice rejects offset 0 into an empty dimension
         return [empty(out)]
-    return [tensor.ExtractSliceOp(ttype(out), c.operands[0], [], [], [],
-                                  list(c.attrs["start_indices"]), list(out.shape),
-                                  list(strides)).result]
+    starts = list(c.attrs["start_indices"])
+    if all(s == 1 for s in strides):
+        return [tensor.ExtractSliceOp(ttype(out), c.operands[0], [], [], [], starts,
+                                      list(out.shape), list(strides)).result]
+    # The box it spans, then a generic reading every stride-th element of it: IREE 3.13
+    # failed to compile a strided extract_slice whose transpose another dispatch gathers
+    # from ("LLVM Translation failed for operation: builtin.unrealized_conversion_cast").
+    rank = len(out.shape)
+    span = ShapedArray(tuple((n - 1) * st + 1 for n, st in zip(out.shape, strides)), out.dtype)
+    box = tensor.ExtractSliceOp(ttype(span), c.operands[0], [], [], [], starts,
+                                list(span.shape), [1] * rank).result
+    read = ir.AffineMap.get(rank, 0, [ir.AffineExpr.get_mul(ir.AffineDimExpr.get(d),
+                                                           ir.AffineConstantExpr.get(st))
+                                      for d, st in enumerate(strides)])
+    return generic([box], [read], [empty(out)], [identity_map(rank)], ["parallel"] * rank,
+                   lambda v, _o: [v])
 
 
 @lowering("concatenate")

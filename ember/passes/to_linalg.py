@@ -49,9 +49,13 @@ class ToLinalg(Pass):
     exact_division: bool = dataclasses.field(default=True, metadata={
         "help": "the target's signed integer division is exact at the type's minimum "
                 "(false: Vulkan and CUDA, which get ember's own from unsigned division)"})
+    exact_rounding: bool = dataclasses.field(default=True, metadata={
+        "help": "the target rounds float arithmetic as written (false: Vulkan, whose drivers "
+                "may reassociate float adds: ember pins its error-free steps there)"})
 
     def run(self, module: ir.Module) -> None:
-        token = TRAITS.set(Traits(self.float64, self.exact_division, self.outer_reductions))
+        token = TRAITS.set(Traits(self.float64, self.exact_division, self.outer_reductions,
+                                   self.exact_rounding))
         try:
             self._run(module)
             if not self.outer_reductions:
