@@ -94,14 +94,20 @@ def test_dynamic_slice_and_update_clamp():
     f = ember.jit(lambda x, i, j: (lax.dynamic_slice(x, (i, j), (2, 3)),
                                    lax.dynamic_update_slice(x, u, (i, j)),
                                    lax.dynamic_index_in_dim(x, i, 0, keepdims=False)))
-    for i, j in [(0, 0), (1, 2), (3, 4), (-2, 9)]:
-        ci, cj = min(max(i, 0), 2), min(max(j, 0), 2)
+    # JAX's rule: a negative start counts from the end, then the start is clamped
+    def wrap(i, d):
+        return i + d if i < 0 else i
+    for i, j in [(0, 0), (1, 2), (3, 4), (-2, 9), (-9, -1)]:
+        ci, cj = min(max(wrap(i, 4), 0), 2), min(max(wrap(j, 5), 0), 2)
         s, w, r = f(x, np.int32(i), np.int32(j))
         np.testing.assert_array_equal(np.asarray(s), x[ci:ci + 2, cj:cj + 3])
         want = x.copy()
         want[ci:ci + 2, cj:cj + 3] = u
         np.testing.assert_array_equal(np.asarray(w), want)
-        np.testing.assert_array_equal(np.asarray(r), x[min(max(i, 0), 3)])
+        np.testing.assert_array_equal(np.asarray(r), x[min(max(wrap(i, 4), 0), 3)])
+        # the same starts as Python ints (wrapped while tracing)
+        np.testing.assert_array_equal(np.asarray(lax.dynamic_slice(x, (i, j), (2, 3))),
+                                      x[ci:ci + 2, cj:cj + 3])
 
 
 def test_zero_size_gather_scatter():

@@ -26,6 +26,16 @@ def test_integer_remainder_and_fmod_by_zero_are_zero():
     np.testing.assert_array_equal(np.asarray(u), [0, 0])
 
 
+def test_integer_floor_divide_by_zero_as_jax():
+    """JAX's x // 0 for integers: the quotient -1, one less where x is not 0 (the signs of
+    x and 0 differ and the remainder x is not 0): -2, and -1 for 0 // 0."""
+    x = np.array([6, -6, 0, 7, -7, 7], np.int32)
+    y = np.array([0, 0, 0, 2, 2, -2], np.int32)
+    q, d = ember.jit(lambda a, b: (a // b, enp.divmod(a, b)[0]))(x, y)
+    for got in (q, d):
+        np.testing.assert_array_equal(np.asarray(got), [-2, -2, -1, 3, -4, -4])
+
+
 def test_bool_remainder_fmod_and_products():
     r, f, d, m = ember.jit(lambda a, b: (a % b, enp.fmod(a, b), a @ b, enp.matmul(
         a[:, None], b[None])))(B, C)
@@ -84,3 +94,41 @@ def test_integer_power_with_negative_exponents():
     got = np.asarray(ember.jit(enp.power)(x, y))
     want = [1, -1, 1, 0, 0, 0, 125, 1]
     np.testing.assert_array_equal(got, want)
+
+
+def test_float_functions_of_mixed_integer_kinds_convert_each_argument():
+    """int8 with uint32 promotes to int32 without x64: the uint32 value must reach float
+    directly, as in JAX (true_divide(42, 4294967295) was -42, the uint wrapped to -1)."""
+    a, b = np.array([42], np.int8), np.array([4294967295], np.uint32)
+    got = ember.jit(lambda a, b: (a / b, enp.hypot(a, b)))(a, b)
+    np.testing.assert_allclose(np.asarray(got[0]), 42 / 4294967295, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got[1]), 4294967295.0, rtol=1e-6)
+
+
+def test_integer_round_with_negative_decimals_does_not_overflow():
+    for dt in (np.int8, np.uint8, np.int16):
+        x = np.arange(np.iinfo(dt).min, np.iinfo(dt).max + 1, dtype=dt)
+        for d in (-1, -2):
+            np.testing.assert_array_equal(np.asarray(enp.round(x, d)), np.round(x, d),
+                                          err_msg=f"{dt.__name__} decimals={d}")
+
+
+def test_out_of_range_python_ints_wrap_as_jax():
+    u = np.array([0, 1], np.uint8)
+    i = np.array([1, -2], np.int8)
+    add, eq, mul = ember.jit(lambda u, i: (u + (-1), u == -1, i * 200))(u, i)
+    np.testing.assert_array_equal(np.asarray(add), [255, 0])
+    np.testing.assert_array_equal(np.asarray(eq), [False, False])
+    np.testing.assert_array_equal(np.asarray(mul), (i.astype(np.int32) * -56).astype(np.int8))
+    with pytest.raises(OverflowError):
+        enp.asarray(u) + 2 ** 40
+
+
+def test_nanquantile_with_an_array_of_quantiles_and_a_zero_d_index():
+    x = np.array([[1.0, np.nan, 3.0, 4.0], [2.0, 5.0, np.nan, np.nan]], np.float32)
+    q = np.array([0.25, 0.75], np.float32)
+    for got in (enp.nanquantile(x, q, axis=1), ember.jit(lambda x, q: enp.nanquantile(
+            x, q, axis=1))(x, q), enp.nanpercentile(x, q * 100, axis=1)):
+        np.testing.assert_allclose(np.asarray(got), np.nanquantile(x, q, axis=1), rtol=1e-6)
+    v = np.arange(5.0, dtype=np.float32)
+    assert float(enp.asarray(v)[np.array(1)]) == 1.0

@@ -285,6 +285,11 @@ def test_gcd_lcm(dtype):
     assert g.dtype == dtype and lc.dtype == dtype and g0.shape == (0, 6)
     np.testing.assert_array_equal(np.asarray(enp.gcd(a, 6)), np.gcd(a, dtype(6)))
     np.testing.assert_array_equal(np.asarray(enp.lcm(enp.asarray(a), b)), np.lcm(a, b))
+    # The type's extremes (the loop never ended on the signed minimum, whose |x| overflows)
+    info = np.iinfo(dtype)
+    ext = np.array([info.min, info.min, info.max, info.min, 0], dtype)
+    other = np.array([3, info.min, info.max, 0, info.min], dtype)
+    np.testing.assert_array_equal(np.asarray(enp.gcd(ext, other)), np.gcd(ext, other))
 
 
 def test_more_ufunc_errors():

@@ -163,7 +163,7 @@ def _dslice_row(x, s0, s1):
 dslice_jit = ember.jit(_dslice)
 dslice_row_jit = ember.jit(_dslice_row)
 
-STARTS = np.array([-3, 0, 1, 3, 9], np.int32)        # clamped at both ends
+STARTS = np.array([-3, 0, 1, 3, 9], np.int32)        # from the end, clamped at both ends
 
 
 @pytest.mark.parametrize("fn,jf", [(_dslice, dslice_jit), (_dslice_row, dslice_row_jit)])
@@ -213,8 +213,9 @@ def test_dynamic_update_slice_whole_rows():
     got = np.asarray(ember.vmap(lambda x, u, s: lax.dynamic_update_slice(x, u, (s, 0)))(
         x, u, STARTS))
     want = x.copy()
-    for k in range(N):
-        r = int(np.clip(STARTS[k], 0, 3))
+    for k in range(N):      # JAX's rule: a negative start counts from the end, then clamps
+        s = int(STARTS[k])
+        r = int(np.clip(s + 4 if s < 0 else s, 0, 3))
         want[k, r] = u[k, 0]
     np.testing.assert_array_equal(got, want)
 

@@ -214,25 +214,35 @@ def scatter_max(operand, indices, updates, axes):
     return scatter(operand, indices, updates, axes, "max")
 
 
-def _ix_starts(starts):
+def _ix_starts(starts, shape):
+    """Start indices as scalar arrays; a negative one counts from the end of its dimension,
+    as in JAX (then the op clamps it)."""
     import numpy as np
+
+    from ember import dtypes, lax
     lift = _ix_current_trace().lift
     out = []
-    for s in starts:
+    for s, d in zip(starts, shape):
+        known = isinstance(s, int | np.integer) and not isinstance(s, bool)
+        if known:
+            s = int(s) + d if s < 0 else int(s)
         s = lift(s if hasattr(s, "dtype") and not isinstance(s, np.generic)
                  else np.asarray(s, dtype=np.int32))
         if s.shape != ():
             raise TypeError(f"start indices must be scalars, got shape {s.shape}")
+        if not known and dtypes.is_int(s.dtype) and not dtypes.is_unsigned(s.dtype):
+            zero = lax.convert_element_type(0, s.dtype)
+            s = lax.select(lax.lt(s, zero), lax.add(s, lax.convert_element_type(d, s.dtype)), s)
         out.append(s)
     return out
 
 
 @_ix_eager
 def dynamic_slice(operand, start_indices, slice_sizes):
-    """``lax.dynamic_slice``: a static-size slice at dynamic starts, each clamped so that
-    the slice fits (``[0, dim - size]``)."""
+    """``lax.dynamic_slice``: a static-size slice at dynamic starts (a negative one counts
+    from the end, as in JAX), each clamped so that the slice fits (``[0, dim - size]``)."""
     x = _ix_current_trace().lift(operand)
-    return _ix_bind("ember.dynamic_slice", x, *_ix_starts(start_indices),
+    return _ix_bind("ember.dynamic_slice", x, *_ix_starts(start_indices, x.shape),
                     slice_sizes=tuple(int(s) for s in slice_sizes), _weak=x.weak_type)[0]
 
 
@@ -243,7 +253,7 @@ def dynamic_update_slice(operand, update, start_indices):
     lift = _ix_current_trace().lift
     x = lift(operand)
     u = lift(update)
-    return _ix_bind("ember.dynamic_update_slice", x, u, *_ix_starts(start_indices),
+    return _ix_bind("ember.dynamic_update_slice", x, u, *_ix_starts(start_indices, x.shape),
                     _weak=x.weak_type)[0]
 
 

@@ -57,6 +57,19 @@ def _error(msg: str):
 def _to(x, dtype, weak=False) -> Tracer:
     """x as a tracer of ``dtype`` (Python scalars become constants of that dtype)."""
     if not isinstance(x, Tracer) and not hasattr(x, "aval"):
+        if isinstance(x, int) and not isinstance(x, bool) and \
+                np.dtype(dtype).kind in "iu":
+            # A Python int outside the dtype's range wraps, as in JAX (uint8 array + -1,
+            # int8 array * 200); NumPy's asarray would raise OverflowError. JAX's limit is
+            # the default integer type's range.
+            info = np.iinfo(dtypes.default_int())
+            if not info.min <= x <= info.max:
+                raise OverflowError(f"Python int {x} is too large to convert to "
+                                    f"{info.dtype.name}")
+            bits = 8 * np.dtype(dtype).itemsize
+            x = x % (1 << bits)
+            if np.dtype(dtype).kind == "i" and x >= 1 << (bits - 1):
+                x -= 1 << bits
         x = _lift(np.asarray(x, dtype=dtype))
     return lax.convert_element_type(_lift(x), dtype, weak)
 
@@ -87,7 +100,17 @@ def _promote_broadcast(*args, name=None):
 
 def _float_args(*args, name=None):
     """Promote, and make integers and bools floating point (for exp, sqrt, /, ...)."""
-    return _as_floats(_promote_broadcast(*args, name=name))
+    return _broadcast(*_promote_inexact(*args), name=name)
+
+
+def _promote_inexact(*args):
+    """JAX's promote_dtypes_inexact: each argument converted straight to the inexact form of
+    the promoted dtype (never through the promoted integer type, which can wrap: int8 and
+    uint32 promote to int32 without x64, where 4294967295 would become -1)."""
+    dtype, weak = dtypes.result_type(*args)
+    if not dtypes.is_float(dtype):
+        dtype = dtypes.default_float()
+    return [_to(a, dtype, weak) for a in args]
 
 
 def _as_floats(xs):
@@ -301,8 +324,10 @@ def floor_divide(x1, x2):
     if dtypes.is_unsigned(x.dtype):
         return lax.div(x, y)
     if dtypes.is_int(x.dtype):
+        # JAX's: one less where the signs differ and the division is inexact (so x // 0,
+        # whose quotient is -1 and remainder x, is -2 for x != 0)
         q, r = lax.div(x, y), lax.rem(x, y)
-        fix = _int_fix(r, y)
+        fix = lax.bitwise_and(lax.ne(r, _const(0, r)), lax.ne(lax.sign(x), lax.sign(y)))
         return lax.select(fix, lax.sub(q, _const(1, q)), q)
     return _weak_as(_float_divmod(x, y)[0], x, y)
 
@@ -488,9 +513,10 @@ def _round_int(x, s: int):
         return full_like(x, 0)
     q = floor_divide(x, s)
     r = lax.sub(x, lax.mul(q, _const(s, x)))    # 0 <= r < s
-    twice, sc = lax.add(r, r), _const(s, x)
+    sc = _const(s, x)
+    rest = lax.sub(sc, r)       # r > s / 2 as r > s - r: r + r can overflow (int8: 75 + 75)
     odd = lax.ne(lax.rem(q, _const(2, q)), _const(0, q))
-    up = lax.bitwise_or(lax.gt(twice, sc), lax.bitwise_and(lax.eq(twice, sc), odd))
+    up = lax.bitwise_or(lax.gt(r, rest), lax.bitwise_and(lax.eq(r, rest), odd))
     return lax.mul(lax.select(up, lax.add(q, _const(1, q)), q), sc)
 
 

@@ -156,7 +156,7 @@ def _host_index_array(a: np.ndarray) -> np.ndarray:
     dt = _index_dtype()
     info = np.iinfo(dt)
     # Narrow quietly (64-bit indices without x64), keeping out-of-range values out of range.
-    return np.clip(a, info.min, info.max).astype(dt) if a.dtype != dt else a
+    return np.asarray(np.clip(a, info.min, info.max).astype(dt)) if a.dtype != dt else a
 
 
 # --- x[idx] ---------------------------------------------------------------------------------

@@ -28,7 +28,6 @@ from ember.errors import ConcretizationError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer
 from ember.numpy import (
-    _as_floats,
     _axes,
     _broadcast,
     _const,
@@ -36,6 +35,7 @@ from ember.numpy import (
     _lift,
     _promote,
     _promote_broadcast,
+    _promote_inexact,
     _to,
     astype,
     bool_,
@@ -53,7 +53,7 @@ __all__ = [
 
 def _inexact(*args):
     """Promote (JAX's lattice, no broadcasting), then make integers and bools floats."""
-    return _as_floats(_promote(*args))
+    return _promote_inexact(*args)
 
 
 def _is_concrete(x) -> bool:
@@ -859,8 +859,10 @@ def _frexp(x):
     f = lax.bitwise_and(mag, _uconst(frac_mask, mag))
     i32 = np.dtype(np.int32)
     e_normal = lax.sub(_to(ef, i32), _const(bias - 1, _to(ef, i32)))
-    # A subnormal: f = 2**p * 1.xxx with p the position of its highest set bit.
-    p = lax.sub(_const(width - 1, _to(ef, i32)), _to(lax.clz(f), i32))
+    # A subnormal: f = 2**p * 1.xxx with p the position of its highest set bit (counted in
+    # 32 bits at least: IREE's SPIR-V lowering has no 16-bit ctlz).
+    wide = _to(f, np.dtype(np.uint32)) if width < 32 else f
+    p = lax.sub(_const(max(width, 32) - 1, _to(ef, i32)), _to(lax.clz(wide), i32))
     e_sub = lax.add(p, _const(minexp - nmant + 1, p))
     shift = _to(lax.max(lax.sub(_const(nmant, p), p), _const(0, p)), ut)
     f_sub = lax.bitwise_and(lax.shift_left(f, shift), _uconst(frac_mask, f))
@@ -938,7 +940,11 @@ def _int_pair(name, x1, x2):
 
 
 def _gcd(x, y):
+    """Euclid's algorithm, elementwise. Signed integers run on -|x| and -|y|, which never
+    overflow (|INT_MIN| does, and the loop never ended on it); the result is negated back
+    (gcd(INT_MIN, 0) wraps to INT_MIN, as NumPy's)."""
     enp = _enp()
+    signed = not dtypes.is_unsigned(x.dtype)
 
     def cond(c):
         return enp.any(lax.ne(c[1], _const(0, c[1])))
@@ -948,10 +954,13 @@ def _gcd(x, y):
         nz = lax.ne(b, _const(0, b))
         safe = lax.select(nz, b, _const(1, b))
         a, b = lax.select(nz, b, a), lax.select(nz, lax.rem(a, safe), _const(0, b))
-        swap = lax.lt(a, b)
+        swap = lax.gt(a, b) if signed else lax.lt(a, b)      # the larger magnitude first
         return lax.select(swap, b, a), lax.select(swap, a, b)
 
-    return lax.while_loop(cond, body, (enp.abs(x), enp.abs(y)))[0]
+    if signed:
+        x, y = (lax.neg(enp.abs(v)) for v in (x, y))
+        return lax.neg(lax.while_loop(cond, body, (x, y))[0])
+    return lax.while_loop(cond, body, (x, y))[0]
 
 
 @eager

@@ -452,15 +452,22 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
 
 
 def _nanquantile(a, q, axis, keepdims, scale):
-    qh = np.asarray(np.asarray(q, dtype=np.float64) / scale)
-    if qh.size and not ((qh >= 0) & (qh <= 1)).all():
-        _error(f"quantiles must be in the range [0, {scale}]")
+    traced = isinstance(q, Tracer) or hasattr(q, "aval")
+    if not traced:
+        q = np.asarray(np.asarray(q, dtype=np.float64) / scale)
+        if q.size and not ((q >= 0) & (q <= 1)).all():
+            _error(f"quantiles must be in the range [0, {scale}]")
     xs, dt, axes, shape = _prep_sorted(a, axis)
     n = xs.shape[-1]
-    lead, rest = tuple(qh.shape), xs.shape[:-1]
+    lead, rest = tuple(np.shape(q)), xs.shape[:-1]
     full = lead + rest + (n,)
     cnt = lax.reduce_sum(_to(lax.bitwise_not(_isnan(xs)), xs.dtype), (xs.ndim - 1,))
-    qv = _lift(qh.astype(xs.dtype))
+    if traced:              # a traced q (under jit, or a NumPy/ember array called eagerly)
+        qv = _to(q, xs.dtype)
+        if scale != 1:
+            qv = lax.div(qv, _const(scale, qv))
+    else:
+        qv = _lift(q.astype(xs.dtype))
     qb = lax.broadcast_in_dim(qv, lead + rest, tuple(range(len(lead))))
     cb = lax.broadcast_in_dim(cnt, lead + rest, tuple(range(len(lead), len(lead + rest))))
     top = lax.max(lax.sub(cb, _const(1, cb)), _const(0, cb))
@@ -513,15 +520,17 @@ def _cumulative(name, fn, nan_fill=None):
             x, ax = lax.reshape(x, (x.size,)), 0
         else:
             (ax,) = _axes(axis, x.ndim)
-        x = _to(x, _sum_dtype(x, dtype))    # strongly typed, as JAX's cumsum
+        # strongly typed; bools count in the default int, other dtypes are kept (JAX's)
+        x = _to(x, dtypes.canonicalize(dtype) if dtype is not None
+                else dtypes.default_int() if x.dtype == np.bool_ else x.dtype)
         if nan_fill is not None and dtypes.is_float(x.dtype):
             x = lax.select(_isnan(x), _const(nan_fill, x), x)
         if dtypes.is_bool(x.dtype):   # a bool accumulation (dtype=bool) is an or / and
             return (lax.cummax if fn is lax.cumsum else lax.cummin)(x, ax)
         return fn(x, ax) if x.ndim else x
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = (f"NumPy's ``{name}`` along ``axis`` (None: of the flattened array); bools and "
-                 "small integers accumulate in the default int.")
+    f.__doc__ = (f"NumPy's ``{name}`` along ``axis`` (None: of the flattened array); bools "
+                 "accumulate in the default int, other dtypes in their own (as in JAX).")
     return eager(f)
 
 
