@@ -58,11 +58,9 @@ test_backends.__test__ = False   # not a test (pytest collects test_* names)
 # by running this suite there: "module::test" (every backend parameter) or the full node id
 # suffix -> (backend, reason). They are expected failures (xfail, not strict), so a fix shows
 # as XPASS.
-KNOWN_FAILURES: dict[str, tuple[str, str]] = {
-    "test_ops.py::test_small_values_expm1_log1p": (
-        "vulkan", "log1p of tiny x loses precision on Vulkan (SPIR-V has no log1p; IREE "
-                  "computes log(1+x)): 19% relative error at 1e-7"),
-}
+# (test_ops.py::test_small_values_expm1_log1p was one on Vulkan until ember computed log1p
+# without cancellation there.)
+KNOWN_FAILURES: dict[str, tuple[str, str]] = {}
 
 
 def pytest_collection_modifyitems(config, items):
