@@ -113,13 +113,6 @@ def _promote_inexact(*args):
     return [_to(a, dtype, weak) for a in args]
 
 
-def _as_floats(xs):
-    """Promoted values, integers and bools made the default float dtype (weak stays weak)."""
-    if not dtypes.is_float(xs[0].dtype):
-        xs = [_to(x, dtypes.default_float(), x.weak_type) for x in xs]
-    return xs
-
-
 def _axes(axis, ndim, name="axis"):
     if axis is None:
         return tuple(range(ndim))
@@ -487,7 +480,7 @@ ceil = _rounding("ceil", lax.ceil)
 @eager
 def rint(x):
     """Round half to even; integers and bools become the default float dtype, as in JAX."""
-    (x,) = _as_floats(_promote(x))
+    (x,) = _promote_inexact(x)
     return lax.round(x, "to_nearest_even")
 
 
@@ -532,7 +525,7 @@ def square(x):
 @eager
 def reciprocal(x):
     """``1 / x``; integers and bools become the default float dtype, as in JAX."""
-    (x,) = _as_floats(_promote(x))
+    (x,) = _promote_inexact(x)
     return lax.div(_const(1, x), x)
 
 
