@@ -36,6 +36,7 @@ from ember.passes.lowering import (
     lower_elementwise,
     lowering,
     scalar_const,
+    scf_while,
     ttype,
 )
 from ember.passes.registry import PassError
@@ -93,17 +94,12 @@ def _lower_cond(c: LowerCall):
 
 @lowering("while")
 def _lower_while(c: LowerCall):
-    types = [ttype(a) for a in c.in_avals]
-    op = ir.Operation.create("scf.while", results=types, operands=c.operands, regions=2)
-    before = op.regions[0].blocks.append(*types)
-    (pred,) = _move_body(_block(c.op, 0), before, list(before.arguments))
-    with ir.InsertionPoint(before):
-        scf.ConditionOp(tensor.ExtractOp(pred, []).result, list(before.arguments))
-    after = op.regions[1].blocks.append(*types)
-    values = _move_body(_block(c.op, 1), after, list(after.arguments))
-    with ir.InsertionPoint(after):
-        scf.YieldOp(values)
-    return list(op.results)
+    def cond(block):
+        (pred,) = _move_body(_block(c.op, 0), block, list(block.arguments))
+        return tensor.ExtractOp(pred, []).result
+
+    return scf_while(c.operands, cond,
+                     lambda block: _move_body(_block(c.op, 1), block, list(block.arguments)))
 
 
 @lowering("for")
@@ -226,16 +222,9 @@ def _scalars(block: ir.Block, args, values: dict) -> list[ir.Value]:
 
 
 def _scalar_while(op, ins, values) -> list[ir.Value]:
-    types = [v.type for v in ins]
-    loop = ir.Operation.create("scf.while", results=types, operands=ins, regions=2)
-    before = loop.regions[0].blocks.append(*types)
-    with ir.InsertionPoint(before):
-        (pred,) = _scalars(_block(op, 0), list(before.arguments), values)
-        scf.ConditionOp(pred, list(before.arguments))
-    after = loop.regions[1].blocks.append(*types)
-    with ir.InsertionPoint(after):
-        scf.YieldOp(_scalars(_block(op, 1), list(after.arguments), values))
-    return list(loop.results)
+    return scf_while(ins, lambda block: _scalars(_block(op, 0), list(block.arguments),
+                                                 values)[0],
+                     lambda block: _scalars(_block(op, 1), list(block.arguments), values))
 
 
 def _scalar_if(op, ins, values) -> list[ir.Value]:

@@ -254,6 +254,21 @@ def _int_div_rem(args, dt, is_div: bool):
     return arith.SelectOp(b_zero, a, r).result
 
 
+
+def scf_while(init, cond, body) -> list[ir.Value]:
+    """An ``scf.while`` over the values ``init``: ``cond(block)`` builds (at the end of the
+    block, whose arguments are the current values) the i1 that continues it, ``body(block)``
+    the next values."""
+    types = [v.type for v in init]
+    op = ir.Operation.create("scf.while", results=types, operands=list(init), regions=2)
+    before = op.regions[0].blocks.append(*types)
+    with ir.InsertionPoint(before):
+        scf.ConditionOp(cond(before), list(before.arguments))
+    after = op.regions[1].blocks.append(*types)
+    with ir.InsertionPoint(after):
+        scf.YieldOp(body(after))
+    return list(op.results)
+
 def _all_ones(dt):
     return scalar_const(-1, np.dtype(f"int{np.dtype(dt).itemsize * 8}"))
 
@@ -338,21 +353,19 @@ def _fmod(x, y, dt) -> ir.Value:
     regular = arith.AndIOp(finite, _cmpf("olt", ay, c(np.inf))).result
     r0 = arith.SelectOp(regular, ax, c(0.0)).result
     d = arith.SelectOp(regular, ay, c(1.0)).result
-    loop = ir.Operation.create("scf.while", results=[fw], operands=[r0], regions=2)
-    before = loop.regions[0].blocks.append(fw)
-    with ir.InsertionPoint(before):
-        (r,) = before.arguments
-        k = arith.SubIOp(arith.SubIOp(exponent(r), exponent(d)).result, int_(mant)).result
-        scf.ConditionOp(_cmpi("sgt", k, int_(0)), [r])
-    after = loop.regions[1].blocks.append(fw)
-    with ir.InsertionPoint(after):
-        (r,) = after.arguments
-        k = arith.SubIOp(arith.SubIOp(exponent(r), exponent(d)).result, int_(mant)).result
+    def k_of(block):    # the scale exponent for the remainder so far
+        (r,) = block.arguments
+        return arith.SubIOp(arith.SubIOp(exponent(r), exponent(d)).result, int_(mant)).result
+
+    def body(block):
+        k = k_of(block)
         half = arith.ShRUIOp(k, int_(1)).result         # d 2^k in two steps: no overflow
         dk = arith.MulFOp(arith.MulFOp(d, pow2(half)).result,
                           pow2(arith.SubIOp(k, half).result)).result
-        scf.YieldOp([step(r, dk)])
-    r = math_d.CopySignOp(step(loop.results[0], d), x).result
+        return [step(block.arguments[0], dk)]
+
+    (r,) = scf_while([r0], lambda block: _cmpi("sgt", k_of(block), int_(0)), body)
+    r = math_d.CopySignOp(step(r, d), x).result
     # fmod(x, +-inf) is x for a finite x; an infinite x, a zero y or a NaN give NaN
     keep_x = arith.AndIOp(_cmpf("olt", ax, c(np.inf)), _cmpf("oeq", ay, c(np.inf))).result
     return arith.SelectOp(regular, r, arith.SelectOp(keep_x, x, c(np.nan)).result).result
@@ -374,16 +387,8 @@ def _fmod_bits(x, y, dt) -> ir.Value:
     ux, uy = (arith.BitcastOp(elem(i32), v).result for v in (x, y))
     ax, ay = (arith.AndIOp(u, c(0x7FFFFFFF)).result for u in (ux, uy))
 
-    def loop(init, cond, body):
-        types = [v.type for v in init]
-        op = ir.Operation.create("scf.while", results=types, operands=init, regions=2)
-        before = op.regions[0].blocks.append(*types)
-        with ir.InsertionPoint(before):
-            scf.ConditionOp(cond(*before.arguments), list(before.arguments))
-        after = op.regions[1].blocks.append(*types)
-        with ir.InsertionPoint(after):
-            scf.YieldOp(body(*after.arguments))
-        return op.results
+    def loop(init, cond, body):     # cond(m, e), body(m, e) on the loop's values
+        return scf_while(init, lambda b: cond(*b.arguments), lambda b: body(*b.arguments))
 
     def normalize(m, e):    # leading bit to bit 23 (a subnormal's exponent goes below 1)
         return loop([m, e], lambda m, e: arith.AndIOp(_cmpi("slt", m, lead),

@@ -54,8 +54,8 @@ class ToLinalg(Pass):
                 "may reassociate float adds: ember pins its error-free steps there)"})
 
     def run(self, module: ir.Module) -> None:
-        token = TRAITS.set(Traits(self.float64, self.exact_division, self.outer_reductions,
-                                   self.exact_rounding))
+        token = TRAITS.set(Traits(**{f.name: getattr(self, f.name)
+                                     for f in dataclasses.fields(Traits)}))
         try:
             self._run(module)
             if not self.outer_reductions:
