@@ -17,6 +17,7 @@ import numpy as np
 from ember import dtypes
 from ember._mlir import arith, ir, linalg, tensor
 from ember.core import ShapedArray
+from ember.dialects.base import decode_attr
 from ember.passes.lowering import (
     SCALAR,
     LowerCall,
@@ -159,13 +160,9 @@ def _lower_scatter(c: LowerCall):
 def _constant(v: ir.Value) -> np.ndarray | None:
     """The values of a constant integer tensor, else None."""
     owner = v.owner
-    if not isinstance(owner, ir.Block) and owner.name == "arith.constant":
-        attr = owner.attributes["value"]
-        if isinstance(attr, ir.DenseIntElementsAttr):
-            shape = tuple(ir.RankedTensorType(attr.type).shape)
-            if attr.is_splat:
-                return np.full(shape, ir.IntegerAttr(attr.get_splat_value()).value)
-            return np.array(attr).reshape(shape)
+    if not isinstance(owner, ir.Block) and owner.name == "arith.constant" \
+            and isinstance(owner.attributes["value"], ir.DenseIntElementsAttr):
+        return decode_attr("dense", owner.attributes["value"])
     return None
 
 
