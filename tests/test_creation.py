@@ -174,14 +174,25 @@ def test_more_creation():
                 enp.geomspace(x[3], 0.5, 6, dtype=np.float16),
                 *enp.tril_indices(3), *enp.triu_indices(4, 1, 2), *enp.tril_indices(2, -3),
                 enp.vander(x), enp.vander(i, 4, increasing=True), enp.vander(x, 0),
-                enp.vander(x[:0], 2), enp.empty_like(x), enp.empty_like(i, np.float32, (2, 2)))
+                enp.vander(x[:0], 2), enp.empty_like(x), enp.empty_like(i, np.float32, (2, 2)),
+                enp.zeros_like(x, shape=3), enp.ones_like(i, np.float32, (2, 1)),
+                enp.full_like(i, 7, shape=(1, 2)), enp.concatenate([x, i], dtype=np.int16),
+                enp.stack([i, i], dtype=np.float16), enp.hstack([x, i], dtype=np.int32),
+                enp.vstack([i, i], dtype=np.uint8), enp.clip(x, min=0.0), enp.clip(i, max=2))
 
     wants = (np.geomspace(1, 1000, 4), np.geomspace(-2.0, -32.0, 5, endpoint=False),
              np.geomspace(x[:2] + 3, 100.0, 3, axis=-1), np.geomspace(2, 8, 1),
              np.geomspace(x[3], 0.5, 6, dtype=np.float16),
              *np.tril_indices(3), *np.triu_indices(4, 1, 2), *np.tril_indices(2, -3),
              np.vander(x), np.vander(i, 4, increasing=True), np.vander(x, 0),
-             np.vander(x[:0], 2), np.zeros_like(x), np.zeros((2, 2), np.float32))
+             np.vander(x[:0], 2), np.zeros_like(x), np.zeros((2, 2), np.float32),
+             np.zeros_like(x, shape=3), np.ones_like(i, np.float32, shape=(2, 1)),
+             np.full_like(i, 7, shape=(1, 2)), np.concatenate([x, i], dtype=np.int16,
+                                                              casting="unsafe"),
+             np.stack([i, i], dtype=np.float16), np.hstack([x, i], dtype=np.int32,
+                                                           casting="unsafe"),
+             np.vstack([i, i], dtype=np.uint8, casting="unsafe"), np.clip(x, min=0.0),
+             np.clip(i, max=2))
     for k, (got, want) in enumerate(zip(f(x, i), wants, strict=True)):
         try:
             check(got, want, rtol=3e-3 if want.dtype == np.float16 else 2e-6)

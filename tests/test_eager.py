@@ -9,9 +9,11 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 import ember
 import ember.numpy as enp
+from ember.errors import ArgumentError
 from ember.frontend import eager
 
 X = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
@@ -33,6 +35,19 @@ def test_eager_calls_are_cached_in_memory():
     assert len(eager._CACHE) == before + 1
     enp.cos(x[:2])                      # a new shape is a new signature
     assert len(eager._CACHE) == before + 2
+
+
+def test_arguments_a_function_cannot_take_name_it_and_numpy():
+    """A keyword ember lacks is an ArgumentError naming the function, the keyword and the
+    user's line (eager and traced alike), and says when NumPy's function takes it."""
+    with pytest.raises(ArgumentError, match=r"ember\.numpy\.squeeze: .*'where'.*\n  at .*"
+                                            r"test_eager\.py"):
+        enp.squeeze(X, where=True)
+    with pytest.raises(ArgumentError, match=r"ember\.numpy\.argmax: .*'out'; NumPy's argmax "
+                                            r"takes 'out', which ember does not support"):
+        ember.jit(lambda x: enp.argmax(x, 0, out=x))(X)
+    with pytest.raises(ArgumentError, match=r"ember\.lax\.add: too many positional"):
+        ember.lax.add(X, X, X)
 
 
 _CHILD = textwrap.dedent("""

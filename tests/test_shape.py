@@ -12,14 +12,15 @@ _NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.uint64): np.dtype
            np.dtype(np.float64): np.dtype(np.float32)}
 
 
-def check(got, want):
-    """``got`` (an ember Array) equals NumPy's ``want`` exactly (movement copies values)."""
+def check(got, want, rtol=0.0):
+    """``got`` (an ember Array) equals NumPy's ``want`` exactly (movement copies values), or
+    within ``rtol`` where values are computed (a mean, a ramp)."""
     assert isinstance(got, ember.Array), type(got)
     want = np.asarray(want)
     dtype = _NARROW.get(want.dtype, want.dtype)
     assert got.dtype == dtype, (got.dtype, dtype)
     assert got.shape == want.shape, (got.shape, want.shape)
-    np.testing.assert_array_equal(np.asarray(got), want.astype(dtype))
+    np.testing.assert_allclose(np.asarray(got), want.astype(dtype), rtol=rtol, atol=rtol)
 
 
 def rand(shape, dtype, seed=0):
@@ -90,6 +91,9 @@ def _cases():
         ("roll same axis", lambda xp, x, v, z: xp.roll(x, (1, 1), axis=(2, 2))),
         ("roll bcast", lambda xp, x, v, z: xp.roll(x, 2, axis=(1, 2))),
         ("roll zero", lambda xp, x, v, z: xp.roll(z, 2, axis=1)),
+        ("roll tuple flat", lambda xp, x, v, z: xp.roll(x, (3, -1, 9))),
+        ("reshape F", lambda xp, x, v, z: xp.reshape(x, (4, -1), order="F")),
+        ("ravel F", lambda xp, x, v, z: xp.ravel(x, order="F")),
         *[(f"rot90 {k}", lambda xp, x, v, z, k=k: xp.rot90(x, k)) for k in (-1, 1, 2, 3, 4)],
         ("rot90 axes", lambda xp, x, v, z: xp.rot90(x, 1, (2, 0))),
         ("rot90 axes 3", lambda xp, x, v, z: xp.rot90(x, 3, (1, 2))),
@@ -118,12 +122,12 @@ def test_shape_and_movement(dtype):
     _check_cases(_CASES, x, v, z, f" ({np.dtype(dtype)})")
 
 
-def _check_cases(cases, x, v, z, tag=""):
+def _check_cases(cases, x, v, z, tag="", rtol=0.0):
     """Every (label, fn) of ``cases`` in one jitted program against NumPy."""
     f = ember.jit(lambda x, v, z: [fn(enp, x, v, z) for _, fn in cases])
     for (label, fn), got in zip(cases, f(x, v, z), strict=True):
         try:
-            check(got, fn(np, x, v, z))
+            check(got, fn(np, x, v, z), rtol)
         except AssertionError as e:
             raise AssertionError(f"{label}{tag}: {e}") from None
 
@@ -138,6 +142,38 @@ def test_eager_on_arrays():
     check(enp.repeat(ex, [1, 2], axis=0), np.repeat(x, [1, 2], axis=0))
     check(enp.moveaxis(ex, -1, 0), np.moveaxis(x, -1, 0))
     check(enp.atleast_3d(x[0, 0]), np.atleast_3d(x[0, 0]))
+
+
+_NUMERIC_PADS = [
+    *[(f"pad {m}{' ' + str(k) if k else ''}",
+       lambda xp, x, v, z, m=m, k=k: xp.pad(x, ((1, 2), (0, 3), (2, 1)), mode=m,
+                                            **({"stat_length": k} if k else {})))
+      for m in ("maximum", "minimum", "mean", "median")
+      for k in (None, 2, ((1, 2), (3, 1), (2, 9)))],
+    ("pad mean big", lambda xp, x, v, z: xp.pad(v, (7, 11), mode="mean", stat_length=2)),
+    ("pad linear_ramp", lambda xp, x, v, z: xp.pad(x, ((1, 2), (0, 3), (2, 1)),
+                                                    mode="linear_ramp")),
+    ("pad linear_ramp ends", lambda xp, x, v, z: xp.pad(
+        x, ((1, 2), (0, 3), (4, 1)), mode="linear_ramp", end_values=((1, 2), (-3, 4), (5, 0)))),
+    ("pad linear_ramp big", lambda xp, x, v, z: xp.pad(v, (7, 11), mode="linear_ramp",
+                                                        end_values=(3, -2))),
+    *[(f"pad {m} odd", lambda xp, x, v, z, m=m: xp.pad(x, ((1, 2), (0, 3), (3, 1)), mode=m,
+                                                       reflect_type="odd"))
+      for m in ("reflect", "symmetric")],
+    *[(f"pad {m} odd big", lambda xp, x, v, z, m=m: xp.pad(v, (7, 11), mode=m,
+                                                           reflect_type="odd"))
+      for m in ("reflect", "symmetric")],
+    ("pad reflect odd single", lambda xp, x, v, z: xp.pad(v[:1], (2, 3), mode="reflect",
+                                                          reflect_type="odd")),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+def test_pad_numeric_modes(dtype):
+    """NumPy's statistic, ramp and odd-reflection pads (integers round the mean and median,
+    floor the ramp) in one program."""
+    x, v = rand((2, 3, 4), dtype, 5), rand((5,), dtype, 6)
+    _check_cases(_NUMERIC_PADS, x, v, np.zeros((0, 3), dtype), f" ({np.dtype(dtype)})", 1e-6)
 
 
 def test_traced_pad_value():
@@ -183,8 +219,15 @@ def test_shape_errors():
         enp.fliplr(np.ones(3, np.float32))
     with pytest.raises(TracingError, match=r"axis 3 is out of bounds"):
         enp.flip(x, 3)
-    with pytest.raises(TracingError, match=r"pad.*mode 'median'"):
-        enp.pad(x, 1, mode="median")
+    with pytest.raises(TracingError, match=r"pad.*mode 'gauss'"):
+        enp.pad(x, 1, mode="gauss")
+    with pytest.raises(TracingError, match=r"pad.*keyword arguments for mode 'edge'.*"
+                                           r"constant_values"):
+        enp.pad(x, 1, mode="edge", constant_values=1)
+    with pytest.raises(TracingError, match=r"stat_length of 0"):
+        enp.pad(x, 1, mode="mean", stat_length=0)
+    with pytest.raises(TracingError, match=r"reflect_type must be 'even' or 'odd'"):
+        enp.pad(x, 1, mode="reflect", reflect_type="new")
     with pytest.raises(TracingError, match=r"pad.*non-negative"):
         enp.pad(x, -1)
     with pytest.raises(TracingError, match=r"pad.*\(2, 3, 4\)"):

@@ -202,24 +202,12 @@ def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
     return _np().astype(self, dtype)
 
 
-def _order(order, name, allowed):
-    if order not in allowed:
-        _np()._error(f"{name}: order must be one of {', '.join(map(repr, allowed))}, got "
-                     f"{order!r}")
-    return order == "F"
-
-
 def reshape(self, *shape, order="C", copy=None):
     """The array reshaped to ``shape`` (a tuple or separate ints; one may be -1)."""
     if not shape:
         _np()._error("reshape: a new shape is required, e.g. x.reshape(2, 3) or "
                      "x.reshape((2, 3))")
-    shape = shape[0] if len(shape) == 1 else shape
-    if _order(order, "reshape", ("C", "F", "A")):
-        shape = _np()._ints(shape)
-        enp = _np()
-        return enp.transpose(enp.reshape(enp.transpose(self), shape[::-1]))
-    return _np().reshape(self, shape)
+    return _np().reshape(self, shape[0] if len(shape) == 1 else shape, order)
 
 
 def transpose(self, *axes):
@@ -229,16 +217,12 @@ def transpose(self, *axes):
 
 def ravel(self, order="C"):
     """The array as 1-D (order 'F' reads it column-major)."""
-    if _order(order, "ravel", ("C", "F", "A", "K")):
-        return _np().ravel(_np().transpose(self))
-    return _np().ravel(self)
+    return _np().ravel(self, order)
 
 
 def flatten(self, order="C"):
     """The array as 1-D (a copy in NumPy; ember arrays are immutable, so like ravel)."""
-    if _order(order, "flatten", ("C", "F", "A", "K")):
-        return _np().ravel(_np().transpose(self))
-    return _np().ravel(self)
+    return _np().ravel(self, order)
 
 
 def take(self, indices, axis=None, out=None, mode=None, unique_indices=False,

@@ -8,10 +8,14 @@ once per signature, and the compiled program is cached.
 from __future__ import annotations
 
 import functools
+import importlib
+import inspect
 
 import numpy as np
 
 from ember import tree_util
+from ember._traceback import user_where
+from ember.errors import ArgumentError, EmberError
 from ember.frontend import tracing
 
 _CACHE: dict = {}
@@ -46,12 +50,42 @@ def eager(fun):
 
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
-        if tracing._TRACES:
-            return fun(*args, **kwargs)
-        return _call_eagerly(fun, args, kwargs)
+        try:
+            if tracing._TRACES:
+                return fun(*args, **kwargs)
+            return _call_eagerly(fun, args, kwargs)
+        except TypeError as e:
+            if not isinstance(e, EmberError):
+                _check_binding(fun, args, kwargs)
+            raise
 
     wrapper.__wrapped_eager__ = fun
     return wrapper
+
+
+def _check_binding(fun, args, kwargs) -> None:
+    """Raise :class:`ArgumentError` if ``fun`` cannot take these arguments at all, in Python's
+    words, naming a keyword that NumPy's function of the same name takes and ember lacks."""
+    sig = inspect.signature(fun)
+    try:
+        sig.bind(*args, **kwargs)
+        return
+    except TypeError as e:
+        why = str(e)
+    module = ".".join(p for p in fun.__module__.split(".") if not p.startswith("_"))
+    msg = f"{module}.{fun.__name__}: {why}"
+    if module.startswith("ember.numpy"):
+        twin = getattr(importlib.import_module(module.replace("ember.", "", 1)),
+                       fun.__name__, None)
+        try:
+            known = inspect.signature(twin).parameters if twin is not None else {}
+        except (TypeError, ValueError):   # a ufunc or builtin without a signature
+            known = {}
+        missing = [k for k in kwargs if k in known and k not in sig.parameters]
+        if missing:
+            msg += (f"; NumPy's {fun.__name__} takes {', '.join(map(repr, missing))}, which "
+                    "ember does not support yet")
+    raise ArgumentError(f"{msg}\n  at {user_where()}") from None
 
 
 def _device_of(dyn, name):

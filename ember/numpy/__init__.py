@@ -204,23 +204,30 @@ def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
 
-def zeros_like(a, dtype=None):
-    return full_like(a, 0, dtype)
+def zeros_like(a, dtype=None, shape=None):
+    return full_like(a, 0, dtype, shape)
 
 
-def ones_like(a, dtype=None):
-    return full_like(a, 1, dtype)
+def ones_like(a, dtype=None, shape=None):
+    return full_like(a, 1, dtype, shape)
 
 
-def full_like(a, fill_value, dtype=None):
-    """An array of ``a``'s shape filled with ``fill_value``: of ``a``'s dtype and weak type
-    when ``dtype`` is None (as in JAX)."""
+def full_like(a, fill_value, dtype=None, shape=None):
+    """An array of ``a``'s shape (or ``shape``) filled with ``fill_value``: of ``a``'s dtype
+    and weak type when ``dtype`` is None (as in JAX).
+
+    Example:
+        >>> enp.full_like(enp.ones(3, enp.int8), 7, shape=(2, 2))
+        Array([[7, 7],
+               [7, 7]], dtype=int8)
+    """
     dt, weak = dtypes.dtype_and_weak(a)
     weak = weak and dtype is None
     dtype = dt if dtype is None else dtype
+    shape = np.shape(a) if shape is None else _shape_tuple(shape)
     if _is_scalar_value(fill_value):
-        return _full_scalar(np.shape(a), fill_value, dtype, weak)
-    out = full(np.shape(a), fill_value, dtype)
+        return _full_scalar(shape, fill_value, dtype, weak)
+    out = full(shape, fill_value, dtype)
     return _weakly(out) if weak else out
 
 
@@ -550,8 +557,18 @@ def where(condition, x=None, y=None):
 
 
 @eager
-def clip(a, a_min=None, a_max=None):
-    """Limit values to ``[a_min, a_max]``."""
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002
+    """Limit values to ``[a_min, a_max]`` (NumPy 2's and JAX's ``min``/``max`` keywords too).
+
+    Example:
+        >>> enp.clip(enp.arange(5), min=1, max=3)
+        Array([1, 1, 2, 3, 3], dtype=int32)
+    """
+    for old, new, name in ((a_min, min, "min"), (a_max, max, "max")):
+        if old is not None and new is not None:
+            _error(f"clip: pass a_{name} or {name}, not both")
+    a_min = a_min if min is None else min
+    a_max = a_max if max is None else max
     x = a
     if a_min is not None:
         x = maximum(x, a_min)
@@ -682,12 +699,19 @@ def outer(a, b):
 
 @eager
 def reshape(a, newshape=None, order="C", *, shape=None):
-    """Reshape (row-major); one dimension may be -1."""
+    """Reshape; one dimension may be -1. ``order`` "C" reads and writes the elements row-major,
+    "F" column-major ("A" is "C": ember arrays are row-major), as NumPy's ``reshape``.
+
+    Example:
+        >>> enp.reshape(enp.arange(6), (2, 3), order="F")
+        Array([[0, 2, 4],
+               [1, 3, 5]], dtype=int32)
+    """
     x = _lift(a)
     newshape = shape if shape is not None else newshape
     newshape = _ints(newshape)
-    if order != "C":
-        _error("reshape: only order='C' is supported")
+    if _order(order, "reshape", ("C", "F", "A")):
+        return transpose(reshape(transpose(x), tuple(reversed(newshape))))
     if builtins.sum(1 for d in newshape if d == -1) > 1:
         _error("reshape: can only specify one unknown dimension")
     if -1 in newshape:
@@ -701,8 +725,17 @@ def reshape(a, newshape=None, order="C", *, shape=None):
 
 
 @eager
-def ravel(a):
-    return reshape(a, (-1,))
+def ravel(a, order="C"):
+    """The elements as a 1-D array, row-major (``order`` "C", "A" or "K") or column-major
+    ("F")."""
+    return reshape(a, (-1,), "F" if _order(order, "ravel", ("C", "F", "A", "K")) else "C")
+
+
+def _order(order, name, allowed) -> bool:
+    """Whether ``order`` (one of ``allowed``) reads column-major."""
+    if order not in allowed:
+        _error(f"{name}: order must be one of {', '.join(map(repr, allowed))}, got {order!r}")
+    return order == "F"
 
 
 @eager
@@ -767,9 +800,11 @@ def broadcast_arrays(*args):
 
 
 @eager
-def concatenate(arrays, axis=0):
-    """Join arrays along an existing axis."""
+def concatenate(arrays, axis=0, *, dtype=None):
+    """Join arrays along an existing axis (converted to ``dtype`` first, if given)."""
     xs = _promote(*arrays)
+    if dtype is not None:
+        xs = [_to(x, dtype) for x in xs]
     if not xs:
         _error("need at least one array to concatenate")
     if axis is None:
@@ -786,14 +821,14 @@ def concatenate(arrays, axis=0):
 
 
 @eager
-def stack(arrays, axis=0):
-    """Join arrays along a new axis."""
+def stack(arrays, axis=0, *, dtype=None):
+    """Join arrays along a new axis (converted to ``dtype`` first, if given)."""
     xs = [_lift(a) for a in arrays]
     if not xs:
         _error("need at least one array to stack")
     if builtins.any(x.shape != xs[0].shape for x in xs):
         _error(f"all input arrays must have the same shape, got {[x.shape for x in xs]}")
-    return concatenate([expand_dims(x, axis) for x in xs], axis=axis)
+    return concatenate([expand_dims(x, axis) for x in xs], axis=axis, dtype=dtype)
 
 
 @eager

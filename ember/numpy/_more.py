@@ -208,14 +208,7 @@ def copy(a, order=None):
 def empty_like(prototype, dtype=None, shape=None):
     """An array like ``prototype`` (its dtype and shape unless given); ember fills it with
     zeros, as JAX does."""
-    if shape is None:
-        return _enp().zeros_like(prototype, dtype)
-    from ember.numpy._shape import _full_scalar
-
-    dt, weak = dtypes.dtype_and_weak(prototype)
-    shape = (operator.index(shape),) if isinstance(shape, int | np.integer) else \
-        tuple(operator.index(d) for d in shape)
-    return _full_scalar(shape, 0, dt if dtype is None else dtype, weak and dtype is None)
+    return _enp().zeros_like(prototype, dtype, shape)
 
 
 @eager

@@ -444,8 +444,10 @@ def atleast_3d(*arys):
     return _atleast(3, arys)
 
 
-def _stack_along(name, xs, axis):
+def _stack_along(name, xs, axis, dtype=None):
     xs = _promote(*xs)
+    if dtype is not None:
+        xs = [_to(x, dtype) for x in xs]
     if not xs:
         _error(f"{name}: need at least one array")
     nd = xs[0].ndim
@@ -467,25 +469,25 @@ def _seq(tup, name):
 
 
 @eager
-def hstack(tup):
+def hstack(tup, *, dtype=None):
     """Stack horizontally: along axis 1 (axis 0 for 1-D inputs)."""
     xs = _atleast(1, _seq(tup, "hstack"))
     xs = xs if isinstance(xs, list) else [xs]
-    return _stack_along("hstack", xs, 0 if xs[0].ndim == 1 else 1)
+    return _stack_along("hstack", xs, 0 if xs[0].ndim == 1 else 1, dtype)
 
 
 @eager
-def vstack(tup):
+def vstack(tup, *, dtype=None):
     """Stack vertically: along axis 0 of the inputs made at least 2-D."""
     xs = _atleast(2, _seq(tup, "vstack"))
-    return _stack_along("vstack", xs if isinstance(xs, list) else [xs], 0)
+    return _stack_along("vstack", xs if isinstance(xs, list) else [xs], 0, dtype)
 
 
 @eager
-def dstack(tup):
+def dstack(tup, *, dtype=None):
     """Stack depth-wise: along axis 2 of the inputs made at least 3-D."""
     xs = _atleast(3, _seq(tup, "dstack"))
-    return _stack_along("dstack", xs if isinstance(xs, list) else [xs], 2)
+    return _stack_along("dstack", xs if isinstance(xs, list) else [xs], 2, dtype)
 
 
 @eager
@@ -648,10 +650,8 @@ def roll(a, shift, axis=None):
     x = _lift(a)
     if axis is None:
         flat = lax.reshape(x, (x.size,))
-        s = _static_ints(shift, "shift", "roll")
-        if s.ndim:
-            _error(f"roll: shift must be an int when axis is None, got {shift!r}")
-        return lax.reshape(_roll_axes(flat, {0: int(s)}), x.shape)
+        s = _static_ints(shift, "shift", "roll")    # several shifts add up, as in NumPy
+        return lax.reshape(_roll_axes(flat, {0: int(s.sum())}), x.shape)
     s = _static_ints(shift, "shift", "roll")
     ax = _static_ints(axis, "axis", "roll")
     try:
@@ -700,64 +700,161 @@ def rot90(m, k=1, axes=(0, 1)):
     return lax.rev(lax.transpose(x, tuple(perm)), (a1,))
 
 
-_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "empty")
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "empty", "linear_ramp",
+              "maximum", "minimum", "mean", "median")
+_PAD_STATS = {"maximum": "max", "minimum": "min", "mean": "mean", "median": "median"}
+# NumPy's keyword arguments of each mode (any other one is an error, as in NumPy and JAX).
+_PAD_KWARGS = {"constant": {"constant_values"}, "linear_ramp": {"end_values"},
+               "reflect": {"reflect_type"}, "symmetric": {"reflect_type"},
+               **{m: {"stat_length"} for m in _PAD_STATS}}
 
 
-def _pad_widths(pad_width, ndim, shape):
-    pw = _static_ints(pad_width, "pad_width", "pad")
+def _pad_widths(pad_width, ndim, shape, what="pad_width"):
+    pw = _static_ints(pad_width, what, "pad")
     try:
         pw = np.broadcast_to(pw[None, :] if pw.ndim == 1 else pw, (ndim, 2))
     except ValueError:
-        _error(f"pad: pad_width {pad_width!r} cannot be broadcast to the {ndim} axes of shape "
+        _error(f"pad: {what} {pad_width!r} cannot be broadcast to the {ndim} axes of shape "
                f"{shape}")
     if np.any(pw < 0):
-        _error(f"pad: pad_width {pad_width!r} must be non-negative")
+        _error(f"pad: {what} {pad_width!r} must be non-negative")
     return [(int(a), int(b)) for a, b in pw]
 
 
+def _pad_values(values, x, what):
+    """Per-axis (before, after) pad values: static ones broadcast to pairs, a traced scalar
+    used for every side."""
+    if isinstance(values, Tracer) or hasattr(values, "aval"):
+        v = _to(values, x.dtype)
+        if v.ndim:
+            _error(f"pad: traced {what} must be a scalar, got shape {v.shape}")
+        return [(v, v)] * x.ndim
+    vals = np.asarray(values)
+    try:
+        vals = np.broadcast_to(vals if vals.ndim != 1 else vals[None, :], (x.ndim, 2))
+    except ValueError:
+        _error(f"pad: {what} {values!r} cannot be broadcast to the {x.ndim} axes of shape "
+               f"{x.shape}")
+    return [(lo.item(), hi.item()) for lo, hi in vals]
+
+
 @eager
-def pad(array, pad_width, mode="constant", constant_values=0):
-    """Pad with NumPy's modes 'constant' (per-axis before/after values), 'edge', 'reflect',
-    'symmetric' and 'wrap'. ``pad_width`` is static: an int, ``(before, after)`` or one pair per
-    axis."""
+def pad(array, pad_width, mode="constant", **kwargs):
+    """Pad as ``numpy.pad``: modes 'constant' (``constant_values``, per axis and side),
+    'edge', 'reflect' and 'symmetric' (``reflect_type`` 'even' or 'odd'), 'wrap', 'empty'
+    (zeros, as in JAX), 'linear_ramp' (``end_values``), and 'maximum', 'minimum', 'mean',
+    'median' (``stat_length``: how many edge elements the statistic reads; None, all).
+    ``pad_width`` is static: an int, ``(before, after)`` or one pair per axis.
+
+    Example:
+        >>> enp.pad(enp.arange(3.0), 2, mode="linear_ramp", end_values=(-1, 9))
+        Array([-1. , -0.5,  0. ,  1. ,  2. ,  5.5,  9. ], dtype=float32)
+    """
     x = _lift(array)
     if callable(mode) or mode not in _PAD_MODES:
         _error(f"pad: mode {mode!r} is not supported; use one of {', '.join(_PAD_MODES)}")
+    extra = set(kwargs) - _PAD_KWARGS.get(mode, set())
+    if extra:
+        _error(f"pad: unsupported keyword arguments for mode {mode!r}: {sorted(extra)}")
     widths = _pad_widths(pad_width, x.ndim, x.shape)
-    if mode in ("constant", "empty"):
-        if mode == "empty":
-            constant_values = 0
-        if isinstance(constant_values, Tracer) or hasattr(constant_values, "aval"):
-            cv = _to(constant_values, x.dtype)
-            if cv.ndim:
-                _error(f"pad: traced constant_values must be a scalar, got shape {cv.shape}")
-            return lax.pad(x, cv, [(lo, hi, 0) for lo, hi in widths])
-        vals = np.asarray(constant_values)
-        try:
-            vals = np.broadcast_to(vals if vals.ndim != 1 else vals[None, :], (x.ndim, 2))
-        except ValueError:
-            _error(f"pad: constant_values {constant_values!r} cannot be broadcast to the "
-                   f"{x.ndim} axes of shape {x.shape}")
-        if x.ndim == 0:
-            return x
-        flat = vals.reshape(-1)
-        if np.all(flat == flat[0]):
+    if mode == "empty":
+        return lax.pad(x, _to(0, x.dtype), [(lo, hi, 0) for lo, hi in widths])
+    if mode == "constant":
+        vals = _pad_values(kwargs.get("constant_values", 0), x, "constant_values")
+        flat = [v for pair in vals for v in pair]
+        if flat and builtins.all(v is flat[0] or v == flat[0] for v in flat):  # one value
             return lax.pad(x, _to(flat[0], x.dtype), [(lo, hi, 0) for lo, hi in widths])
-        for i, ((lo, hi), (vlo, vhi)) in enumerate(zip(widths, vals)):
-            for w, v, side in ((lo, vlo, 0), (hi, vhi, 1)):
-                if w:
-                    cfg = [(0, 0, 0)] * x.ndim
-                    cfg[i] = (w, 0, 0) if side == 0 else (0, w, 0)
-                    x = lax.pad(x, _to(v, x.dtype), cfg)
-        return x
+    elif mode in _PAD_STATS:
+        stat_length = kwargs.get("stat_length")
+        if stat_length is not None:
+            stat_length = _pad_widths(stat_length, x.ndim, x.shape, "stat_length")
+    elif mode == "linear_ramp":
+        vals = _pad_values(kwargs.get("end_values", 0), x, "end_values")
+    reflect_type = kwargs.get("reflect_type", "even")
+    if reflect_type not in ("even", "odd"):
+        _error(f"pad: reflect_type must be 'even' or 'odd', got {reflect_type!r}")
     for i, (lo, hi) in enumerate(widths):
         if lo == 0 and hi == 0:
             continue
         n = x.shape[i]
-        if n == 0:
+        if n == 0 and mode != "constant":
             _error(f"pad: can't extend empty axis {i} of shape {x.shape} using mode {mode!r}")
-        idx = np.pad(np.arange(n), (lo, hi), mode=mode)
-        x = _static_take(x, idx, i)
+        if mode == "constant":
+            for w, v, cfg in ((lo, vals[i][0], (lo, 0, 0)), (hi, vals[i][1], (0, hi, 0))):
+                if w:
+                    x = lax.pad(x, _to(v, x.dtype), [cfg if a == i else (0, 0, 0)
+                                                     for a in range(x.ndim)])
+        elif mode in _PAD_STATS:
+            x = _pad_stat(x, i, lo, hi, _PAD_STATS[mode],
+                          None if stat_length is None else stat_length[i])
+        elif mode == "linear_ramp":
+            x = _pad_ramp(x, i, lo, hi, vals[i])
+        elif reflect_type == "odd":
+            x = _pad_odd(x, i, lo, hi, mode)
+        else:
+            x = _static_take(x, np.pad(np.arange(n), (lo, hi), mode=mode), i)
+    return x
+
+
+def _repeat_axis(v, axis, n):
+    shape = list(v.shape)
+    shape[axis] = n
+    return lax.broadcast_in_dim(v, tuple(shape), tuple(range(v.ndim)))
+
+
+def _pad_stat(x, axis, lo, hi, stat, lengths):
+    """Pad ``axis`` with a statistic of its first/last elements (rounded for integers)."""
+    n = x.shape[axis]
+    fn = getattr(_enp(), stat)
+
+    def edge_stat(part):
+        s = fn(part, axis=axis, keepdims=True)
+        if stat in ("mean", "median") and not dtypes.is_float(x.dtype):
+            s = _enp().round(s)
+        return _to(s, x.dtype)
+
+    if lengths is None:
+        before = after = edge_stat(x)
+    else:
+        if (lo and lengths[0] == 0) or (hi and lengths[1] == 0):
+            _error("pad: stat_length of 0 yields no value for padding")
+        before = edge_stat(_slice_axis(x, axis, 0, builtins.min(lengths[0], n)))
+        after = edge_stat(_slice_axis(x, axis, n - builtins.min(lengths[1], n), n))
+    return lax.concatenate([_repeat_axis(before, axis, lo), x, _repeat_axis(after, axis, hi)],
+                           axis)
+
+
+def _pad_ramp(x, axis, lo, hi, ends):
+    """Pad ``axis`` with a linear ramp from each end value to the edge (NumPy's linspace
+    without the endpoint, floored for integers)."""
+    n = x.shape[axis]
+    parts = []
+    for w, end, edge in ((lo, ends[0], _slice_axis(x, axis, 0, 1)),
+                         (hi, ends[1], _slice_axis(x, axis, n - 1, n))):
+        edge = lax.reshape(edge, tuple(d for a, d in enumerate(edge.shape) if a != axis))
+        parts.append(linspace(end, edge, w, endpoint=False, dtype=x.dtype, axis=axis))
+    return lax.concatenate([parts[0], x, lax.rev(parts[1], (axis,))], axis)
+
+
+def _pad_odd(x, axis, lo, hi, mode):
+    """Odd reflection (``2 * edge - mirror``), in NumPy's chunks of at most one axis length:
+    each chunk reflects about the edge the previous chunk left."""
+    n = x.shape[axis]
+    off = 1 if (mode == "reflect" and n > 1) else 0
+    for before, pad in ((True, lo), (False, hi)):
+        while pad > 0:
+            m = x.shape[axis]
+            k = builtins.min(pad, n - off)
+            pad -= k
+            if before:
+                edge = _slice_axis(x, axis, 0, 1)
+                chunk = _slice_axis(x, axis, off, off + k)
+            else:
+                edge = _slice_axis(x, axis, m - 1, m)
+                stop = m if (mode == "symmetric" or n == 1) else m - 1
+                chunk = _slice_axis(x, axis, stop - k, stop)
+            chunk = _enp().subtract(_enp().multiply(2, edge), lax.rev(chunk, (axis,)))
+            x = lax.concatenate([chunk, x] if before else [x, chunk], axis)
     return x
 
 
