@@ -1,4 +1,9 @@
-"""ember.numpy.linalg: norms (composed from reductions; no decompositions yet).
+"""ember.numpy.linalg: norms, and decompositions composed from ember ops (LU with partial
+pivoting, Cholesky, Householder QR, Jacobi eigh and SVD) with what is built on them (solve,
+inv, det, slogdet, pinv, lstsq, matrix_rank, cond). Every function takes stacks of matrices
+(leading batch axes), works under jit and vmap, and on the CPU, Vulkan and CUDA alike: no
+LAPACK is called. The algorithms are the textbook ones, O(n^3) for n x n matrices, in loops
+of n steps (Jacobi: sweeps of n - 1 rounds), meant for small and medium matrices.
 
 Example:
     >>> import ember.numpy as enp
@@ -8,19 +13,18 @@ Example:
 
 from __future__ import annotations
 
+import builtins
+import operator
 import sys
+from typing import NamedTuple
 
 import numpy as np
 
 from ember import dtypes, lax
-from ember.errors import EmberError
 from ember.frontend.eager import eager
 
-__all__ = ["norm", "UnsupportedNormError"]
-
-
-class UnsupportedNormError(EmberError, NotImplementedError):
-    """A matrix norm that needs a singular value decomposition ('nuc', 2, -2)."""
+__all__ = ["norm", "cholesky", "solve", "inv", "det", "slogdet", "qr", "eigh", "eigvalsh", "svd",
+           "svdvals", "cond", "pinv", "matrix_rank", "lstsq", "matrix_power", "multi_dot"]
 
 
 def _enp():
@@ -40,8 +44,9 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
     """Vector and matrix norms, as ``numpy.linalg.norm``.
 
     Vector ``ord``: None/2, 1, inf, -inf, 0 (count of nonzeros) and any other p
-    (``sum(|x|**p)**(1/p)``). Matrix ``ord``: None/'fro', 1, -1, inf, -inf; 'nuc', 2 and -2 need
-    an SVD and raise :class:`UnsupportedNormError`. Integers are computed in floating point.
+    (``sum(|x|**p)**(1/p)``). Matrix ``ord``: None/'fro', 1, -1, inf, -inf, and from the
+    singular values 2 (the largest), -2 (the smallest) and 'nuc' (their sum). Integers are
+    computed in floating point.
     """
     enp = _enp()
     x = enp._lift(x)
@@ -96,10 +101,9 @@ def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
     if ord is None or ord == "fro":
         return _l2(x, axes, keepdims)
     if ord in ("nuc", 2, -2):
-        raise UnsupportedNormError(
-            f"ember.numpy.linalg.norm: matrix norm ord={ord!r} needs a singular value "
-            "decomposition, which ember does not have yet; supported matrix ords are None, "
-            "'fro', 1, -1, inf and -inf")
+        s = svdvals(enp.moveaxis(x, (r, c), (-2, -1)))
+        out = enp.sum(s, -1) if ord == "nuc" else s[..., 0] if ord == 2 else s[..., -1]
+        return enp.expand_dims(out, (r, c)) if keepdims else out
     a = enp.abs(x)
     if ord in (1, -1):
         inner, outer = r, c
@@ -112,4 +116,666 @@ def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
     out = reduce(s, axis=outer, keepdims=True)
     if not keepdims:
         out = enp.squeeze(out, axis=(r, c))
+    return out
+
+
+# --- decompositions ---------------------------------------------------------------------------
+# Composed from ember ops: each algorithm works on one matrix in counted loops (``fori_loop``,
+# one pivot, column or rotation round per step, as masked whole-matrix updates) and is
+# vmapped over the leading (batch) axes. Float16/bfloat16 and integers are computed in
+# float32 (float64 stays float64) and the results come back in the input's float dtype.
+
+class SlogdetResult(NamedTuple):
+    sign: object
+    logabsdet: object
+
+
+class EighResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+class QRResult(NamedTuple):
+    Q: object
+    R: object
+
+
+class SVDResult(NamedTuple):
+    U: object
+    S: object
+    Vh: object
+
+
+def _matrix(a, name, square=True):
+    """``a`` lifted, at least 2-D (square if asked), in its compute dtype; and the dtype the
+    results are returned in."""
+    enp = _enp()
+    x = enp._lift(a)
+    if x.ndim < 2:
+        _error(f"{name}: expected an array of at least 2 dimensions, got shape {x.shape}")
+    if square and x.shape[-1] != x.shape[-2]:
+        _error(f"{name}: the last 2 dimensions must be square, got shape {x.shape}")
+    out = x.dtype if dtypes.is_float(x.dtype) else dtypes.default_float()
+    compute = out if out in (np.float32, np.float64) else np.dtype(np.float32)
+    return enp._to(x, compute), out
+
+
+def _batched(core, *xs):
+    """``core`` on the matrices of ``xs`` (each with the same leading batch axes: all but the
+    last two of the first), vmapped over the batch axes."""
+    from ember.frontend.vmap import vmap
+    f = core
+    for _ in range(xs[0].ndim - 2):
+        f = vmap(f)
+    return f(*xs)
+
+
+def _iotas(n, m=None):
+    """(row index, column index) of an n x m matrix, and the index vector of length n."""
+    m = n if m is None else m
+    return (lax.broadcasted_iota(np.int32, (n, m), 0), lax.broadcasted_iota(np.int32, (n, m), 1),
+            lax.iota(np.int32, n))
+
+
+def _pick(mask, x, axis):
+    """The sum of ``x`` where ``mask``, over ``axis``: one row or column of a matrix, or one
+    element of a vector, chosen by a traced index (``where`` keeps NaNs elsewhere out)."""
+    enp = _enp()
+    return enp.sum(enp.where(mask, x, enp.zeros((), x.dtype)), axis=axis)
+
+
+def _lu_core(a):
+    """LU of one n x n matrix with partial pivoting, as LAPACK's getrf: (the unit lower and
+    upper factors packed in one matrix, the row permutation, its parity as +-1)."""
+    enp = _enp()
+    n = a.shape[0]
+    r, c, idx = _iotas(n)
+
+    def step(k, carry):
+        a, perm, sign = carry
+        col = _pick(c == k, a, 1)
+        p = lax.argmax(enp.where(idx >= k, enp.abs(col), -1), 0)
+        row_k, row_p = _pick(r == k, a, 0), _pick(r == p, a, 0)
+        a = enp.where(r == k, row_p[None], enp.where(r == p, row_k[None], a))
+        perm_k, perm_p = _pick(idx == k, perm, 0), _pick(idx == p, perm, 0)
+        perm = enp.where(idx == k, perm_p, enp.where(idx == p, perm_k, perm))
+        sign = enp.where(p == k, sign, -sign)
+        col = _pick(c == k, a, 1)
+        pivot = _pick(idx == k, col, 0)
+        low = enp.where((idx > k) & (pivot != 0), col / pivot, 0)
+        a = a - low[:, None] * enp.where(c > k, row_p[None], 0)
+        a = enp.where((c == k) & (r > k), low[:, None], a)
+        return a, perm, sign
+
+    return lax.fori_loop(0, n, step, (a, idx, enp.ones((), a.dtype)))
+
+
+def _triangular_core(t, b, lower, unit):
+    """``x`` with ``t @ x = b`` for one triangular n x n ``t`` (only its ``lower`` or upper
+    triangle is read; a ``unit`` diagonal is not read) and an n x k ``b``: substitution, one
+    row of ``x`` per step."""
+    enp = _enp()
+    n = t.shape[0]
+    r, _, idx = _iotas(n)
+
+    def step(i, x):
+        row = i if lower else n - 1 - i
+        ti = _pick(r == row, t, 0)
+        off = enp.where((idx < row) if lower else (idx > row), ti, 0)
+        xi = _pick(idx[:, None] == row, b, 0) - enp.matmul(off, x)
+        if not unit:
+            xi = xi / _pick(idx == row, ti, 0)
+        return enp.where(idx[:, None] == row, xi[None], x)
+
+    return lax.fori_loop(0, n, step, enp.zeros_like(b))
+
+
+def _cholesky_core(a):
+    """The lower Cholesky factor of one matrix, reading its lower triangle, one column per
+    step (NaN where the matrix is not positive definite)."""
+    enp = _enp()
+    n = a.shape[0]
+    r, c, idx = _iotas(n)
+
+    def step(j, low):
+        v = _pick(c == j, a, 1) - enp.matmul(low, _pick(r == j, low, 0))
+        col = enp.where(idx >= j, v / enp.sqrt(_pick(idx == j, v, 0)), 0)
+        return enp.where(c == j, col[:, None], low)
+
+    return lax.fori_loop(0, n, step, enp.zeros_like(a))
+
+
+@eager
+def cholesky(a, *, upper=False):
+    """The Cholesky factor ``L`` (lower, ``a = L @ L.T``; ``upper=True``: ``U = L.T``) of
+    symmetric positive definite matrices, reading the lower triangle of ``a`` as NumPy does
+    (JAX symmetrizes first: the same on symmetric input). Not positive definite: NaNs, as
+    in JAX.
+
+    Example:
+        >>> enp.linalg.cholesky(enp.array([[4.0, 2.0], [2.0, 5.0]]))
+        Array([[2., 0.],
+               [1., 2.]], dtype=float32)
+    """
+    enp = _enp()
+    x, out = _matrix(a, "cholesky")
+    low = _batched(_cholesky_core, x)
+    return enp._to(enp.swapaxes(low, -1, -2) if upper else low, out)
+
+
+def _lu_solve_core(lu, perm, b):
+    y = _triangular_core(lu, _enp().take(b, perm, axis=0), True, True)
+    return _triangular_core(lu, y, False, False)
+
+
+def _solve_core(a, b):
+    lu, perm, _ = _lu_core(a)
+    return _lu_solve_core(lu, perm, b)
+
+
+@eager
+def solve(a, b):
+    """``x`` with ``a @ x = b`` by LU with partial pivoting. ``b`` is a vector when it is 1-D,
+    else a stack of matrices (NumPy 2's rule); batch axes broadcast.
+
+    Example:
+        >>> enp.linalg.solve(enp.array([[2.0, 1.0], [1.0, 3.0]]), enp.array([3.0, 5.0]))
+        Array([0.8, 1.4], dtype=float32)
+    """
+    enp = _enp()
+    x, out = _matrix(a, "solve")
+    y = enp._lift(b)
+    vector = y.ndim == 1
+    if vector:
+        y = y[:, None]
+    if y.shape[-2] != x.shape[-1]:
+        _error(f"solve: a of shape {x.shape} and b of shape {enp._lift(b).shape} do not match "
+               f"({x.shape[-1]} equations, {y.shape[-2]} right-hand rows)")
+    try:
+        batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    except ValueError:
+        _error(f"solve: batch shapes {x.shape[:-2]} of a and {y.shape[:-2]} of b do not "
+               "broadcast")
+    ct = x.dtype if dtypes.is_float(y.dtype) is False or y.dtype.itemsize <= x.dtype.itemsize \
+        else y.dtype
+    out = np.promote_types(out, y.dtype) if dtypes.is_float(y.dtype) else out
+    x = enp.broadcast_to(enp._to(x, ct), batch + x.shape[-2:])
+    y = enp.broadcast_to(enp._to(y, ct), batch + y.shape[-2:])
+    res = _batched(_solve_core, x, y)
+    return enp._to(res[..., 0] if vector else res, out)
+
+
+@eager
+def inv(a):
+    """The inverse of square matrices (LU with partial pivoting; singular: infs/NaNs, as in
+    JAX).
+
+    Example:
+        >>> enp.linalg.inv(enp.array([[2.0, 0.0], [0.0, 4.0]]))
+        Array([[0.5 , 0.  ],
+               [0.  , 0.25]], dtype=float32)
+    """
+    enp = _enp()
+    x, out = _matrix(a, "inv")
+    eye = enp.broadcast_to(enp.eye(x.shape[-1], dtype=x.dtype), x.shape)
+    return enp._to(_batched(_solve_core, x, eye), out)
+
+
+def _lu_diagonal(x):
+    lu, _, sign = _batched(_lu_core, x)
+    return _enp().diagonal(lu, axis1=-2, axis2=-1), sign
+
+
+@eager
+def det(a):
+    """Determinants of square matrices, from their LU factors.
+
+    Example:
+        >>> enp.linalg.det(enp.array([[1.0, 2.0], [3.0, 4.0]]))
+        Array(-2., dtype=float32)
+    """
+    enp = _enp()
+    x, out = _matrix(a, "det")
+    d, sign = _lu_diagonal(x)
+    return enp._to(sign * enp.prod(d, axis=-1), out)
+
+
+@eager
+def slogdet(a):
+    """``(sign, logabsdet)`` of square matrices: the determinant is ``sign * exp(logabsdet)``
+    without overflow (a singular matrix: sign 0, logabsdet -inf).
+
+    Example:
+        >>> enp.linalg.slogdet(enp.array([[1.0, 2.0], [3.0, 4.0]]))
+        SlogdetResult(sign=Array(-1., dtype=float32), logabsdet=Array(0.6931472, dtype=float32))
+    """
+    enp = _enp()
+    x, out = _matrix(a, "slogdet")
+    d, sign = _lu_diagonal(x)
+    sign = sign * enp.prod(enp.sign(d), axis=-1)
+    return SlogdetResult(enp._to(sign, out), enp._to(enp.sum(enp.log(enp.abs(d)), axis=-1), out))
+
+
+def _qr_core(a):
+    """Householder QR of one m x n matrix with LAPACK's signs (``R[k, k]`` has the opposite
+    sign of the column's pivot; a column already zero below the diagonal is left as is):
+    (the m x m ``Q``, the m x n ``R``)."""
+    enp = _enp()
+    m, n = a.shape
+    _, c, idx = _iotas(m, n)
+
+    def step(k, carry):
+        rr, q = carry
+        x = _pick(c == k, rr, 1)
+        x0 = _pick(idx == k, x, 0)
+        below = enp.where(idx > k, x, 0)
+        beta = -enp.copysign(enp.sqrt(x0 * x0 + enp.sum(below * below)), x0)
+        v = enp.where(idx == k, x0 - beta, below)
+        scale = enp.where(enp.any(below != 0), 2 / enp.sum(v * v), 0)
+        rr = rr - scale * v[:, None] * enp.matmul(v, rr)[None]
+        q = q - scale * enp.matmul(q, v)[:, None] * v[None]
+        return rr, q
+
+    rr, q = lax.fori_loop(0, builtins.min(m, n), step, (a, enp.eye(m, dtype=a.dtype)))
+    return q, enp.triu(rr)
+
+
+@eager
+def qr(a, mode="reduced"):
+    """QR decomposition by Householder reflections (LAPACK's signs, as NumPy and JAX):
+    ``mode`` "reduced" (Q m x k, R k x n with k = min(m, n)), "complete" (Q m x m, R m x n)
+    or "r" (R only, k x n).
+
+    Example:
+        >>> q, r = enp.linalg.qr(enp.array([[3.0, 1.0], [4.0, 2.0]]))
+        >>> r
+        Array([[-5. , -2.2],
+               [ 0. , -0.4]], dtype=float32)
+    """
+    enp = _enp()
+    if mode not in ("reduced", "complete", "r"):
+        _error(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    x, out = _matrix(a, "qr", square=False)
+    m, n = x.shape[-2:]
+    k = builtins.min(m, n)
+    q, rr = _batched(_qr_core, x)
+    if mode != "complete":
+        q, rr = q[..., :, :k], rr[..., :k, :]
+    if mode == "r":
+        return enp._to(rr, out)
+    return QRResult(enp._to(q, out), enp._to(rr, out))
+
+
+def _round_robin(n):
+    """The rounds of a round-robin tournament of ``n`` (even) players: (n - 1, n / 2) arrays
+    of the first and second of each pair, each pair of indices once in all, and for each round
+    the permutation that puts [firsts..., seconds...] back in index order."""
+    players = list(range(n))
+    ps, qs, back = [], [], []
+    for _ in range(n - 1):
+        pairs = [tuple(sorted((players[i], players[n - 1 - i]))) for i in range(n // 2)]
+        p, q = [a for a, _ in pairs], [b for _, b in pairs]
+        ps.append(p)
+        qs.append(q)
+        back.append(np.argsort(p + q))
+        players = [players[0], players[-1], *players[1:-1]]
+    return (np.array(ps, np.int32), np.array(qs, np.int32), np.array(back, np.int32))
+
+
+def _rotate(x, p, q, back, cos, sin, axis):
+    """Rotate the pairs of slices ``(p[i], q[i])`` of ``x`` along ``axis`` at once:
+    ``x_p, x_q <- cos x_p - sin x_q, sin x_p + cos x_q`` (a Jacobi round, by gathers)."""
+    enp = _enp()
+    shape = [1, 1]
+    shape[axis] = -1
+    cos, sin = enp.reshape(cos, shape), enp.reshape(sin, shape)
+    xp, xq = enp.take(x, p, axis=axis), enp.take(x, q, axis=axis)
+    both = enp.concatenate([cos * xp - sin * xq, sin * xp + cos * xq], axis=axis)
+    return enp.take(both, back, axis=axis)
+
+
+def _jacobi_angle(ratio):
+    """``(cos, sin)`` of the rotation whose tangent ``t`` is the smaller root of
+    ``t**2 + 2 ratio t - 1 = 0`` (Golub and Van Loan's symmetric Schur step); ratio = inf
+    (nothing to rotate) gives the identity."""
+    enp = _enp()
+    a = enp.abs(ratio)
+    t = enp.where(ratio >= 0, 1.0, -1.0) / (a + enp.sqrt(1 + a * a))
+    t = enp.where(enp.isfinite(ratio), t, 0)
+    cos = 1 / enp.sqrt(1 + t * t)
+    return cos, t * cos
+
+
+_SWEEPS = 30     # Jacobi sweeps at most (each converges quadratically; 6-12 are typical)
+
+
+def _sweeps(step, n, init, converged, restart=lambda c: c):
+    """Jacobi sweeps of ``n - 1`` rounds of ``step(ps, qs, back, carry)`` (each sweep starting
+    from ``restart(carry)``) until ``converged(carry)`` or ``_SWEEPS``."""
+    enp = _enp()
+    ps, qs, back = (enp.asarray(t) for t in _round_robin(n))
+
+    def sweep(carry):
+        k, inner = carry
+
+        def one(r, c):
+            return step(ps[r], qs[r], back[r], c)
+        return k + 1, lax.fori_loop(0, n - 1, one, restart(inner))
+
+    def more(carry):
+        k, inner = carry
+        return (k < _SWEEPS) & ~converged(inner)
+
+    return lax.while_loop(more, sweep, (enp.zeros((), np.int32), init))[1]
+
+
+def _even(x, axes):
+    """``x`` padded with zero rows/columns on ``axes`` to an even size (Jacobi rounds pair
+    all indices; a zero pad never mixes into the rest)."""
+    n = x.shape[axes[0]]
+    if n % 2 == 0:
+        return x
+    cfg = [(0, 0, 0)] * x.ndim
+    for a in axes:
+        cfg[a] = (0, 1, 0)
+    return lax.pad(x, _enp().zeros((), x.dtype), cfg)
+
+
+def _eigh_core(a):
+    """Eigenvalues (ascending) and eigenvectors of one symmetric matrix by cyclic Jacobi
+    rotations in round-robin order (n / 2 disjoint rotations per round)."""
+    enp = _enp()
+    n = a.shape[0]
+    x = _even(a, (0, 1))
+    m = x.shape[0]
+    eps = float(np.finfo(a.dtype).eps)
+    tol = eps * enp.sqrt(enp.sum(x * x))
+    r, c, _ = _iotas(m)
+
+    def step(p, q, back, carry):
+        x, v = carry
+        d = enp.diagonal(x)
+        app, aqq, apq = enp.take(d, p), enp.take(d, q), x[p, q]
+        cos, sin = _jacobi_angle((aqq - app) / (2 * apq))
+        x = _rotate(_rotate(x, p, q, back, cos, sin, 1), p, q, back, cos, sin, 0)
+        return x, _rotate(v, p, q, back, cos, sin, 1)
+
+    def converged(carry):
+        x, _ = carry
+        off = enp.where(r == c, 0, x)
+        return enp.sqrt(enp.sum(off * off)) <= tol
+
+    x, v = _sweeps(step, m, (x, enp.eye(m, dtype=a.dtype)), converged)
+    w, v = enp.diagonal(x)[:n], v[:n, :n]
+    order = enp.argsort(w)
+    return enp.take(w, order), enp.take(v, order, axis=1)
+
+
+def _symmetric(x, uplo):
+    """The symmetric matrix whose lower (``uplo`` "L") or upper ("U") triangle ``x`` holds."""
+    enp = _enp()
+    if uplo not in ("L", "U"):
+        _error(f"eigh: UPLO must be 'L' or 'U', got {uplo!r}")
+    k = -1 if uplo == "L" else 1
+    tri = enp.tril if uplo == "L" else enp.triu
+    return tri(x) + enp.swapaxes(tri(x, k), -1, -2)
+
+
+@eager
+def eigh(a, UPLO="L"):  # noqa: N803
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices, reading the
+    lower (``UPLO="L"``) or upper triangle, by Jacobi rotations.
+
+    Example:
+        >>> w, v = enp.linalg.eigh(enp.array([[2.0, 1.0], [1.0, 2.0]]))
+        >>> w
+        Array([1., 3.], dtype=float32)
+    """
+    enp = _enp()
+    x, out = _matrix(a, "eigh")
+    w, v = _batched(_eigh_core, _symmetric(x, UPLO))
+    return EighResult(enp._to(w, out), enp._to(v, out))
+
+
+@eager
+def eigvalsh(a, UPLO="L"):  # noqa: N803
+    """The eigenvalues (ascending) of symmetric matrices (see :func:`eigh`)."""
+    return eigh(a, UPLO).eigenvalues
+
+
+def _svd_core(a):
+    """One-sided (Hestenes) Jacobi SVD of one m x n matrix, m >= n: rotate pairs of columns
+    until all are orthogonal; (U with orthogonal columns of norms S, V), unsorted."""
+    enp = _enp()
+    n = a.shape[1]
+    x = _even(a, (1,))
+    m = x.shape[1]
+    eps = float(np.finfo(a.dtype).eps)
+
+    def step(p, q, back, carry):
+        u, v, worst = carry
+        up, uq = enp.take(u, p, axis=1), enp.take(u, q, axis=1)
+        alpha, beta = enp.sum(up * up, 0), enp.sum(uq * uq, 0)
+        gamma = enp.sum(up * uq, 0)
+        cos, sin = _jacobi_angle((beta - alpha) / (2 * gamma))
+        off = enp.abs(gamma) / enp.sqrt(alpha * beta)
+        worst = enp.maximum(worst, enp.max(enp.where(gamma == 0, 0, off)))
+        return (_rotate(u, p, q, back, cos, sin, 1), _rotate(v, p, q, back, cos, sin, 1),
+                worst)
+
+    def converged(carry):
+        return carry[2] <= eps
+
+    def restart(carry):      # each sweep measures its own least orthogonal pair
+        u, v, _ = carry
+        return u, v, enp.zeros((), a.dtype)
+
+    init = (x, enp.eye(m, dtype=a.dtype), enp.full((), np.inf, a.dtype))
+    u, v, _ = _sweeps(step, m, init, converged, restart)
+    return u[:, :n], v[:n, :n]
+
+
+def _orthonormal_completion(u, full):
+    """``u`` (m x k, m >= k, orthonormal or zero columns) with its zero columns replaced and,
+    if ``full``, m - k columns appended so that it is orthonormal: the Householder Q of ``u``
+    with each column's sign fixed to match ``u``."""
+    enp = _enp()
+    k = u.shape[-1]
+    q, rr = _batched(_qr_core, u)
+    d = enp.diagonal(rr, axis1=-2, axis2=-1)[..., :k]
+    signs = enp.where(d < 0, -1.0, 1.0).astype(u.dtype)
+    head = q[..., :, :k] * signs[..., None, :]
+    return enp.concatenate([head, q[..., :, k:]], axis=-1) if full else head
+
+
+def _singular(x):
+    """(U-ish, S, V) of the tall form of ``x`` (its transpose when wide), S descending, U's
+    columns normalized (zero where S is 0)."""
+    enp = _enp()
+    u, v = _batched(_svd_core, x)
+    s = enp.sqrt(enp.sum(u * u, axis=-2))
+    if s.shape[-1] > 1:     # (one column: nothing to sort, and IREE 3.13 fails on the gather)
+        order = enp.argsort(-s, axis=-1)
+        s = enp.take_along_axis(s, order, axis=-1)
+        u = enp.take_along_axis(u, order[..., None, :], axis=-1)
+        v = enp.take_along_axis(v, order[..., None, :], axis=-1)
+    return u / enp.where(s > 0, s, 1)[..., None, :], s, v
+
+
+@eager
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Singular value decomposition ``a = U @ diag(S) @ Vh``, S descending, by one-sided
+    Jacobi rotations (accurate even for tiny singular values); ``full_matrices`` gives square
+    U and Vh, else k = min(m, n) columns/rows; ``compute_uv=False`` returns S alone.
+    ``hermitian`` is accepted and not needed.
+
+    Example:
+        >>> enp.linalg.svd(enp.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
+        Array([4., 3.], dtype=float32)
+    """
+    enp = _enp()
+    x, out = _matrix(a, "svd", square=False)
+    wide = x.shape[-2] < x.shape[-1]
+    u, s, v = _singular(enp.swapaxes(x, -1, -2) if wide else x)
+    if not compute_uv:
+        return enp._to(s, out)
+    u = _orthonormal_completion(u, full_matrices)
+    if wide:
+        u, v = v, u
+    return SVDResult(enp._to(u, out), enp._to(s, out), enp._to(enp.swapaxes(v, -1, -2), out))
+
+
+@eager
+def svdvals(x):
+    """The singular values, descending (``svd(x, compute_uv=False)``)."""
+    return svd(x, compute_uv=False)
+
+
+@eager
+def cond(x, p=None):
+    """The condition number of matrices in the norm ``p`` (None/2: the ratio of the largest
+    to the smallest singular value; -2 its inverse; else ``norm(x, p) * norm(inv(x), p)``)."""
+    if p is None or p in (2, -2):
+        s = svdvals(x)
+        r = s[..., 0] / s[..., -1]
+        return 1 / r if p == -2 else r
+    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+
+
+def _cutoff(s, m, n, rtol):
+    """Singular values at or below this count as zero: ``rtol`` (default max(m, n) * eps)
+    times the largest."""
+    enp = _enp()
+    if rtol is None:
+        rtol = builtins.max(m, n) * float(np.finfo(s.dtype).eps)
+    rtol = enp._to(rtol, s.dtype)
+    return (rtol[..., None] if rtol.ndim else rtol) * s[..., :1]
+
+
+@eager
+def pinv(a, rtol=None, hermitian=False, *, rcond=None):
+    """The Moore-Penrose pseudo-inverse from the SVD, singular values at or below
+    ``rtol * max(S)`` (default ``max(m, n) * eps``; ``rcond`` is its old name) dropped.
+
+    Example:
+        >>> enp.linalg.pinv(enp.array([[1.0, 2.0], [2.0, 4.0]]))
+        Array([[0.04, 0.08],
+               [0.08, 0.16]], dtype=float32)
+    """
+    enp = _enp()
+    if rcond is not None:
+        if rtol is not None:
+            _error("pinv: pass rtol or rcond, not both")
+        rtol = rcond
+    x, out = _matrix(a, "pinv", square=False)
+    u, s, vh = svd(x, full_matrices=False)
+    keep = s > _cutoff(s, *x.shape[-2:], rtol)
+    s_inv = enp.where(keep, 1 / enp.where(keep, s, 1), 0)
+    res = enp.matmul(enp.swapaxes(vh, -1, -2) * s_inv[..., None, :], enp.swapaxes(u, -1, -2))
+    return enp._to(res, out)
+
+
+@eager
+def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):  # noqa: N803
+    """The number of singular values above ``tol`` (absolute) or ``rtol * max(S)`` (default
+    ``max(m, n) * eps``). A vector's rank is 1 unless it is all zero."""
+    enp = _enp()
+    x = enp._lift(M)
+    if x.ndim < 2:
+        return enp._to(enp.any(x != 0), np.int32)
+    s = svdvals(x)
+    cut = _cutoff(s, *x.shape[-2:], rtol) if tol is None else enp._to(tol, s.dtype)
+    return enp.sum(s > cut, axis=-1, dtype=np.int32)
+
+
+@eager
+def lstsq(a, b, rcond=None):
+    """Least squares ``x`` minimizing ``|b - a @ x|`` (2-D ``a``; 1- or 2-D ``b``) through the
+    SVD, singular values at or below ``rcond * max(S)`` (default ``max(m, n) * eps``) dropped:
+    ``(x, residuals, rank, S)``. The residuals (squared norms of the columns of
+    ``b - a @ x``) are always returned, as JAX does under jit (NumPy returns an empty array
+    when the rank is below n or m <= n)."""
+    enp = _enp()
+    x, out = _matrix(a, "lstsq", square=False)
+    y = enp._to(enp._lift(b), x.dtype)
+    if x.ndim != 2 or y.ndim not in (1, 2):
+        _error(f"lstsq: a must be 2-D and b 1- or 2-D, got shapes {x.shape} and {y.shape}")
+    if y.shape[0] != x.shape[0]:
+        _error(f"lstsq: a of shape {x.shape} and b of shape {y.shape} have different numbers "
+               "of rows")
+    vector = y.ndim == 1
+    y = y[:, None] if vector else y
+    u, s, vh = svd(x, full_matrices=False)
+    keep = (s > 0) & (s > _cutoff(s, *x.shape, rcond))
+    s_inv = enp.where(keep, 1 / enp.where(keep, s, 1), 0)
+    sol = enp.matmul(enp.swapaxes(vh, -1, -2), s_inv[:, None] * enp.matmul(u.T, y))
+    resid = enp.sum((y - enp.matmul(x, sol)) ** 2, axis=0)
+    rank = enp.sum(keep, dtype=np.int32)
+    sol = sol[:, 0] if vector else sol
+    return enp._to(sol, out), enp._to(resid, out), rank, enp._to(s, out)
+
+
+@eager
+def matrix_power(a, n):
+    """``a`` to the integer power ``n`` by repeated squaring (``n`` < 0: of its inverse;
+    0: the identity)."""
+    enp = _enp()
+    x = enp._lift(a)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        _error(f"matrix_power: expected square matrices, got shape {x.shape}")
+    n = operator.index(n)
+    if n == 0:
+        return enp.broadcast_to(enp.eye(x.shape[-1], dtype=x.dtype), x.shape)
+    if n < 0:
+        x, n = inv(x), -n
+    result = None
+    while n:
+        if n & 1:
+            result = x if result is None else enp.matmul(result, x)
+        n >>= 1
+        if n:
+            x = enp.matmul(x, x)
+    return result
+
+
+@eager
+def multi_dot(arrays):
+    """The product of the matrices in ``arrays`` in the cheapest order (chosen by dynamic
+    programming over their static shapes, as NumPy does); the first may be 1-D (a row) and
+    the last 1-D (a column)."""
+    enp = _enp()
+    xs = [enp._lift(x) for x in arrays]
+    if len(xs) < 2:
+        _error(f"multi_dot: expected at least two arrays, got {len(xs)}")
+    first, last = xs[0].ndim == 1, xs[-1].ndim == 1
+    if first:
+        xs[0] = xs[0][None, :]
+    if last:
+        xs[-1] = xs[-1][:, None]
+    for i, x in enumerate(xs):
+        if x.ndim != 2:
+            _error(f"multi_dot: array {i} has shape {x.shape}; expected 2-D (1-D first or "
+                   "last)")
+    dims = [xs[0].shape[0]] + [x.shape[1] for x in xs]
+    k = len(xs)
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for length in range(1, k):
+        for i in range(k - length):
+            j = i + length
+            cost[i][j], split[i][j] = builtins.min(
+                (cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1], s)
+                for s in range(i, j))
+
+    def product(i, j):
+        if i == j:
+            return xs[i]
+        s = split[i][j]
+        return enp.matmul(product(i, s), product(s + 1, j))
+
+    out = product(0, k - 1)
+    if first:
+        out = out[0]
+    if last:
+        out = out[..., 0]
     return out

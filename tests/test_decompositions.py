@@ -1,0 +1,165 @@
+"""ember.numpy.linalg's decompositions and what is built on them (solve, inv, det, slogdet,
+cholesky, qr, eigh, svd, pinv, lstsq, matrix_rank, cond, matrix_power, multi_dot) against
+NumPy's LAPACK results in float64: stacks of matrices, rectangular shapes, singular and
+rank-deficient input, under jit and eagerly."""
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+from ember.errors import TracingError
+
+LA = enp.linalg
+RNG = np.random.default_rng(0)
+
+
+def f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+A = f32(2, 4, 4)                  # a stack of general square matrices
+B = f32(4, 3)                     # right-hand sides, broadcast against the stack
+V = f32(4)                        # one right-hand vector
+SPD = (A @ A.swapaxes(-1, -2) + 4 * np.eye(4)).astype(np.float32)
+TALL, WIDE = f32(5, 3), f32(3, 5)
+# Rank 2 of 4: two rows are combinations of the others.
+LOW = np.concatenate([f32(2, 4), np.zeros((2, 4), np.float32)])
+LOW[2], LOW[3] = LOW[0] + LOW[1], 2 * LOW[0]
+SING = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
+
+
+def close(got, want, tol=2e-5, dtype=np.float32):
+    """``got`` (an ember Array of ``dtype``) within ``tol`` of ``want`` relative to its
+    largest entry (the errors of a factorization scale with the matrix's norm)."""
+    assert isinstance(got, ember.Array), type(got)
+    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
+    want = np.asarray(want, np.float64)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    scale = max(1.0, float(np.max(np.abs(want[np.isfinite(want)]), initial=0)))
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=0, atol=tol * scale,
+                               equal_nan=True)
+
+
+def f64(x):
+    return np.asarray(x, np.float64)
+
+
+def _solvers(a, b, v, spd, sing):
+    return (LA.solve(a, b), LA.solve(a[0], v), LA.inv(a), LA.det(a), *LA.slogdet(a),
+            LA.det(sing), *LA.slogdet(sing), LA.cholesky(spd), LA.cholesky(spd, upper=True),
+            LA.matrix_power(a[0], 3), LA.matrix_power(a[0], -2), LA.matrix_power(a[0], 0),
+            LA.multi_dot([v, a[0], a[1], b]))
+
+
+def test_solvers_match_numpy():
+    a, spd = f64(A), f64(SPD)
+    wants = (np.linalg.solve(a, f64(B)), np.linalg.solve(a[0], f64(V)), np.linalg.inv(a),
+             np.linalg.det(a), *np.linalg.slogdet(a), 0.0, 0.0, -np.inf,
+             np.linalg.cholesky(spd), np.linalg.cholesky(spd).swapaxes(-1, -2),
+             np.linalg.matrix_power(a[0], 3), np.linalg.matrix_power(a[0], -2), np.eye(4),
+             np.linalg.multi_dot([f64(V), a[0], a[1], f64(B)]))
+    labels = ("solve", "solve vector", "inv", "det", "slogdet sign", "slogdet log",
+              "det singular", "slogdet singular sign", "slogdet singular log", "cholesky",
+              "cholesky upper", "matrix_power 3", "matrix_power -2", "matrix_power 0",
+              "multi_dot")
+    for how, outs in (("jit", ember.jit(_solvers)(A, B, V, SPD, SING)),
+                      ("eager", _solvers(A, B, V, SPD, SING))):
+        for label, got, want in zip(labels, outs, wants, strict=True):
+            try:
+                close(got, want, 1e-4)
+            except AssertionError as e:
+                raise AssertionError(f"{label} ({how}): {e}") from None
+
+
+def _factorizations(a, tall, wide, spd, low):
+    return (*LA.qr(tall), *LA.qr(wide, "complete"), LA.qr(a, "r"), *LA.eigh(spd),
+            LA.eigvalsh(spd, UPLO="U"), *LA.svd(tall, full_matrices=False), *LA.svd(wide),
+            LA.svdvals(a), LA.svd(low, compute_uv=False), LA.pinv(tall), LA.pinv(low),
+            LA.matrix_rank(low), LA.matrix_rank(a), LA.cond(a), LA.norm(a, 2, axis=(1, 2)),
+            *LA.lstsq(tall, tall @ wide[:, :2] + 0.1))
+
+
+def _up_to_sign(got, want):
+    """``got``'s columns flipped to the signs of ``want``'s (eigen- and singular vectors are
+    unique up to sign)."""
+    g = np.asarray(got, np.float64)
+    signs = np.sign(np.sum(g * want, axis=-2, keepdims=True))
+    return ember.device_put((g * np.where(signs == 0, 1, signs)).astype(np.float32))
+
+
+def test_factorizations_match_numpy():
+    a, tall, wide, spd, low = map(f64, (A, TALL, WIDE, SPD, LOW))
+    outs = ember.jit(_factorizations)(A, TALL, WIDE, SPD, LOW)
+    (q, r, qc, rc, rr, w, v, wu, u1, s1, vh1, u2, s2, vh2, sa, sl, p, pl, rank_low, rank_a,
+     cond, n2, x, resid, rank, s) = outs
+    # QR: LAPACK's signs, so the factors themselves agree.
+    wants = (*np.linalg.qr(tall), *np.linalg.qr(wide, "complete"), np.linalg.qr(a, "r"))
+    for got, want in zip((q, r, qc, rc, rr), wants, strict=True):
+        close(got, want, 1e-5)
+    w_np, v_np = np.linalg.eigh(spd)
+    close(w, w_np, 1e-5)
+    close(_up_to_sign(v, v_np), v_np, 1e-4)
+    close(wu, np.linalg.eigvalsh(np.triu(spd) + np.triu(spd, 1).swapaxes(-1, -2)), 1e-5)
+    for (u, s_, vh), m, full in (((u1, s1, vh1), tall, False), ((u2, s2, vh2), wide, True)):
+        uu, ss, vv = np.linalg.svd(m, full_matrices=full)
+        close(s_, ss, 1e-5)
+        k = len(ss)
+        close(_up_to_sign(u, uu)[:, :k], uu[:, :k], 1e-4)
+        close(_up_to_sign(np.asarray(vh).T, vv.T)[:, :k], vv.T[:, :k], 1e-4)
+        assert u.shape == uu.shape and vh.shape == vv.shape
+        # The completed columns: orthonormal, U @ diag(S) @ Vh reproduces the matrix.
+        u, vh = np.asarray(u, np.float64), np.asarray(vh, np.float64)
+        np.testing.assert_allclose(u.T @ u, np.eye(u.shape[1]), atol=1e-5)
+        np.testing.assert_allclose(vh @ vh.T, np.eye(vh.shape[0]), atol=1e-5)
+        np.testing.assert_allclose((u[:, :k] * ss) @ vh[:k], m, atol=1e-5)
+    close(sa, np.linalg.svd(a, compute_uv=False), 1e-5)
+    close(sl, np.linalg.svd(low, compute_uv=False), 1e-5)
+    close(p, np.linalg.pinv(tall), 1e-4)
+    close(pl, np.linalg.pinv(low, rcond=1e-5), 1e-4)
+    assert int(rank_low) == 2 == np.linalg.matrix_rank(LOW)     # float32 tolerance
+    assert [int(k) for k in np.asarray(rank_a)] == list(np.linalg.matrix_rank(a))
+    close(cond, np.linalg.cond(a), 1e-3)
+    close(n2, np.linalg.norm(a, 2, axis=(1, 2)), 1e-5)
+    xw, rw, kw, sw = np.linalg.lstsq(tall, tall @ wide[:, :2] + 0.1)
+    close(x, xw, 1e-4)
+    close(resid, rw, 1e-4)
+    assert int(rank) == kw
+    close(s, sw, 1e-5)
+
+
+def test_dtypes_and_special_input():
+    """float16 in, float16 out (computed in float32); integers give floats; a matrix that is
+    not positive definite gives NaNs in the factor (as in JAX); a diagonal matrix converges at
+    once."""
+    h = (SPD[0] / 4).astype(np.float16)
+    close(LA.cholesky(h), np.linalg.cholesky(f64(h)), 3e-3, np.float16)
+    close(LA.det(np.array([[2, 1], [1, 3]], np.int32)), 5.0)
+    assert np.isnan(np.asarray(LA.cholesky(-SPD[0]))[np.tril_indices(4)]).all()
+    d = np.diag(np.float32([3, -1, 2]))
+    w, v = LA.eigh(d)
+    close(w, [-1, 2, 3])
+    close(enp.abs(v), np.abs(np.linalg.eigh(d)[1]))
+
+
+def test_decompositions_under_vmap():
+    """A vmapped solve and svd equal the stack of per-matrix ones (the loops batch)."""
+    got = ember.jit(ember.vmap(LA.solve, in_axes=(0, None)))(A, B)
+    close(got, np.linalg.solve(f64(A), f64(B)), 1e-4)
+    s = ember.vmap(LA.svdvals, in_axes=2)(np.stack([A[0], A[1]], 2))
+    close(s, np.linalg.svd(f64(A), compute_uv=False), 1e-5)
+
+
+def test_decomposition_errors():
+    with pytest.raises(TracingError, match=r"det: .*square.*\(3, 5\)"):
+        LA.det(WIDE)
+    with pytest.raises(TracingError, match=r"inv: .*at least 2 dimensions.*\(4,\)"):
+        LA.inv(V)
+    with pytest.raises(TracingError, match=r"solve: .*\(2, 4, 4\).*\(5, 3\)"):
+        LA.solve(A, TALL)
+    with pytest.raises(TracingError, match=r"qr: mode must be"):
+        LA.qr(A, "raw")
+    with pytest.raises(TracingError, match=r"eigh: UPLO must be"):
+        LA.eigh(SPD, UPLO="X")
+    with pytest.raises(TracingError, match=r"multi_dot: array 1 has shape \(2, 4, 4\)"):
+        LA.multi_dot([B.T, A, B])
