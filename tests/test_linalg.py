@@ -88,6 +88,22 @@ def test_einsum_extended():
     check(enp.einsum("...jj->...j", enp.asarray(x)), np.einsum("...jj->...j", x))
 
 
+def test_einsum_sublist_form():
+    """NumPy's interleaved form: operands each followed by integer labels (Ellipsis for
+    '...'), the output's labels last or implicit."""
+    e = Ellipsis
+    forms = [lambda p, q, s: (p, [e, 0, 1], q, [e, 1, 2], [e, 0, 2]),
+             lambda p, q, s: (p, [0, 1, 2], q, [0, 2, 3]),
+             lambda p, q, s: (s, [e, 4, 4], [e]), lambda p, q, s: (s, [5, 0, 7]),
+             lambda p, q, s: (p, [0, 1, 2], p, [0, 1, 2], [])]
+    p, q, s = _EARGS["p"], _EARGS["q"], _EARGS["s"]
+    got = ember.jit(lambda p, q, s: [enp.einsum(*f(p, q, s)) for f in forms])(p, q, s)
+    for g, f in zip(got, forms, strict=True):
+        check(g, np.einsum(*f(p, q, s)), np.float32)
+    with pytest.raises(TracingError, match=r"einsum: a sublist must hold integers"):
+        enp.einsum(p, ["i", "j", "k"])
+
+
 def test_einsum_zero_size_and_dtypes():
     a = np.zeros((0, 3), np.float32)
     b = rand((3, 4), np.int8, 1)

@@ -1013,17 +1013,38 @@ def einsum(subscripts, *operands, optimize=None, precision=None,
     once, sorted), ``...`` (broadcast like NumPy), repeated labels in one operand (diagonals,
     traces) and size-1 broadcasting.
 
+    NumPy's interleaved form (each operand followed by a list of axis labels as integers,
+    ``Ellipsis`` for ``...``, and optionally the output's list last) is the same.
+
     Example:
         >>> enp.einsum("ij,jk->ik", a, b)   # matmul
+        >>> enp.einsum(a, [0, 1], b, [1, 2], [0, 2])   # the same
         >>> enp.einsum("...ii->...", x)      # batched trace
     """
     if not isinstance(subscripts, str):
-        _error("einsum: only the string form einsum('ij,jk->ik', a, b) is supported; got "
-               f"{type(subscripts).__name__} subscripts")
+        subscripts, operands = _einsum_sublists(subscripts, *operands)
     out = _einsum(subscripts, *operands)
     if preferred_element_type is not None:
         out = _enp().astype(out, preferred_element_type)
     return out
+
+
+def _einsum_sublists(*args):
+    """NumPy's ``einsum(op0, sublist0, op1, sublist1, ..., [sublistout])`` as a subscripts
+    string and the operands."""
+    args = list(args)
+    out = args.pop() if len(args) % 2 else None
+    operands, lists = args[0::2], args[1::2]
+
+    def letters(sub):
+        try:
+            return "".join("..." if ax is Ellipsis else string.ascii_letters[operator.index(ax)]
+                           for ax in sub)
+        except (TypeError, IndexError):
+            _error(f"einsum: a sublist must hold integers in [0, 52) and Ellipsis, got {sub!r}")
+
+    spec = ",".join(letters(sub) for sub in lists)
+    return (spec if out is None else f"{spec}->{letters(out)}"), operands
 
 
 def _einsum_parse(subscripts, shapes):
