@@ -296,9 +296,9 @@ def solve(a, b):
     except ValueError:
         _error(f"solve: batch shapes {x.shape[:-2]} of a and {y.shape[:-2]} of b do not "
                "broadcast")
-    ct = x.dtype if dtypes.is_float(y.dtype) is False or y.dtype.itemsize <= x.dtype.itemsize \
-        else y.dtype
-    out = np.promote_types(out, y.dtype) if dtypes.is_float(y.dtype) else out
+    if dtypes.is_float(y.dtype):
+        out = enp.result_type(out, y.dtype)
+    ct = np.float64 if out == np.float64 else np.float32
     x = enp.broadcast_to(enp._to(x, ct), batch + x.shape[-2:])
     y = enp.broadcast_to(enp._to(y, ct), batch + y.shape[-2:])
     res = _batched(_solve_core, x, y)
