@@ -12,7 +12,6 @@ import types
 
 import ml_dtypes
 import numpy as np
-from iree.compiler import api as _api
 from iree.compiler import ir
 from iree.compiler.api import Output, Session
 from iree.compiler.dialects import arith, flow, func, linalg, scf, tensor, util
@@ -23,19 +22,7 @@ __all__ = [
     "ir", "arith", "flow", "func", "linalg", "math_d", "scf", "tensor", "util", "PassManager",
     "Session",
     "Output", "new_session", "element_type", "tensor_type", "dtype_of_element", "signless",
-    "GLOBAL_FLAGS",
 ]
-
-# IREE compiler options that are process-wide (not accepted by ``Session.set_flags``), set once
-# per process here; part of the compile cache key. Indirect command buffers off: with them,
-# IREE 3.13's runtime rejected programs whose loops carry several tensors (IREE packs the
-# carries into one allocation, and the command buffer's copies between them failed
-# validation: "indirect buffer reference slot 0 is out range of the declared binding
-# capacity"), e.g. a fori_loop over (u, v, scalar) in a Jacobi SVD.
-GLOBAL_FLAGS = ("--iree-hal-indirect-command-buffers=false",)
-if not getattr(_api, "_ember_global_flags", None):      # IREE aborts on a second call
-    _api._initializeGlobalCL("ember", *GLOBAL_FLAGS)
-    _api._ember_global_flags = GLOBAL_FLAGS
 
 # The bindings look for a Python module of each op's dialect (``iree.compiler.dialects.NAME``)
 # every time they wrap an op, and a failed import is not remembered: without this empty module

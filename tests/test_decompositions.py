@@ -166,8 +166,8 @@ def test_decomposition_errors():
 
 
 def test_svd_of_odd_sizes():
-    """Odd column counts pad the Jacobi rounds with a zero column; at 5 x 5 the loop's three
-    carries once failed in IREE's runtime (indirect command buffers, now off)."""
+    """Odd column counts pad the Jacobi rounds with a zero column; at 5 x 5, U and V carried
+    apart in the loop failed in IREE's runtime (they are carried stacked now)."""
     for shape in ((5, 5), (7, 2)):
         m = f32(*shape)
         u, s, vh = LA.svd(m, full_matrices=False)

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import threading
 
-from ember._mlir import GLOBAL_FLAGS, Output, ir, new_session
+from ember._mlir import Output, ir, new_session
 from ember.config import config
 from ember.errors import CompileError
 
@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - older wheels
 
 def cache_key(mlir_text: str, flags: tuple[str, ...]) -> str:
     h = hashlib.sha256()
-    for part in (_IREE_VERSION, "\0".join(GLOBAL_FLAGS + flags), mlir_text):
+    for part in (_IREE_VERSION, "\0".join(flags), mlir_text):
         h.update(part.encode())
         h.update(b"\1")
     return h.hexdigest()

@@ -545,34 +545,36 @@ def eigvalsh(a, UPLO="L"):  # noqa: N803
 
 def _svd_core(a):
     """One-sided (Hestenes) Jacobi SVD of one m x n matrix, m >= n: rotate pairs of columns
-    until all are orthogonal; (U with orthogonal columns of norms S, V), unsorted."""
+    until all are orthogonal; (U with orthogonal columns of norms S, V), unsorted.
+
+    U and V get the same column rotations and are carried stacked as one matrix: IREE 3.13's
+    runtime rejected the copies between them when the loop carried them apart ("indirect
+    buffer reference slot 0 is out range of the declared binding capacity")."""
     enp = _enp()
-    n = a.shape[1]
+    rows, n = a.shape
     x = _even(a, (1,))
     m = x.shape[1]
     eps = float(np.finfo(a.dtype).eps)
 
     def step(p, q, back, carry):
-        u, v, worst = carry
-        up, uq = enp.take(u, p, axis=1), enp.take(u, q, axis=1)
+        uv, worst = carry
+        up, uq = enp.take(uv[:rows], p, axis=1), enp.take(uv[:rows], q, axis=1)
         alpha, beta = enp.sum(up * up, 0), enp.sum(uq * uq, 0)
         gamma = enp.sum(up * uq, 0)
         cos, sin = _jacobi_angle((beta - alpha) / (2 * gamma))
         off = enp.abs(gamma) / enp.sqrt(alpha * beta)
         worst = enp.maximum(worst, enp.max(enp.where(gamma == 0, 0, off)))
-        return (_rotate(u, p, q, back, cos, sin, 1), _rotate(v, p, q, back, cos, sin, 1),
-                worst)
+        return _rotate(uv, p, q, back, cos, sin, 1), worst
 
     def converged(carry):
-        return carry[2] <= eps
+        return carry[1] <= eps
 
     def restart(carry):      # each sweep measures its own least orthogonal pair
-        u, v, _ = carry
-        return u, v, enp.zeros((), a.dtype)
+        return carry[0], enp.zeros((), a.dtype)
 
-    init = (x, enp.eye(m, dtype=a.dtype), enp.full((), np.inf, a.dtype))
-    u, v, _ = _sweeps(step, m, init, converged, restart)
-    return u[:, :n], v[:n, :n]
+    init = (enp.concatenate([x, enp.eye(m, dtype=a.dtype)]), enp.full((), np.inf, a.dtype))
+    uv, _ = _sweeps(step, m, init, converged, restart)
+    return uv[:rows, :n], uv[rows:rows + n, :n]
 
 
 def _orthonormal_completion(u, full):
