@@ -55,6 +55,10 @@ def _leaf_aval(leaf, path) -> ShapedArray:
             dtype, weak = dtype_and_weak(leaf)
         except UnsupportedDtypeError as e:
             raise ArgumentError(f"argument {_name(path)}: {e}") from None
+        if type(leaf) is int and not np.iinfo(dtype).min <= leaf <= np.iinfo(dtype).max:
+            raise OverflowError(f"argument {_name(path)}: Python int {leaf} is too large to "
+                                f"convert to {np.dtype(dtype).name} (as in JAX; pass a NumPy "
+                                "array of a wider dtype with x64 enabled)")
         return ShapedArray(np.shape(leaf), dtype, weak)
     raise ArgumentError(
         f"argument {_name(path)} is a {type(leaf).__name__}, which is not an array. Pass arrays, "

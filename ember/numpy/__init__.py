@@ -410,6 +410,8 @@ def power(x1, x2):
 @eager
 def _integer_pow(x, n):
     (x,) = _promote(x)
+    if x.dtype == bool_:     # as in _power: bools are numbers of the default integer dtype
+        x = _to(x, dtypes.default_int())
     if n < 0:
         if not dtypes.is_float(x.dtype):
             _error("integers to negative integer powers are not allowed")
@@ -435,7 +437,7 @@ def _power(x1, x2):
     one = _const(1, x)
     acc, base = one, x
     for bit in range(x.dtype.itemsize * 8 - (0 if dtypes.is_unsigned(x.dtype) else 1)):
-        set_ = lax.ne(lax.bitwise_and(y, _const(1 << bit, y)), _const(0, y))
+        set_ = lax.ne(lax.bitwise_and(y, _const(np.array(1 << bit, y.dtype), y)), _const(0, y))
         acc = lax.select(set_, lax.mul(acc, base), acc)
         base = lax.mul(base, base)
     if not dtypes.is_unsigned(x.dtype):

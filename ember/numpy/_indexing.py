@@ -184,7 +184,8 @@ def _norm_int(i, d: int, normalize_negative: bool = True) -> Tracer:
     t = _lift(i)
     if t.dtype != dt:
         if dtypes.is_unsigned(t.dtype) and t.dtype.itemsize >= dt.itemsize:
-            t = lax.min(t, _lift(np.asarray(np.iinfo(dt).max, t.dtype)))
+            t = lax.min(t, lax.broadcast_in_dim(_lift(np.asarray(np.iinfo(dt).max, t.dtype)),
+                                                t.shape, ()))
         t = lax.convert_element_type(t, dt)
     if normalize_negative:
         zero = lax.broadcast_in_dim(_lift(np.asarray(0, dt)), t.shape, ())
@@ -344,6 +345,8 @@ def _scatter_update(x, idx, y, kind, mode=None):
     except TracingError:
         _error(f"cannot update x[idx] of shape {target} with values of shape {y.shape}")
     if indices is None:      # every dimension taken whole: an elementwise update
+        if y.shape != x.shape:      # x[None, :] and the like: drop the new unit axes
+            y = lax.reshape(y, x.shape)
         if kind == "set":
             return y
         fn = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}[kind]
@@ -402,7 +405,8 @@ class _IndexUpdateRef:
         if mode not in _MODES:
             _error(f"invalid mode {mode!r}; expected one of {_MODES}")
         norm = self._norm()
-        if not builtins.any(_is_array(i) for i in norm) and mode not in ("fill", "drop"):
+        gathered = (int, np.integer) if mode in ("fill", "drop") else ()   # may be out of bounds
+        if not builtins.any(_is_array(i) or isinstance(i, gathered) for i in norm):
             return _basic_getitem(self.array, norm)
         norm = tuple(np.asarray(i, _index_dtype()) if isinstance(i, int) else i
                      for i in norm)
@@ -427,11 +431,12 @@ class _IndexUpdateRef:
     mul = multiply
 
     def divide(self, values, *, mode=None):
-        """``x[idx] /= values`` (multiplies by the reciprocal); floating-point arrays only."""
+        """``x[idx] /= values``: ``x`` divided by the product of the values scattered onto
+        ones, as JAX computes it; floating-point arrays only."""
         if not dtypes.is_float(np.dtype(self.array.dtype)):
             _error(f"x.at[idx].divide needs a floating-point array, got {self.array.dtype}")
-        return self._update(_enp.reciprocal(_enp.asarray(values, self.array.dtype)), "mul",
-                            mode)
+        ones = _IndexUpdateRef(_enp.ones_like(self.array), self.index)
+        return _enp.divide(self.array, ones._update(values, "mul", mode))
 
     def min(self, values, *, mode=None):
         """``x[idx] = minimum(x[idx], values)``, duplicates included."""

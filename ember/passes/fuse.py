@@ -366,14 +366,15 @@ class _BlockFusion:
     def _indices_from_arguments(self, gather) -> bool:
         """Whether a gather's indices are computed, by fusible elementwise and shape ops, from
         function arguments and constants only (not from a slice, a transpose, ...)."""
-        stack = [gather.operands[1]]
+        stack, seen = [gather.operands[1]], set()    # (a DAG: each op once, or exponential)
         while stack:
             owner = stack.pop().owner
             if isinstance(owner, ir.Block):
                 continue
             op = owner.operation
-            if op.name == "ember.constant":
+            if op in seen or op.name == "ember.constant":
                 continue
+            seen.add(op)
             if self.kind.get(op) not in ("elementwise", "shape") or op.name in _KEPT_APART:
                 return False
             stack.extend(op.operands)
@@ -409,7 +410,9 @@ class _BlockFusion:
         return out
 
     def _cycle(self, group):
-        """An op outside ``group`` on a path from the group back into it, or None."""
+        """An op outside ``group`` on a path from the group back into it, or None. An op in
+        another fusion group stands for its whole group: the fusion runs as one op, so each of
+        its results waits for all of its inputs."""
         last = max(self.pos[o] for o in group)
         stack = [u for o in group for u in self.users[o] if u not in group]
         seen = set()
@@ -417,11 +420,13 @@ class _BlockFusion:
             o = stack.pop()
             if o in seen or self.pos[o] > last:
                 continue
-            seen.add(o)
-            for u in self.users[o]:
-                if u in group:
-                    return o
-                stack.append(u)
+            members = self.members[self.find(o)]
+            seen.update(members)
+            for m in members:
+                for u in self.users[m]:
+                    if u in group:
+                        return o
+                    stack.append(u)
         return None
 
     def _union(self, producer, consumer) -> None:

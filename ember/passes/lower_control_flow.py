@@ -26,17 +26,19 @@ from ember._mlir import arith, ir, scf, tensor, walk
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes.lowering import (
     LOWERINGS,
-    SCALAR,
     LowerCall,
     dims_map,
     elem,
+    emit_scalar,
     empty,
+    extract_index,
     generic,
     identity_map,
     lower_elementwise,
     lowering,
     scalar_const,
     scf_while,
+    to_index,
     ttype,
 )
 from ember.passes.registry import PassError
@@ -63,9 +65,7 @@ def _block(op: ir.Operation, i: int) -> ir.Block:
 
 def _index(v: ir.Value, dtype) -> ir.Value:
     """A scalar ``index`` from a rank-0 integer tensor."""
-    s = tensor.ExtractOp(v, []).result
-    cast = arith.IndexCastUIOp if dtypes.is_unsigned(dtype) else arith.IndexCastOp
-    return cast(ir.IndexType.get(), s).result
+    return extract_index(v, dtype)
 
 
 def _const_index(n: int) -> ir.Value:
@@ -216,7 +216,7 @@ def _scalars(block: ir.Block, args, values: dict) -> list[ir.Value]:
             res = _scalar_for(op, ins, values)
         else:
             in_dt = aval_of_type(op.operands[0].type).dtype if op.operands else out
-            res = [SCALAR[name.split(".", 1)[1]](ins, in_dt, out, attrs)]
+            res = [emit_scalar(name.split(".", 1)[1], ins, in_dt, out, attrs)]
         values.update(zip(op.results, res))
     raise PassError(f"{block.owner.location}: error: region does not end with ember.yield")
 
@@ -239,11 +239,10 @@ def _scalar_if(op, ins, values) -> list[ir.Value]:
 def _scalar_for(op, ins, values) -> list[ir.Value]:
     lo, hi, *init = ins
     dt = aval_of_type(op.operands[0].type).dtype
-    cast = arith.IndexCastUIOp if dtypes.is_unsigned(dt) else arith.IndexCastOp
-    index = ir.IndexType.get()
-    loop = scf.ForOp(cast(index, lo).result, cast(index, hi).result, _const_index(1), init)
+    loop = scf.ForOp(to_index(lo, dt), to_index(hi, dt), _const_index(1), init)
     body = loop.body
     with ir.InsertionPoint(body):
+        cast = arith.IndexCastUIOp if dtypes.is_unsigned(dt) else arith.IndexCastOp
         i = cast(elem(dt), body.arguments[0]).result
         scf.YieldOp(_scalars(_block(op, 0), [i, *list(body.arguments)[1:]], values))
     return list(loop.results)

@@ -49,7 +49,7 @@ import numpy as np
 from ember._mlir import arith, flow, ir, linalg, math_d, signless, tensor
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes.fuse import op_cost
-from ember.passes.lower_indexing import _clamp_index, _to_index
+from ember.passes.lower_indexing import _clamp_index
 from ember.passes.lowering import (
     _COMBINE,
     LOWERINGS,
@@ -59,6 +59,7 @@ from ember.passes.lowering import (
     _reduce_init,
     dims_map,
     elem,
+    emit_scalar,
     empty,
     filled,
     generic,
@@ -67,6 +68,7 @@ from ember.passes.lowering import (
     lower_elementwise,
     lowering,
     scalar_const,
+    to_index,
 )
 
 __all__: list[str] = []
@@ -125,6 +127,7 @@ class _Fusion:
         self.multi_result = c.attrs["multi_result"]
         self.opaque: set = set()     # results of inlinable ops lowered by their own rule
         self.reads_indices = False   # whether the generic being lowered reads loop indices
+        self.collected: dict = {}    # id(inputs list) -> (value, map, root) walked into it
         # Tensors of values computed so far: block arguments, then materialized values.
         self.tensor = dict(zip(block.arguments, c.operands))
         self.roots = self._materialized()
@@ -355,6 +358,11 @@ class _Fusion:
             return scalars[key]
         if scalars is not None and (v, m) in scalars:
             return scalars[(v, m)]
+        if scalars is None:     # visit each (value, map) once: a DAG (x * x, n times) is not
+            seen = self.collected.setdefault(id(inputs), set())    # walked 2**n times
+            if (v, m, root) in seen:
+                return None
+            seen.add((v, m, root))
         op = v.owner.operation
         name = op.name
         out = aval_of_type(v.type)
@@ -398,7 +406,7 @@ class _Fusion:
         else:
             args = [self._walk(x, m, inputs, scalars, root) for x in op.operands]
             in_dt = aval_of_type(op.operands[0].type).dtype if op.operands else out.dtype
-            res = SCALAR[name.split(".", 1)[1]](args, in_dt, out.dtype, attrs)
+            res = emit_scalar(name.split(".", 1)[1], args, in_dt, out.dtype, attrs)
         if scalars is not None:
             scalars[(v, m)] = res
         return res
@@ -449,7 +457,7 @@ class _Fusion:
         for j, a in enumerate(axes):
             v = self._walk(idx, at + (("const", j),), inputs, scalars, root)
             coords[a] = ("val", None if scalars is None else
-                         _clamp_index(_to_index(v, ia.dtype), xa.shape[a] - 1))
+                         _clamp_index(to_index(v, ia.dtype), xa.shape[a] - 1))
         rest = iter(m[nb:])
         coords = tuple(next(rest) if c is None else c for c in coords)
         return self._walk(x, coords, inputs, scalars, root)

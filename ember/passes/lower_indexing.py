@@ -27,11 +27,13 @@ from ember.passes.lowering import (
     dims_map,
     elem,
     empty,
+    extract_index,
     filled,
     generic,
     identity_map,
     lowering,
     scalar_const,
+    to_index,
     ttype,
 )
 
@@ -41,11 +43,6 @@ __all__: list[str] = []
 def _index_const(v: int) -> ir.Value:
     index = ir.IndexType.get()
     return arith.ConstantOp(index, ir.IntegerAttr.get(index, int(v))).result
-
-
-def _to_index(v: ir.Value, dtype) -> ir.Value:
-    cast = arith.IndexCastUIOp if dtypes.is_unsigned(dtype) else arith.IndexCastOp
-    return cast(ir.IndexType.get(), v).result
 
 
 def _clamp_index(i: ir.Value, hi: int) -> ir.Value:
@@ -68,7 +65,7 @@ def _lower_gather(c: LowerCall):
         coords, rest = [None] * xa.ndim, iter(loop[nb:])
         for j, a in enumerate(axes):
             v = tensor.ExtractOp(idx, loop[:nb] + [_index_const(j)]).result
-            coords[a] = _clamp_index(_to_index(v, ia.dtype), xa.shape[a] - 1)
+            coords[a] = _clamp_index(to_index(v, ia.dtype), xa.shape[a] - 1)
         for d in range(xa.ndim):
             if coords[d] is None:
                 coords[d] = next(rest)
@@ -195,8 +192,7 @@ def _padded_scatter_operands(xt, xta, idx, ia, k, n, idx_dt, sizes):
 def _clamped_starts(starts, avals, dims, sizes) -> list[ir.Value]:
     out = []
     for s, a, d, n in zip(starts, avals, dims, sizes):
-        v = _to_index(tensor.ExtractOp(s, []).result, a.dtype)
-        out.append(_clamp_index(v, d - n))
+        out.append(_clamp_index(extract_index(s, a.dtype), d - n))
     return out
 
 

@@ -432,7 +432,9 @@ def _digamma(f, x):
     t = f.add(f.c(gh), z)
     log_t = f.add(f.c(math.log(gh)), f.log1p(f.div(z, f.c(gh))))
     y = f.add(f.sub(log_t, f.div(f.c(_LANCZOS_G), t)), f.div(da, a))
-    frac = f.sub(x, f.floor(x))
+    # pi / tan(pi x) has period 1: reduce x by its nearest integer, exactly (x - floor(x)
+    # rounded 1 - 1e-8 to 1, and digamma(-1e-8) came out -3.6e7, not 1e8).
+    frac = f.sub(x, f.floor(f.add(x, f.c(0.5))))
     pix = f.mul(f.c(np.pi), frac)
     reflected = f.sub(y, f.div(f.mul(f.c(np.pi), f.cos(pix)), f.sin(pix)))
     r = f.sel(need, reflected, y)

@@ -74,6 +74,28 @@ def ttype(aval: ShapedArray) -> ir.Type:
     return ir.RankedTensorType.get(list(aval.shape), elem(aval.dtype))
 
 
+def to_index(v: ir.Value, dtype) -> ir.Value:
+    """The integer scalar ``v`` of ``dtype`` as an ``index`` (zero-extended if unsigned)."""
+    unsigned = dtypes.is_unsigned(dtype) or dtypes.is_bool(dtype)
+    cast = arith.IndexCastUIOp if unsigned else arith.IndexCastOp
+    return cast(ir.IndexType.get(), v).result
+
+
+def extract_index(t: ir.Value, dtype) -> ir.Value:
+    """The rank-0 integer tensor ``t`` of ``dtype`` as an ``index`` on the host (a loop bound, a
+    slice start). A narrow integer is widened to 32 bits by a tensor op first: IREE 3.13's host
+    code zero-extends an i8/i16 in a signed ``index_cast`` (an int8 start of -3 became 253),
+    and widening the extracted scalar instead is folded back into that cast."""
+    if np.dtype(dtype).itemsize < 4:
+        i32 = ir.IntegerType.get_signless(32)
+        ext = arith.ExtUIOp if dtypes.is_unsigned(dtype) or dtypes.is_bool(dtype) \
+            else arith.ExtSIOp
+        (t,) = generic([t], [identity_map(0)], [tensor.EmptyOp([], i32).result],
+                       [identity_map(0)], [], lambda x, _: [ext(i32, x).result])
+        dtype = np.dtype(np.uint32 if dtypes.is_unsigned(dtype) else np.int32)
+    return to_index(tensor.ExtractOp(t, []).result, dtype)
+
+
 def scalar_const(value, dtype) -> ir.Value:
     t = elem(dtype)
     if dtypes.is_float(dtype):
@@ -135,9 +157,10 @@ def generic(inputs, input_maps, inits, output_maps, iterators, body) -> list[ir.
 def index_of(dim: int, dtype) -> ir.Value:
     """The current loop index along ``dim`` inside a generic body, as ``dtype``."""
     idx = linalg.IndexOp(dim).result
-    return arith.IndexCastOp(elem(dtype), idx).result if not dtypes.is_float(dtype) else \
-        arith.SIToFPOp(elem(dtype), arith.IndexCastOp(ir.IntegerType.get_signless(64),
-                                                      idx).result).result
+    if not dtypes.is_float(dtype):
+        return arith.IndexCastOp(elem(dtype), idx).result
+    i64 = arith.IndexCastOp(ir.IntegerType.get_signless(64), idx).result
+    return convert_scalar(i64, np.dtype(np.int64), np.dtype(dtype))   # (bfloat16 by hand)
 
 
 # --- elementwise --------------------------------------------------------------------------
@@ -156,10 +179,29 @@ def lower_elementwise(c: LowerCall) -> list[ir.Value]:
     out = c.out_avals[0]
     in_dtype = c.in_avals[0].dtype if c.in_avals else out.dtype
     rank = len(out.shape)
-    emit = SCALAR[name]
     return generic(c.operands, [identity_map(rank)] * len(c.operands), [empty(out)],
                    [identity_map(rank)], ["parallel"] * rank,
-                   lambda *a: [emit(list(a[:len(c.operands)]), in_dtype, out.dtype, c.attrs)])
+                   lambda *a: [emit_scalar(name, list(a[:len(c.operands)]), in_dtype,
+                                           out.dtype, c.attrs)])
+
+
+# Ops whose bfloat16 result is one of their operands' values or an exact conversion: no
+# rounding to add.
+_EXACT_BF16 = {"convert_element_type", "select", "max", "min", "neg", "abs", "copysign",
+               "sign", "floor", "ceil", "round", "bitcast_convert_type", "nextafter"}
+
+
+def emit_scalar(name: str, args, in_dt, out_dt, attrs) -> ir.Value:
+    """``SCALAR[name]``, with bfloat16 arithmetic done in float32 and rounded to bfloat16 after
+    each op (to nearest even, by hand): IREE's CPU code otherwise kept float32 precision
+    across a fusion's ops ((1 + 2**-9) - 1 in bfloat16 gave 2**-9; JAX and NumPy give 0)."""
+    if out_dt != dtypes.bfloat16 or name in _EXACT_BF16:
+        return SCALAR[name](args, in_dt, out_dt, attrs)
+    f32 = ir.F32Type.get()
+    bf16 = ir.BF16Type.get()
+    wide = [arith.ExtFOp(f32, a).result if a.type == bf16 else a for a in args]
+    in_dt = np.dtype(np.float32) if in_dt == dtypes.bfloat16 else in_dt
+    return round_to_bf16(SCALAR[name](wide, in_dt, np.dtype(np.float32), attrs))
 
 
 def _fi(float_op, int_op, uint_op=None):
@@ -858,6 +900,13 @@ def _float_to_int(x: ir.Value, src, dst) -> ir.Value:
     return arith.SelectOp(_cmpf("uno", x, x), scalar_const(0, dst), r).result
 
 
+def round_to_bf16(x: ir.Value) -> ir.Value:
+    """float32 -> bfloat16, to nearest even, NaN kept NaN (see :func:`_f32_to_bf16_rne`)."""
+    nan = arith.ConstantOp(ir.BF16Type.get(), ir.FloatAttr.get(ir.BF16Type.get(),
+                                                               float("nan"))).result
+    return arith.SelectOp(_cmpf("uno", x, x), nan, _f32_to_bf16_rne(x)).result
+
+
 def _f32_to_bf16_rne(x: ir.Value) -> ir.Value:
     """float32 -> bfloat16, round to nearest even, with integer ops (x is not NaN here)."""
     i32, i16 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(16)
@@ -1062,7 +1111,8 @@ def _lower_argreduce(c: LowerCall):
                                                 _cmpf("uno", m, m)).result).result
         i = index_of(axis, out.dtype)
         cand = arith.SelectOp(hit, i, scalar_const(first, out.dtype)).result
-        return [arith.MinSIOp(acc, cand).result]
+        low = arith.MinUIOp if dtypes.is_unsigned(out.dtype) else arith.MinSIOp
+        return [low(acc, cand).result]
 
     return generic([x, best], [identity_map(rank), out_map], [filled(out, first)], [out_map],
                    iters, body)

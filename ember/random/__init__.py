@@ -283,7 +283,7 @@ def _host_float(x):
     """Host data as an array of a float dtype: Python scalars and ints take the default float
     dtype (without the 64-bit narrowing warning NumPy float64 data gets)."""
     arr = np.asarray(x)
-    if isinstance(x, bool | int | float) or arr.dtype.kind != "f":
+    if isinstance(x, bool | int | float) or not dtypes.is_float(arr.dtype):
         return arr.astype(dtypes.default_float())
     return arr.astype(dtypes.canonicalize(arr.dtype))
 
@@ -304,7 +304,7 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
 @eager
 def _uniform(key, minval, maxval, shape, dtype):
     enp = _enp()
-    finfo = dtypes.finfo(dtype) if hasattr(dtypes, "finfo") else np.finfo(dtype)
+    finfo = dtypes.finfo(dtype)
     nbits, nmant = np.dtype(dtype).itemsize * 8, int(finfo.nmant)
     rng_bits = 8 if nmant < 8 else nbits
     uint = _UINT[nbits]
@@ -412,7 +412,7 @@ def _bernoulli(key, p, shape, mode):
         both = _uniform(key, np.asarray(0.0, dt), np.asarray(1.0, dt), (2,) + shape, dt)
         u1 = lax.reshape(lax.slice(both, (0,) + (0,) * len(shape), (1,) + shape), shape)
         u2 = lax.reshape(lax.slice(both, (1,) + (0,) * len(shape), (2,) + shape), shape)
-        u2 = lax.mul(u2, _full(2.0 ** -int(np.finfo(dt).nmant), dt, shape))
+        u2 = lax.mul(u2, _full(2.0 ** -int(dtypes.finfo(dt).nmant), dt, shape))
         return lax.lt(u2, lax.sub(p, u1))
     u = _uniform(key, np.asarray(0.0, dt), np.asarray(1.0, dt), shape, dt)
     return lax.lt(u, p)
@@ -497,7 +497,7 @@ def gumbel(key, shape=(), dtype=None):
 
 @eager
 def _gumbel(key, shape, dtype):
-    tiny = np.finfo(dtype).tiny
+    tiny = dtypes.finfo(dtype).tiny
     u = _uniform(key, np.asarray(tiny, dtype), np.asarray(1.0, dtype), shape, dtype)
     return lax.neg(lax.log(lax.neg(lax.log(u))))
 

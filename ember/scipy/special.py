@@ -58,6 +58,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 def _logsumexp_b(a, axis, b, keepdims, return_sign):
     a, b = enp._float_args(a, 1.0 if b is None else b, name="logsumexp")
     axes = enp._axes(axis, a.ndim)
+    a = enp.where(b != 0, a, -enp.inf)     # a zero weight drops its term, inf included (JAX)
     m = enp.max(a, axis=axes, keepdims=True)
     m = enp.where(enp.isfinite(m), m, 0.0)
     s = enp.sum(b * enp.exp(a - m), axis=axes, keepdims=True)
