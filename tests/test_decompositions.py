@@ -130,12 +130,12 @@ def test_factorizations_match_numpy():
 
 def test_dtypes_and_special_input():
     """float16 in, float16 out (computed in float32); integers give floats; a matrix that is
-    not positive definite gives NaNs in the factor (as in JAX); a diagonal matrix converges at
+    not positive definite gives all NaN (as in JAX); a diagonal matrix converges at
     once."""
     h = (SPD[0] / 4).astype(np.float16)
     close(LA.cholesky(h), np.linalg.cholesky(f64(h)), 3e-3, np.float16)
     close(LA.det(np.array([[2, 1], [1, 3]], np.int32)), 5.0)
-    assert np.isnan(np.asarray(LA.cholesky(-SPD[0]))[np.tril_indices(4)]).all()
+    assert np.isnan(np.asarray(LA.cholesky(-SPD[0]))).all()
     d = np.diag(np.float32([3, -1, 2]))
     w, v = LA.eigh(d)
     close(w, [-1, 2, 3])
