@@ -174,3 +174,30 @@ def test_svd_of_odd_sizes():
         close(s, np.linalg.svd(f64(m), compute_uv=False), 1e-5)
         np.testing.assert_allclose((np.asarray(u) * np.asarray(s)) @ np.asarray(vh), m,
                                    atol=2e-5)
+
+
+def test_scipy_linalg_solvers():
+    """ember.scipy.linalg against NumPy: triangular solves (lower/upper, transposed, unit
+    diagonal; a stack of matrices) and Cholesky solves."""
+    import ember.scipy.linalg as sla
+    tri = f64(A) + 4 * np.eye(4)
+    b = f64(B)
+
+    def ref(t, lower, trans, unit):
+        t = np.tril(t) if lower else np.triu(t)
+        if unit:
+            t = t - np.diag(np.diag(t)) + np.eye(4)
+        return np.linalg.solve(t.T if trans else t, b)
+
+    for lower, trans, unit in ((True, 0, False), (False, 0, False), (True, "T", False),
+                               (False, 1, True)):
+        got = sla.solve_triangular(tri.astype(np.float32), np.broadcast_to(B, (2, 4, 3)),
+                                   trans=trans, lower=lower, unit_diagonal=unit)
+        close(got, np.stack([ref(t, lower, trans, unit) for t in tri]), 1e-5)
+    spd = f64(SPD[0])
+    for lower in (False, True):
+        c = sla.cho_factor(SPD[0], lower=lower)
+        close(sla.cho_solve(c, V), np.linalg.solve(spd, f64(V)), 1e-5)
+    close(sla.cholesky(SPD[0]), np.linalg.cholesky(spd).T, 1e-5)
+    with pytest.raises(TracingError, match=r"solve_triangular: trans must be"):
+        sla.solve_triangular(B[:3], B[:3], trans="X")

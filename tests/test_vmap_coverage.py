@@ -1,5 +1,5 @@
-"""Every public function of ember.numpy, ember.nn, ember.lax, ember.random and
-ember.scipy.special under ``ember.vmap``.
+"""Every public function of ember.numpy, ember.nn, ember.lax, ember.random,
+ember.scipy.special and ember.scipy.linalg under ``ember.vmap``.
 
 One table entry per public function (some functions have several): a per-example function of
 the sample arguments ``a`` (4, 5) float32 in (0.1, 0.9), ``b`` (5,) float32 in (0.5, 2),
@@ -31,6 +31,7 @@ import ember.lax as lax
 import ember.nn as nn
 import ember.numpy as enp
 import ember.random as random
+import ember.scipy.linalg as sla
 import ember.scipy.special as special
 from ember import tree_util
 
@@ -172,6 +173,12 @@ case("numpy.linalg.matrix_rank", lambda a, b, m, n, k: enp.linalg.matrix_rank(
 case("numpy.linalg.lstsq", lambda a, b, m, n, k: enp.linalg.lstsq(a.T, b)[:2])
 case("numpy.linalg.matrix_power", lambda a, b, m, n, k: enp.linalg.matrix_power(a[:, :4], 3))
 case("numpy.linalg.multi_dot", lambda a, b, m, n, k: enp.linalg.multi_dot([b[:4], a, m, b]))
+case("scipy.linalg.solve_triangular", lambda a, b, m, n, k: sla.solve_triangular(
+    _SQ(a), b[:4], lower=True))
+case("scipy.linalg.cholesky", lambda a, b, m, n, k: sla.cholesky(_SPD(a)))
+case("scipy.linalg.cho_factor", lambda a, b, m, n, k: sla.cho_factor(_SPD(a))[0])
+case("scipy.linalg.cho_solve", lambda a, b, m, n, k: sla.cho_solve(
+    sla.cho_factor(_SPD(a), lower=True), b[:4]))
 
 # ember.numpy: creation (an unbatched value combined with a batched one).
 case("numpy.arange", lambda a, b, m, n, k: enp.arange(5) * b)
@@ -420,7 +427,7 @@ EXCLUDED = {
 }
 
 MODULES = {"numpy": enp, "numpy.linalg": enp.linalg, "nn": nn, "lax": lax, "random": random,
-           "special": special}
+           "special": special, "scipy.linalg": sla}
 
 
 def _public_functions(prefix, module):

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ember.scipy import special
+from ember.scipy import linalg, special
 
-__all__: list[str] = ["special"]
+__all__: list[str] = ["linalg", "special"]
