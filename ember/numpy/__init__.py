@@ -416,14 +416,20 @@ def _integer_pow(x, n):
         if not dtypes.is_float(x.dtype):
             _error("integers to negative integer powers are not allowed")
         return lax.div(_const(1, x), _integer_pow(x, -n))
-    acc, base = None, x
+    return _by_squaring(x, n, lax.mul) if n else ones_like(x)
+
+
+def _by_squaring(x, n: int, mul):
+    """``x`` to the power ``n`` > 0 under the product ``mul`` (elementwise, matrix), by
+    repeated squaring."""
+    acc = None
     while n:
         if n & 1:
-            acc = base if acc is None else lax.mul(acc, base)
+            acc = x if acc is None else mul(acc, x)
         n >>= 1
         if n:
-            base = lax.mul(base, base)
-    return acc if acc is not None else ones_like(x)
+            x = mul(x, x)
+    return acc
 
 
 @eager

@@ -265,14 +265,37 @@ def cholesky(a, *, upper=False):
     return enp._to(enp.swapaxes(low, -1, -2) if upper else low, out)
 
 
-def _lu_solve_core(lu, perm, b):
+def _solve_core(a, b):
+    lu, perm, _ = _lu_core(a)
     y = _triangular_core(lu, _enp().take(b, perm, axis=0), True, True)
     return _triangular_core(lu, y, False, False)
 
 
-def _solve_core(a, b):
-    lu, perm, _ = _lu_core(a)
-    return _lu_solve_core(lu, perm, b)
+def _solve_with(name, a, b, solve, vector):
+    """``solve(matrix, rhs)`` on each square matrix of ``a`` and right-hand side of ``b`` (a
+    vector if ``vector``, else a matrix), their batch axes broadcast; the result in the float
+    dtype of both."""
+    enp = _enp()
+    x, out = _matrix(a, name)
+    y = enp._lift(b)
+    if vector:
+        y = y[..., None]
+    rows = y.shape[-2] if y.ndim >= 2 else "no"
+    if rows != x.shape[-1]:
+        _error(f"{name}: a of shape {x.shape} and b of shape {enp._lift(b).shape} do not match "
+               f"({x.shape[-1]} equations, {rows} right-hand rows)")
+    try:
+        batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    except ValueError:
+        _error(f"{name}: batch shapes {x.shape[:-2]} of a and {y.shape[:-2]} of b do not "
+               "broadcast")
+    if dtypes.is_float(y.dtype):
+        out = enp.result_type(out, y.dtype)
+    ct = np.float64 if out == np.float64 else np.float32
+    x = enp.broadcast_to(enp._to(x, ct), batch + x.shape[-2:])
+    y = enp.broadcast_to(enp._to(y, ct), batch + y.shape[-2:])
+    res = _batched(solve, x, y)
+    return enp._to(res[..., 0] if vector else res, out)
 
 
 @eager
@@ -284,27 +307,7 @@ def solve(a, b):
         >>> enp.linalg.solve(enp.array([[2.0, 1.0], [1.0, 3.0]]), enp.array([3.0, 5.0]))
         Array([0.8, 1.4], dtype=float32)
     """
-    enp = _enp()
-    x, out = _matrix(a, "solve")
-    y = enp._lift(b)
-    vector = y.ndim == 1
-    if vector:
-        y = y[:, None]
-    if y.shape[-2] != x.shape[-1]:
-        _error(f"solve: a of shape {x.shape} and b of shape {enp._lift(b).shape} do not match "
-               f"({x.shape[-1]} equations, {y.shape[-2]} right-hand rows)")
-    try:
-        batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
-    except ValueError:
-        _error(f"solve: batch shapes {x.shape[:-2]} of a and {y.shape[:-2]} of b do not "
-               "broadcast")
-    if dtypes.is_float(y.dtype):
-        out = enp.result_type(out, y.dtype)
-    ct = np.float64 if out == np.float64 else np.float32
-    x = enp.broadcast_to(enp._to(x, ct), batch + x.shape[-2:])
-    y = enp.broadcast_to(enp._to(y, ct), batch + y.shape[-2:])
-    res = _batched(_solve_core, x, y)
-    return enp._to(res[..., 0] if vector else res, out)
+    return _solve_with("solve", a, b, _solve_core, np.ndim(b) == 1)
 
 
 @eager
@@ -732,14 +735,7 @@ def matrix_power(a, n):
         return enp.broadcast_to(enp.eye(x.shape[-1], dtype=x.dtype), x.shape)
     if n < 0:
         x, n = inv(x), -n
-    result = None
-    while n:
-        if n & 1:
-            result = x if result is None else enp.matmul(result, x)
-        n >>= 1
-        if n:
-            x = enp.matmul(x, x)
-    return result
+    return enp._by_squaring(x, n, enp.matmul)
 
 
 @eager

@@ -19,31 +19,6 @@ from ember.numpy import linalg as _la
 __all__: list[str] = ["solve_triangular", "cholesky", "cho_factor", "cho_solve"]
 
 
-def _solve_with(name, a, b, solve):
-    """``solve(matrix, rhs)`` on each matrix of ``a`` and right-hand side of ``b`` (a vector
-    when it has one axis less than ``a``), batch axes broadcast; results in the float dtype
-    of both."""
-    x, out = _la._matrix(a, name)
-    y = enp._lift(b)
-    vector = y.ndim == x.ndim - 1
-    if vector:
-        y = y[..., None]
-    if y.ndim < 2 or y.shape[-2] != x.shape[-1]:
-        _la._error(f"{name}: a of shape {x.shape} and b of shape {enp._lift(b).shape} do not "
-                   f"match ({x.shape[-1]} rows)")
-    try:
-        batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
-    except ValueError:
-        _la._error(f"{name}: batch shapes {x.shape[:-2]} and {y.shape[:-2]} do not broadcast")
-    if _la.dtypes.is_float(y.dtype):
-        out = enp.result_type(out, y.dtype)
-    ct = np.float64 if out == np.float64 else np.float32
-    x = enp.broadcast_to(enp._to(x, ct), batch + x.shape[-2:])
-    y = enp.broadcast_to(enp._to(y, ct), batch + y.shape[-2:])
-    res = _la._batched(solve, x, y)
-    return enp._to(res[..., 0] if vector else res, out)
-
-
 @eager
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
                      debug=None, check_finite=True):
@@ -58,7 +33,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
         if transposed:
             t = enp.swapaxes(t, -1, -2)
         return _la._triangular_core(t, r, lower != transposed, unit_diagonal)
-    return _solve_with("solve_triangular", a, b, solve)
+    return _la._solve_with("solve_triangular", a, b, solve, np.ndim(b) == np.ndim(a) - 1)
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
@@ -83,4 +58,4 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
         low = t if lower else enp.swapaxes(t, -1, -2)
         y = _la._triangular_core(low, r, True, False)
         return _la._triangular_core(enp.swapaxes(low, -1, -2), y, False, False)
-    return _solve_with("cho_solve", c, b, solve)
+    return _la._solve_with("cho_solve", c, b, solve, np.ndim(b) == np.ndim(c) - 1)
