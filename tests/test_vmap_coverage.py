@@ -393,6 +393,16 @@ case("lax.fori_loop#batched_bound", lambda a, b, m, n, k: lax.fori_loop(
 case("lax.scan", lambda a, b, m, n, k: lax.scan(lambda c, r: (c + r, c * r), b, a))
 case("lax.map", lambda a, b, m, n, k: lax.map(lambda r: r @ m + b, a))
 
+# ember.nn and ember.scipy.special additions (session 17).
+
+# ember.random distributions (session 17).
+
+# ember.numpy additions (session 17).
+
+# ember.numpy.linalg and ember.scipy.linalg additions (session 17).
+
+# ember.lax additions (session 17).
+
 # Rule paths where only some operands are batched.
 case("lax.scatter_add#shared_operand", lambda a, b, m, n, k: lax.scatter_add(
     m, enp.array([[1], [1], [4]]), a[:3], (0,)))
