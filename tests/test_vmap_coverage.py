@@ -402,6 +402,62 @@ case("lax.map", lambda a, b, m, n, k: lax.map(lambda r: r @ m + b, a))
 # ember.numpy.linalg and ember.scipy.linalg additions (session 17).
 
 # ember.lax additions (session 17).
+case("lax.conv_general_dilated", lambda a, b, m, n, k: lax.conv_general_dilated(
+    a.reshape(1, 4, 5, 1), m[:2, :3].reshape(2, 3, 1, 1), (1, 2), "SAME",
+    dimension_numbers=("NHWC", "HWIO", "NHWC")))
+case("lax.conv_general_dilated#groups", lambda a, b, m, n, k: lax.conv_general_dilated(
+    a.reshape(1, 2, 2, 5), m[:4, :2].reshape(4, 1, 1, 2), (1, 1), [(0, 0), (1, 0)],
+    rhs_dilation=(1, 2), feature_group_count=2))
+case("lax.conv", lambda a, b, m, n, k: lax.conv(a[None, None], m[None, None, :2, :3], (1, 1),
+                                               "VALID"))
+case("lax.conv_with_general_padding", lambda a, b, m, n, k: lax.conv_with_general_padding(
+    a[None, None], b[None, None, None, :2], (1, 1), [(1, 1), (0, 0)], (2, 1), None))
+case("lax.conv_transpose", lambda a, b, m, n, k: lax.conv_transpose(
+    a[None, :, :, None], m[:2, :2, None, None], (2, 1), "SAME"))
+case("lax.conv_general_dilated_patches", lambda a, b, m, n, k: (
+    lax.conv_general_dilated_patches(a[None, None], (2, 2), (1, 2), "SAME")))
+case("lax.reduce_window", lambda a, b, m, n, k: lax.reduce_window(
+    a, -np.inf, lax.max, (2, 2), (1, 2), "SAME"))
+case("lax.reduce_window#dilated", lambda a, b, m, n, k: lax.reduce_window(
+    n, 0, lax.add, (2, 2), (1, 1), "VALID", (2, 1), (1, 2)))
+case("lax.expand_dims", lambda a, b, m, n, k: lax.expand_dims(a, (1,)))
+case("lax.squeeze", lambda a, b, m, n, k: lax.squeeze(a[:1], (0,)))
+case("lax.collapse", lambda a, b, m, n, k: lax.collapse(a[None], 0, 2))
+case("lax.broadcast", lambda a, b, m, n, k: lax.broadcast(b, (2,)))
+case("lax.broadcast_to_rank", lambda a, b, m, n, k: lax.broadcast_to_rank(b, 3))
+case("lax.broadcast_like", lambda a, b, m, n, k: lax.broadcast_like(b, a))
+case("lax.full", lambda a, b, m, n, k: lax.full((2,), 3.0) * b[:2])
+case("lax.full_like", lambda a, b, m, n, k: lax.full_like(a, 2.0) + a)
+case("lax.empty", lambda a, b, m, n, k: lax.empty((3,), np.float32) + b[0])
+case("lax.tile", lambda a, b, m, n, k: lax.tile(a, (1, 2)))
+case("lax.split", lambda a, b, m, n, k: lax.split(a, (2, 3), axis=1))
+case("lax.stack", lambda a, b, m, n, k: lax.stack([b, m[0]], 1))
+case("lax.unstack", lambda a, b, m, n, k: lax.unstack(a, 1))
+case("lax.slice_in_dim", lambda a, b, m, n, k: lax.slice_in_dim(a, 1, None, 2, 1))
+case("lax.index_in_dim", lambda a, b, m, n, k: lax.index_in_dim(a, -1, 0, keepdims=False))
+case("lax.dynamic_slice_in_dim", lambda a, b, m, n, k: lax.dynamic_slice_in_dim(
+    a, n[0, 0] % 4, 2, axis=1))
+case("lax.dynamic_update_slice_in_dim", lambda a, b, m, n, k: (
+    lax.dynamic_update_slice_in_dim(a, m[:4, :2], n[0, 1] % 4, 1)))
+case("lax.dynamic_update_index_in_dim", lambda a, b, m, n, k: (
+    lax.dynamic_update_index_in_dim(a, b, n[1, 0] % 4, 0)))
+case("lax.dot", lambda a, b, m, n, k: lax.dot(a, b))
+case("lax.batch_matmul", lambda a, b, m, n, k: lax.batch_matmul(a[None], m[None]))
+case("lax.clamp", lambda a, b, m, n, k: lax.clamp(0.3, a, m[:4]))
+case("lax.select_n", lambda a, b, m, n, k: lax.select_n(enp.abs(n) % 3, a, -a, m[:4]))
+case("lax.square", lambda a, b, m, n, k: lax.square(n))
+case("lax.reciprocal", lambda a, b, m, n, k: lax.reciprocal(b))
+case("lax.integer_pow", lambda a, b, m, n, k: lax.integer_pow(a, -3))
+case("lax.top_k", lambda a, b, m, n, k: lax.top_k(n.astype(f32), 3))
+case("lax.reduce", lambda a, b, m, n, k: lax.reduce(a, -np.inf, enp.logaddexp, (1,)))
+case("lax.reduce#monoid", lambda a, b, m, n, k: lax.reduce(a, 1.0, lax.add, (0,)))
+case("lax.reduce_xor", lambda a, b, m, n, k: lax.reduce_xor(n, (1,)))
+case("lax.associative_scan", lambda a, b, m, n, k: lax.associative_scan(
+    lambda x, y: (x[0] * y[0], x[1] * y[0] + y[1]), (a, m[:4]), axis=1))
+case("lax.cumlogsumexp", lambda a, b, m, n, k: lax.cumlogsumexp(a, 1, reverse=True))
+case("lax.stop_gradient", lambda a, b, m, n, k: lax.stop_gradient(a) * 2)
+case("lax.optimization_barrier", lambda a, b, m, n, k: lax.optimization_barrier(a) + 1)
+
 
 # Rule paths where only some operands are batched.
 case("lax.scatter_add#shared_operand", lambda a, b, m, n, k: lax.scatter_add(
@@ -434,6 +490,9 @@ EXCLUDED = {
     # Tracing machinery (re-exported by the modules' own imports): no array semantics.
     "numpy.current_trace", "numpy.eager", "numpy.user_where", "lax.current_trace",
     "lax.eager", "lax.bind", "nn.eager",
+    # Host-side helpers of the convolutions: layouts and paddings, not array functions.
+    "lax.ConvDimensionNumbers", "lax.conv_dimension_numbers", "lax.conv_general_permutations",
+    "lax.padtype_to_pads",
 }
 
 MODULES = {"numpy": enp, "numpy.linalg": enp.linalg, "nn": nn, "lax": lax, "random": random,
