@@ -42,6 +42,10 @@ class ArgumentError(EmberError, TypeError):
     """A jitted function was called with arguments it cannot take."""
 
 
+class UnboundAxisError(EmberError, NameError):
+    """A collective (``lax.psum``, ...) names an axis no enclosing ``vmap`` binds."""
+
+
 class RuntimeFailure(EmberError, RuntimeError):
     """IREE's runtime reported an error while running a compiled program."""
 

@@ -166,6 +166,15 @@ for _name in ("cumsum", "cumprod", "cummax", "cummin"):
     if _name in ("cumsum", "cumprod"):
         _BAD[f"ember.{_name}"].append(([A((3,), BOOL)], {"axis": 0, "reverse": False}))
 
+# --- collectives ---
+for _name in ("psum", "pmax", "pmin"):
+    _BAD[f"ember.{_name}"] = [([A((3,))], {"axis_name": ""})]
+_BAD["ember.psum"].append(([A((3,), BOOL)], {"axis_name": "i"}))
+_BAD["ember.all_gather"] = [([A((3,))], {"axis_name": "i", "axis_size": 0}),
+                            ([A((3,))], {"axis_name": "i", "axis_size": 2, "axis": 2}),
+                            ([A(())], {"axis_name": "i", "axis_size": 2, "tiled": True})]
+_BAD["ember.axis_index"] = [([], {"axis_name": ""})]
+
 ALL = sorted(OPS)
 TYPED = sorted(n for n in OPS if OPS[n].infer is not None)
 
@@ -267,6 +276,11 @@ def test_good_inputs_accepted():
         [A((3,), I32)]
     assert OPS["ember.iota"].result_avals(
         [], {"shape": (2, 3), "dimension": 1, "dtype": f32}) == [A((2, 3))]
+    gather = OPS["ember.all_gather"]
+    assert gather.result_avals([A((3, 2))], gather.check_attrs(
+        {"axis_name": "i", "axis_size": 4, "axis": 1})) == [A((3, 4, 2))]
+    assert gather.result_avals([A((3, 2))], gather.check_attrs(
+        {"axis_name": "i", "axis_size": 4, "axis": 1, "tiled": True})) == [A((3, 8))]
 
 
 _CALL_MODULE = """

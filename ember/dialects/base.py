@@ -179,7 +179,10 @@ def _scalar_of(attr: ir.Attribute):
 
 
 def encode_attrs(opdef: OpDef, attrs: dict) -> dict[str, ir.Attribute]:
-    return {a.name: encode_attr(a.kind, attrs[a.name]) for a in opdef.attrs}
+    """The attributes as MLIR attributes; an optional one (default None) is left out when
+    None."""
+    return {a.name: encode_attr(a.kind, attrs[a.name]) for a in opdef.attrs
+            if not (a.default is None and attrs.get(a.name) is None)}
 
 
 def decode_attrs(opdef: OpDef, op: ir.Operation) -> dict:

@@ -2,7 +2,8 @@
 ``ember-batch`` pass with batched code.
 
 ``in_axes``/``out_axes`` hold one non-negative axis per operand/result, or -1 where the
-operand is shared (``in_axes=None``) or the result is not batched (``out_axes=None``).
+operand is shared (``in_axes=None``) or the result is not batched (``out_axes=None``). An
+optional ``axis_name`` names the batch axis for the collectives inside the callee.
 """
 
 from __future__ import annotations
@@ -44,6 +45,6 @@ def _verify_vmap(op, attrs):
 
 define("vmap", None, None,
        attrs=(Attr("callee", "symbol"), Attr("in_axes", "i64s"), Attr("out_axes", "i64s"),
-              Attr("axis_size", "i64")),
+              Attr("axis_size", "i64"), Attr("axis_name", "str", None)),
        family="transform", verify_op=_verify_vmap,
        doc="Map a per-example func.func over a batch axis (replaced by ember-batch).")

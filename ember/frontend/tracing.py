@@ -19,6 +19,8 @@ from ember.dialects.ops import fmt
 from ember.errors import ConcretizationError, TracingError
 
 _TRACES: list[Trace] = []
+# The named vmap axes being traced, innermost last: (axis_name, axis_size).
+AXES: list[tuple[str, int]] = []
 
 
 def user_location(context) -> ir.Location:

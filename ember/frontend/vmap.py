@@ -49,12 +49,15 @@ def _prefix_axes(spec, tree, what: str) -> list:
 class VmapFunction:
     """``fun`` mapped over a batch axis. Made by :func:`vmap`."""
 
-    def __init__(self, fun, in_axes, out_axes, axis_size):
+    def __init__(self, fun, in_axes, out_axes, axis_size, axis_name=None):
         if not callable(fun):
             raise TypeError(f"vmap needs a callable, got {type(fun).__name__}")
         if isinstance(in_axes, list):
             in_axes = tuple(in_axes)
+        if axis_name is not None and not (isinstance(axis_name, str) and axis_name):
+            raise VmapError(f"vmap axis_name must be a non-empty string, got {axis_name!r}")
         self.fun, self.in_axes, self.out_axes, self.axis_size = fun, in_axes, out_axes, axis_size
+        self.axis_name = axis_name
         self.fun_name = getattr(fun, "__name__", type(fun).__name__)
         functools.update_wrapper(self, fun, updated=())
 
@@ -110,16 +113,22 @@ class VmapFunction:
         argnames = self._jitted._argnames      # the parameters' names, from fun's signature
         names = [f"argument {_path_str(self.fun_name, argnames, p)}"
                  for p, _ in tree_util.tree_flatten_with_path((args, kwargs))[0]]
-        _, inner, out_tree, outs = trace_flat(self.fun, self.fun_name, tree, inner_avals, names,
-                                              module=outer.module, name=name, public=False,
-                                              transform="vmap")
+        if self.axis_name is not None:
+            tracing.AXES.append((self.axis_name, size))
+        try:
+            _, inner, out_tree, outs = trace_flat(self.fun, self.fun_name, tree, inner_avals,
+                                                  names, module=outer.module, name=name,
+                                                  public=False, transform="vmap")
+        finally:
+            if self.axis_name is not None:
+                tracing.AXES.pop()
         out_axes = self._out_axes(out_tree, outs)
         if -1 in out_axes:
             self._check_unmapped_outputs(outer.module, name, norm_axes, inner, size, out_axes,
                                          out_tree)
         operands = tracers + [o for o, _ in inner.captured]
         in_axes = norm_axes + [-1] * len(inner.captured)
-        results = _emit_vmap(name, operands, in_axes, out_axes, size, outs)
+        results = _emit_vmap(name, operands, in_axes, out_axes, size, outs, self.axis_name)
         return tree_util.tree_unflatten(out_tree, results)
 
     def _check_unmapped_outputs(self, module, callee, norm_axes, inner, size, out_axes,
@@ -128,7 +137,7 @@ class VmapFunction:
         from ember.passes.batch import batched_results
 
         in_batched = [a >= 0 for a in norm_axes] + [False] * len(inner.captured)
-        mapped = batched_results(module, callee, in_batched, size)
+        mapped = batched_results(module, callee, in_batched, size, self.axis_name)
         placeholder = tree_util.tree_unflatten(out_tree, list(range(len(out_axes))))
         paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(
             placeholder)[0]]
@@ -191,12 +200,12 @@ def _describe(path: str) -> str:
     return path
 
 
-def _emit_vmap(callee, operands, in_axes, out_axes, size, outs):
+def _emit_vmap(callee, operands, in_axes, out_axes, size, outs, axis_name=None):
     trace = tracing.current_trace()
     args = [trace.lift(x) for x in operands]
     out_avals = [with_batch(o.aval, a, size) for o, a in zip(outs, out_axes)]
     attrs = {"callee": callee, "in_axes": tuple(in_axes), "out_axes": tuple(out_axes),
-             "axis_size": size}
+             "axis_size": size, "axis_name": axis_name}
     loc = tracing.user_location(trace.module.context)
     with trace.module.context, loc, ir.InsertionPoint(trace.block):
         op = ir.Operation.create(
@@ -206,13 +215,16 @@ def _emit_vmap(callee, operands, in_axes, out_axes, size, outs):
     return [Tracer(trace, r, a, origin) for r, a in zip(op.results, out_avals)]
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
     """Map ``fun`` over an array axis, with JAX's semantics.
 
     The batching is done by the ``ember-batch`` compiler pass, not by tracing tricks.
+    ``axis_name`` names the mapped axis for the collectives ``fun`` calls
+    (``ember.lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``axis_index``).
 
     Example:
         >>> per_example = lambda w, x: enp.tanh(w @ x)
         >>> ys = ember.vmap(per_example, in_axes=(None, 0))(w, xs)
+        >>> centered = ember.vmap(lambda x: x - ember.lax.pmean(x, "i"), axis_name="i")(xs)
     """
-    return VmapFunction(fun, in_axes, out_axes, axis_size)
+    return VmapFunction(fun, in_axes, out_axes, axis_size, axis_name)

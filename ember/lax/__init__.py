@@ -242,4 +242,5 @@ def rev(x, dimensions):
 from ember.lax.control_flow import *  # noqa: E402, F403
 from ember.lax.convenience import *  # noqa: E402, F403
 from ember.lax.more import *  # noqa: E402, F403
+from ember.lax.parallel import *  # noqa: E402, F403
 from ember.lax.windowed import *  # noqa: E402, F403

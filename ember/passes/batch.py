@@ -11,6 +11,7 @@ from __future__ import annotations
 from ember._mlir import ir, tensor_type, walk
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes import (
+    batch_collectives,  # noqa: F401  (collective rules)
     batch_control_flow,  # noqa: F401  (control-flow rules)
     batch_indexing,  # noqa: F401  (indexing rules)
     batching,  # noqa: F401  (the rules)
@@ -34,13 +35,18 @@ class Batch(Pass):
             mapped = set()
             for f in func_ops(module):
                 mapped |= self._batch_function(f)
-            # Per-example callees nothing else refers to any more are dead.
-            used = {ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-                    for op in walk(module.operation) if "callee" in op.attributes}
-            for name in mapped - used:
-                f = self._table[name]
-                if "sym_visibility" in f.attributes:
-                    f.operation.erase()
+            # Per-example callees nothing else refers to any more are dead, and so are the
+            # functions only they called (their bodies were inlined into the batched code).
+            dead = mapped
+            while dead:
+                used = _callees(module.operation)
+                dead = {name for name in dead - used
+                        if "sym_visibility" in self._table[name].attributes}
+                called = set().union(*(_callees(self._table[n]) for n in dead)) if dead \
+                    else set()
+                for name in dead:
+                    self._table[name].operation.erase()
+                dead = called
 
     def _batch_function(self, f) -> set[str]:
         name = ir.StringAttr(f.attributes["sym_name"]).value
@@ -61,7 +67,7 @@ class Batch(Pass):
         attrs = decode_attrs(OPS["ember.vmap"], op)
         callee = self._table[attrs["callee"]]
         mapped = {attrs["callee"]} | self._batch_function(callee)   # innermost first
-        ctx = BatchContext(attrs["axis_size"])
+        ctx = BatchContext(attrs["axis_size"], attrs["axis_name"])
         inputs = [(v, None if a < 0 else a) for v, a in zip(op.operands, attrs["in_axes"])]
         with op.location, ir.InsertionPoint(op):
             outs = batch_body(ctx, callee, inputs)
@@ -82,7 +88,8 @@ class Batch(Pass):
         return mapped
 
 
-def batched_results(module, callee: str, in_batched, size: int) -> list[bool]:
+def batched_results(module, callee: str, in_batched, size: int,
+                    axis_name: str | None = None) -> list[bool]:
     """Which results of ``callee`` a vmap with the given batched arguments maps (carries a
     batch dimension in): found by batching a scratch copy of ``module`` exactly as the pass
     will, so that the frontend can check ``out_axes`` before anything is compiled.
@@ -105,7 +112,7 @@ def batched_results(module, callee: str, in_batched, size: int) -> list[bool]:
                 holder = ir.Operation.create("ember.region_holder", regions=1)
             args = holder.regions[0].blocks.append(*types)
             with ir.InsertionPoint(args):
-                outs = batch_body(BatchContext(size), func, [
+                outs = batch_body(BatchContext(size, axis_name), func, [
                     (v, 0 if b else None) for v, b in zip(args.arguments, in_batched)])
             return [b is not None for _, b in outs]
         finally:
@@ -142,7 +149,8 @@ def batch_block(ctx: BatchContext, block, env: dict):
             if op.name in ("func.return", "ember.yield"):
                 return [env[v] for v in op.operands]
             ins = [env[v] for v in op.operands]
-            if all(b is None for _, b in ins) and not _uses_batched_from_regions(op, env):
+            if all(b is None for _, b in ins) and not _names_axis(op, ctx.axis_name) and \
+                    not _uses_batched_from_regions(op, env, ctx.axis_name):
                 new = op.clone()
                 for i, (v, _) in enumerate(ins):
                     new.operands[i] = v
@@ -165,12 +173,27 @@ def batch_block(ctx: BatchContext, block, env: dict):
                     "(func.return or ember.yield)")
 
 
-def _uses_batched_from_regions(op, env) -> bool:
-    """Whether an op's nested regions read a batched value of the enclosing body."""
+def _callees(op) -> set[str]:
+    """The functions that ops in ``op`` (and ``op`` itself) call."""
+    return {ir.FlatSymbolRefAttr(o.attributes["callee"]).value for o in walk(op)
+            if "callee" in o.attributes}
+
+
+def _names_axis(op, axis_name) -> bool:
+    """Whether ``op`` is a collective over the axis being batched."""
+    return axis_name is not None and "axis_name" in op.attributes and \
+        op.name != "ember.vmap" and ir.StringAttr(op.attributes["axis_name"]).value == axis_name
+
+
+def _uses_batched_from_regions(op, env, axis_name=None) -> bool:
+    """Whether an op's nested regions read a batched value of the enclosing body or hold a
+    collective over the axis being batched."""
     for region in op.regions:
         for block in region.blocks:
             for inner in block.operations:
                 for nested in walk(inner):
+                    if _names_axis(nested, axis_name):
+                        return True
                     for v in nested.operands:
                         if v in env and env[v][1] is not None:
                             return True
@@ -201,3 +224,15 @@ def _lower_unbatched_vmap(c):
 
 
 LOWERINGS["ember.vmap"] = _lower_unbatched_vmap
+
+
+def _lower_unbound_collective(c):
+    name = ir.StringAttr(c.op.attributes["axis_name"]).value
+    raise PassError(f"{c.op.location}: error: '{c.op.name}' names the axis {name!r}, which no "
+                    "enclosing ember.vmap binds (vmap(..., axis_name=...)); ember-batch "
+                    "resolves collectives of the vmaps it batches")
+
+
+for _name, _op in OPS.items():
+    if _op.family == "collective":
+        LOWERINGS[_name] = _lower_unbound_collective

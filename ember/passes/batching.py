@@ -32,8 +32,8 @@ def batching(*names):
 class BatchContext:
     """Emits ember ops (typed by the dialect's rules) where the batched code goes."""
 
-    def __init__(self, size: int):
-        self.size = size
+    def __init__(self, size: int, axis_name: str | None = None):
+        self.size, self.axis_name = size, axis_name
 
     def emit(self, name: str, operands, **attrs) -> list[ir.Value]:
         opdef = OPS[name]
