@@ -160,11 +160,14 @@ class Lowered:
         """
         backend = get_backend(self.backend)
         options = _target_options(self.backend, target_options)
-        flags = backend.compiler_flags(**options)
+        optimized = self._stage("optimized")
+        flags = memory.planned_flags(optimized, backend.compiler_flags(**options))
+        fallbacks = [memory.planned_flags(optimized, f)
+                     for f in backend.fallback_flags(**options)]
         legality.check(backend, self._stage("optimized"), self._stage("linalg"), self.fun_name,
                        options)
         vmfb = self.compile_linalg(lambda: compile_mlir(
-            self.as_text("linalg"), flags, fallbacks=backend.fallback_flags(**options)))
+            self.as_text("linalg"), flags, fallbacks=fallbacks))
         size = program_size(self._stage("linalg"))
         device = self.device
 

@@ -131,6 +131,21 @@ def plan_of(module: ir.Module) -> Plan:
     return Plan.from_attribute(main.attributes["ember.memory"])
 
 
+def planned_flags(module: ir.Module, flags) -> tuple[str, ...]:
+    """IREE ``flags`` as the memory plan of an "optimized" ``module`` asks: without data
+    tiling when the planner gave its packed operand copies up to meet a memory budget.
+
+    Example:
+        >>> planned_flags(lowered._stage("optimized"), cpu.compiler_flags())[-1]
+        '--iree-opt-data-tiling=false'
+    """
+    flags = tuple(flags)
+    if plan_of(module).data_tiling:
+        return flags
+    return tuple(f for f in flags if not f.startswith("--iree-opt-data-tiling")) + (
+        "--iree-opt-data-tiling=false",)
+
+
 def donation_of(module: ir.Module) -> list[tuple[int, int]]:
     """(argument leaf, result) pairs of a lowered module's donations, in ABI order."""
     main = _main(module)
@@ -161,7 +176,9 @@ def check_budget(lowered) -> None:
         warnings.warn(
             f"{lowered.fun_name}: the memory budget of {plan.budget} bytes is missed by "
             f"{plan.budget_missed} bytes (planned peak {plan.peak_bytes} bytes at "
-            f"{plan.peak_op}); nothing cheap is left to recompute", MemoryBudgetWarning,
+            f"{plan.peak_op}); nothing cheap is left to recompute"
+            f"{'' if plan.data_tiling else ', and data tiling is off already'}",
+            MemoryBudgetWarning,
             stacklevel=user_stacklevel())
 
 
@@ -208,9 +225,11 @@ def analysis(lowered) -> MemoryAnalysis:
     from ember.backends import cpu
     from ember.backends.statistics import program_statistics
 
-    plan = plan_of(lowered._stage("optimized"))
-    stats = program_statistics(lowered.as_text("linalg"), cpu.compiler_flags(),
-                               fallbacks=cpu.fallback_flags())
+    module = lowered._stage("optimized")
+    plan = plan_of(module)
+    stats = program_statistics(lowered.as_text("linalg"),
+                               planned_flags(module, cpu.compiler_flags()),
+                               fallbacks=[planned_flags(module, f) for f in cpu.fallback_flags()])
     return MemoryAnalysis(
         argument_size_in_bytes=plan.argument_bytes, output_size_in_bytes=plan.output_bytes,
         alias_size_in_bytes=plan.alias_bytes, temp_size_in_bytes=plan.temp_bytes,
