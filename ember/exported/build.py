@@ -81,16 +81,21 @@ def merge_flags(flag_sets) -> tuple[str, ...]:
     return (TARGET_DEVICE + ",".join(devices), *others.values())
 
 
-def compile_for_targets(linalg_text: str, targets) -> bytes:
-    """A ``.vmfb`` of lowered IR for all ``targets`` (cached on disk like every compile).
+def compile_for_targets(linalg_text: str, targets, optimized=None) -> bytes:
+    """A ``.vmfb`` of lowered IR for all ``targets`` (cached on disk like every compile);
+    with the "optimized" module, its memory plan's flags (``memory.planned_flags``).
 
     One target compiles in ember's compile worker (``compiler.compile_mlir``). Several go
     through the ``iree-compile`` tool: the flag that turns executable linking off is a global
     one that a Session rejects ("option not found").
     """
     from ember.backends.compiler import compile_mlir
+    from ember.frontend.memory import planned_flags
 
     flags, fallbacks = target_flags(targets)
+    if optimized is not None:
+        flags = planned_flags(optimized, flags)
+        fallbacks = tuple(planned_flags(optimized, f) for f in fallbacks)
     if len(tuple(targets)) == 1:
         return compile_mlir(linalg_text, flags, fallbacks=fallbacks)
     from ember.backends import compiler
@@ -214,7 +219,8 @@ class Exported:
 
             def build():
                 self._text = None       # the linalg stage changes if regions are dropped
-                return compile_for_targets(self.mlir_text(), self.targets)
+                return compile_for_targets(self.mlir_text(), self.targets,
+                                           self.lowered._stage("optimized"))
             self._vmfb = self.lowered.compile_linalg(build)
         return self._vmfb
 
