@@ -145,6 +145,40 @@ def test_batch_norm_example():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_exchanges():
+    """ppermute/pshuffle/psum_scatter/all_to_all against the exchange written out in NumPy."""
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    pairs = [(0, 2), (1, 0), (2, 3), (3, 1)]
+    got = ember.vmap(lambda v: lax.ppermute(v, "i", pairs), axis_name="i")(x)
+    want = np.empty_like(x)
+    for src, dst in pairs:
+        want[dst] = x[src]
+    np.testing.assert_array_equal(got, want)
+    perm = [3, 0, 2, 1]
+    got = ember.vmap(lambda v: lax.pshuffle(v, "i", perm), axis_name="i")(x)
+    np.testing.assert_array_equal(got, x[perm])
+    sq = x[:, :4]
+    got = ember.vmap(lambda v: lax.psum_scatter(v, "i"), axis_name="i")(sq)
+    np.testing.assert_allclose(got, sq.sum(0), rtol=1e-6)
+    z = rng.standard_normal((4, 2, 8)).astype(np.float32)
+    got = ember.vmap(lambda v: lax.psum_scatter(v, "i", scatter_dimension=1, tiled=True),
+                     axis_name="i")(z)
+    np.testing.assert_allclose(got, z.sum(0).reshape(2, 4, 2).transpose(1, 0, 2), rtol=1e-6)
+    y = rng.standard_normal((4, 4, 3)).astype(np.float32)
+    got = ember.vmap(lambda v: lax.all_to_all(v, "i", 0, 1), axis_name="i")(y)
+    np.testing.assert_array_equal(got, y.transpose(1, 2, 0))      # out[i][:, s] = y[s, i]
+    got = ember.vmap(lambda v: lax.all_to_all(v, "i", 1, 0, tiled=True), axis_name="i")(z)
+    want = np.stack([np.concatenate([z[s, :, 2 * i:2 * i + 2] for s in range(4)], 0)
+                     for i in range(4)])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(
+        ember.vmap(lambda v: lax.pswapaxes(v, "i", 0), axis_name="i")(y), y.transpose(1, 0, 2))
+    with pytest.raises(ember.errors.TracingError, match="once as a source"):
+        ember.vmap(lambda v: lax.ppermute(v, "i", [(0, 1), (1, 0)]), axis_name="i")(x)
+    with pytest.raises(ember.errors.TracingError, match="must equal the size 4"):
+        ember.vmap(lambda v: lax.psum_scatter(v, "i"), axis_name="i")(x)
+
+
 def test_errors():
     with pytest.raises(UnboundAxisError, match="unbound axis name: 'k'.*'i'"):
         ember.vmap(lambda x: lax.psum(x, "k"), axis_name="i")(X)
@@ -167,7 +201,9 @@ def test_matches_jax():
 
     def f(m, v):
         return (m.lax.psum(v, "j") * m.lax.pmax(v, "i") - m.lax.pmean(v, ("i", "j"))
-                + m.lax.axis_index("j"), m.lax.all_gather(v, "i", axis=0, tiled=True))
+                + m.lax.axis_index("j"), m.lax.all_gather(v, "i", axis=0, tiled=True),
+                m.lax.ppermute(v, "j", [(0, 1), (1, 2), (2, 0)]),
+                m.lax.psum_scatter(v[:2], "i"), m.lax.all_to_all(v[:3], "j", 0, 0))
 
     class M:
         lax = lax

@@ -496,7 +496,8 @@ EXCLUDED = {
     # Collectives need a named axis (vmap(..., axis_name=...)), which the table's programs do
     # not bind: batched once and twice, nested and under jit in tests/test_vmap_collectives.py.
     "lax.psum", "lax.pmean", "lax.pmax", "lax.pmin", "lax.all_gather", "lax.axis_index",
-    "lax.axis_size",
+    "lax.axis_size", "lax.ppermute", "lax.pshuffle", "lax.psum_scatter", "lax.all_to_all",
+    "lax.pswapaxes",
 }
 
 MODULES = {"numpy": enp, "numpy.linalg": enp.linalg, "nn": nn, "lax": lax, "random": random,

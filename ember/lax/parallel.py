@@ -1,9 +1,12 @@
 """Collectives over named ``vmap`` axes, as ``jax.lax``'s: ``psum``, ``pmean``, ``pmax``,
-``pmin``, ``all_gather``, ``axis_index``, ``axis_size``.
+``pmin``, ``all_gather``, ``axis_index``, ``axis_size``, and the exchanges ``ppermute``,
+``pshuffle``, ``psum_scatter``, ``all_to_all``, ``pswapaxes``.
 
 Called inside ``ember.vmap(fun, axis_name=name)``, they combine the values of all examples
-of that axis; each is an ember op that ``ember-batch`` resolves when it batches the vmap.
-``axis_name`` may be a tuple of names (the axes of nested vmaps) for the reductions.
+of that axis; the first five are ember ops that ``ember-batch`` resolves when it batches the
+vmap, the exchanges are composed from them (gather everything, then index by
+``axis_index``: under vmap the gathered value is one shared array). ``axis_name`` may be a
+tuple of names (the axes of nested vmaps) for the reductions.
 
 Example:
     >>> normalize = ember.vmap(lambda x: x / ember.lax.psum(x, "i"), axis_name="i")
@@ -17,7 +20,8 @@ from ember import tree_util
 from ember.errors import TracingError, UnboundAxisError
 from ember.frontend.tracing import AXES, bind, current_trace, user_where
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size"]
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
+           "pshuffle", "psum_scatter", "all_to_all", "pswapaxes"]
 
 
 def _names(axis_name) -> tuple[str, ...]:
@@ -140,3 +144,129 @@ def axis_index(axis_name):
     axis_size(axis_name)
     return bind("ember.axis_index", axis_name=axis_name)[0]
 
+
+
+def _take(x, index, axis):
+    """``x`` at the traced ``index`` along ``axis`` (that axis removed)."""
+    from ember import lax
+    return lax.dynamic_index_in_dim(x, index, axis, keepdims=False)
+
+
+def ppermute(x, axis_name, perm):
+    """Send each example's ``x`` (a pytree) to another: ``perm`` lists (source, destination)
+    positions along the named axis, as many as the axis has (JAX's rule under vmap); a
+    destination no pair names gets zeros.
+
+    Example:
+        >>> shift = lambda v: ember.lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 0)])
+        >>> ember.vmap(shift, axis_name="i")(np.array([1.0, 2.0, 3.0]))
+        Array([3., 1., 2.], dtype=float32)
+    """
+    import numpy as np
+
+    from ember import numpy as enp
+    n = axis_size(axis_name)
+    pairs = [(int(s), int(d)) for s, d in perm]
+    sources, dests = [s for s, _ in pairs], [d for _, d in pairs]
+    if len(pairs) != n or len(set(sources)) != n or len(set(dests)) != n or \
+            not all(0 <= i < n for i in sources + dests):
+        raise TracingError(f"ppermute: perm {pairs} must pair each of the {n} positions of "
+                           f"axis {axis_name!r} once as a source and once as a destination"
+                           f"\n  at {user_where()}")
+    source_of = np.zeros(n, np.int32)
+    for s, d in pairs:
+        source_of[d] = s
+    src = enp.asarray(source_of)[axis_index(axis_name)]
+    return tree_util.tree_map(lambda v: _take(all_gather(v, axis_name), src, 0), x)
+
+
+def pshuffle(x, axis_name, perm):
+    """Each example gets the ``x`` of example ``perm[i]`` (a permutation of the positions).
+
+    Example:
+        >>> ember.vmap(lambda v: ember.lax.pshuffle(v, "i", [2, 0, 1]), axis_name="i")(
+        ...     np.array([1.0, 2.0, 3.0]))
+        Array([3., 1., 2.], dtype=float32)
+    """
+    return ppermute(x, axis_name, [(int(p), i) for i, p in enumerate(perm)])
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """The sum over the named axis, scattered: example ``i`` gets block ``i`` of it along
+    ``scatter_dimension`` (whose size is the axis size, and which is removed, unless
+    ``tiled``: then blocks of size / axis size).
+
+    Example:
+        >>> ember.vmap(lambda v: ember.lax.psum_scatter(v, "i"), axis_name="i")(np.eye(2))
+        Array([1., 1.], dtype=float32)
+    """
+    from ember import lax
+    n = axis_size(axis_name)
+    index = axis_index(axis_name)
+
+    def leaf(v):
+        v = current_trace().lift(v)
+        total = psum(v, axis_name, axis_index_groups=axis_index_groups)
+        dim = scatter_dimension % max(v.ndim, 1)
+        size = v.shape[dim] if v.ndim else 0
+        if (size % n if tiled else size != n):
+            raise TracingError(
+                f"psum_scatter: dimension {scatter_dimension} of size {size} must "
+                f"{'be a multiple of' if tiled else 'equal'} the size {n} of axis "
+                f"{axis_name!r}\n  at {user_where()}")
+        if not tiled:
+            return _take(total, index, dim)
+        return lax.dynamic_slice_in_dim(total, index * (size // n), size // n, dim)
+    return tree_util.tree_map(leaf, x)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
+               tiled=False):
+    """Example ``i`` sends block ``j`` of its ``x`` along ``split_axis`` to example ``j`` and
+    gets the blocks the others send it, stacked along a new ``concat_axis`` (the split axis,
+    of the axis size, removed) or, when ``tiled``, concatenated along ``concat_axis``.
+
+    Example:
+        >>> swap = lambda v: ember.lax.all_to_all(v, "i", 0, 0)
+        >>> ember.vmap(swap, axis_name="i")(np.arange(4.0).reshape(2, 2))
+        Array([[0., 2.],
+               [1., 3.]], dtype=float32)
+    """
+    from ember import lax
+    from ember import numpy as enp
+    _no_groups("all_to_all", axis_index_groups)
+    n = axis_size(axis_name)
+    index = axis_index(axis_name)
+
+    def leaf(v):
+        v = current_trace().lift(v)
+        split = split_axis % v.ndim
+        size = v.shape[split]
+        if (size % n if tiled else size != n):
+            raise TracingError(
+                f"all_to_all: split_axis {split_axis} of size {size} must "
+                f"{'be a multiple of' if tiled else 'equal'} the size {n} of axis "
+                f"{axis_name!r}\n  at {user_where()}")
+        gathered = all_gather(v, axis_name)              # (sources, *v.shape)
+        if not tiled:
+            mine = _take(gathered, index, split + 1)        # (sources, v without split)
+            return enp.moveaxis(mine, 0, concat_axis % v.ndim)
+        block = size // n
+        mine = lax.dynamic_slice_in_dim(gathered, index * block, block, split + 1)
+        concat = concat_axis % v.ndim
+        mine = enp.moveaxis(mine, 0, concat)            # sources just before concat_axis
+        return lax.collapse(mine, concat, concat + 2)
+    return tree_util.tree_map(leaf, x)
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Swap the named axis with positional ``axis`` (of the axis size): ``all_to_all`` with
+    ``split_axis = concat_axis = axis``.
+
+    Example:
+        >>> ember.vmap(lambda v: ember.lax.pswapaxes(v, "i", 0), axis_name="i")(
+        ...     np.arange(4.0).reshape(2, 2))
+        Array([[0., 2.],
+               [1., 3.]], dtype=float32)
+    """
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
