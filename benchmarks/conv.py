@@ -1,6 +1,6 @@
-"""Convolutions: ember's ``lax.conv_general_dilated`` (im2col composed from ember ops) beside
-IREE's own ``linalg.conv_2d_nhwc_hwcf`` and ``jax.lax.conv_general_dilated`` under ``jax.jit``,
-in one run. ``python -m benchmarks.conv`` (from the repository root; ~1 min).
+"""Convolutions: ember's ``lax.conv_general_dilated`` (an ``ember.conv`` op on the padded
+input) beside IREE's bare ``linalg.conv_2d_nhwc_hwcf`` on the pre-padded input and
+``jax.lax.conv_general_dilated`` under ``jax.jit``, in one run. ``python -m benchmarks.conv`` (from the repository root; ~1 min).
 
 NHWC/HWIO layouts, stride 1, 'SAME' padding (the linalg version gets the padded input, so it
 does no padding of its own); median per call with the inputs on the device, the contenders
@@ -27,7 +27,7 @@ DN = ("NHWC", "HWIO", "NHWC")
 
 
 def _linalg_conv(n, h, w, c, o, k):
-    """IREE's named conv op on the pre-padded input: what a dedicated ember op would get."""
+    """IREE's named conv op on the pre-padded input: ember's lowering less its pad."""
     hp, wp = h + k - 1, w + k - 1
     x, f, y = (f"tensor<{n}x{hp}x{wp}x{c}xf32>", f"tensor<{k}x{k}x{c}x{o}xf32>",
                f"tensor<{n}x{h}x{w}x{o}xf32>")

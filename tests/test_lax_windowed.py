@@ -267,3 +267,17 @@ def test_reduce_window_matches_jax():
         got = lax.reduce_window(x, init, op, *args)
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6,
                                    err_msg=name)
+
+
+def test_vmap_of_conv_with_shared_and_per_example_kernels():
+    """A shared kernel folds the batch into N; per-example kernels become feature groups."""
+    x, w = _f32(5, 2, 3, 7, 6), _f32(5, 4, 3, 3, 2)        # 5 examples of NCHW / OIHW
+    kw = dict(window_strides=(2, 1), padding="SAME", rhs_dilation=(1, 2))
+    conv = lambda x, w: lax.conv_general_dilated(x, w, **kw)  # noqa: E731
+    shared = ember.jit(ember.vmap(conv, in_axes=(0, None)))(x, w[0])
+    per = ember.jit(ember.vmap(conv, in_axes=(1, 0), out_axes=2))(x.swapaxes(0, 1), w)
+    for e in range(5):
+        np.testing.assert_allclose(np.asarray(shared[e]), ref_conv(x[e], w[0], **_ref_kwargs(
+            dict(kw))), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(per[:, :, e]), ref_conv(x[e], w[e], **_ref_kwargs(
+            dict(kw))), rtol=1e-5, atol=1e-5)

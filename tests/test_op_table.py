@@ -166,6 +166,15 @@ for _name in ("cumsum", "cumprod", "cummax", "cummin"):
     if _name in ("cumsum", "cumprod"):
         _BAD[f"ember.{_name}"].append(([A((3,), BOOL)], {"axis": 0, "reverse": False}))
 
+# --- conv ---
+_CONV = {"window_strides": (1,), "rhs_dilation": (1,)}
+_BAD["ember.conv"] = [
+    ([A((1, 5, 2)), A((3, 2, 4), I32)], _CONV),                         # dtypes differ
+    ([A((1, 5, 2), BOOL), A((3, 2, 4), BOOL)], _CONV),                  # bool
+    ([A((1, 5, 2)), A((3, 3, 4))], _CONV),                              # features differ
+    ([A((1, 5, 4)), A((3, 2, 3))], dict(_CONV, feature_group_count=2)),  # 3 outputs, 2 groups
+    ([A((1, 5, 2)), A((3, 2, 4))], {"window_strides": (0,), "rhs_dilation": (1,)}),
+    ([A((5, 2)), A((2, 4))], {"window_strides": (), "rhs_dilation": ()})]  # no spatial dim
 # --- collectives ---
 for _name in ("psum", "pmax", "pmin"):
     _BAD[f"ember.{_name}"] = [([A((3,))], {"axis_name": ""})]
@@ -276,6 +285,10 @@ def test_good_inputs_accepted():
         [A((3,), I32)]
     assert OPS["ember.iota"].result_avals(
         [], {"shape": (2, 3), "dimension": 1, "dtype": f32}) == [A((2, 3))]
+    conv = OPS["ember.conv"]
+    assert conv.result_avals([A((2, 9, 8, 4)), A((3, 2, 2, 6))], conv.check_attrs(
+        {"window_strides": (2, 1), "rhs_dilation": (1, 3), "feature_group_count": 2})) == \
+        [A((2, 4, 5, 6))]
     gather = OPS["ember.all_gather"]
     assert gather.result_avals([A((3, 2))], gather.check_attrs(
         {"axis_name": "i", "axis_size": 4, "axis": 1})) == [A((3, 4, 2))]

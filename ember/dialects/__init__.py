@@ -2,7 +2,7 @@
 
 # Importing a module declares its ops.
 from ember.dialects import ops as _ops  # noqa: F401, I001  (first: the others build on it)
-from ember.dialects import bits, collectives, control_flow, indexing, math  # noqa: F401
+from ember.dialects import bits, collectives, control_flow, conv, indexing, math  # noqa: F401
 from ember.dialects import fusion, sort_scan, vmap  # noqa: F401
 from ember.dialects.base import OPS, Attr, OpDef, OpTypeError, aval_of_type, decode_attrs
 

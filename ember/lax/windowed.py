@@ -1,10 +1,9 @@
 """Windowed ops: convolutions and ``reduce_window``, as in ``jax.lax``.
 
-Both are composed from ember ops, so they batch, fuse and lower like any other program: the
-input is padded (``lax.pad``, interior padding for a base/lhs dilation), each window offset
-is one strided ``lax.slice`` of it, and the slices are either contracted with the kernel in
-one ``dot_general`` (a convolution: the im2col form, patches of ``C * prod(window)``
-features) or folded with the reduction's computation (``reduce_window``).
+A convolution is one ``ember.conv`` op (channels last; linalg's named convolutions below it)
+on the input padded and dilated by ``lax.pad``; batch groups become feature groups.
+``reduce_window`` is composed: each window offset is one strided ``lax.slice`` of the padded
+input, and the slices are folded with the reduction's computation.
 
 Example:
     >>> x = np.ones((1, 3, 8, 8), np.float32)           # NCHW
@@ -24,7 +23,7 @@ import numpy as np
 from ember import lax, tree_util
 from ember.errors import TracingError
 from ember.frontend.eager import eager
-from ember.frontend.tracing import current_trace, user_where
+from ember.frontend.tracing import bind, current_trace, user_where
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_permutations",
            "padtype_to_pads", "conv_general_dilated", "conv", "conv_with_general_padding",
@@ -139,26 +138,19 @@ def _pairs(fun, padding, nd):
     return pads
 
 
-def _windows(x, fill, first, window, strides, pads, base_dilation, window_dilation):
+def _windows(x, fill, window, strides, pads, base_dilation, window_dilation):
     """The strided slices of ``x`` (padded with ``fill``, base-dilated) that window offset
-    ``(j_1, ..., j_n)`` reads, one per offset in row-major order, and the output's shape
-    along the windowed dimensions ``first, ..., first + n - 1`` (the others are kept)."""
-    nd = len(window)
-    axes = range(first, first + nd)
-    config = [(0, 0, 0)] * x.ndim
-    for a, (lo, hi), d in zip(axes, pads, base_dilation):
-        config[a] = (lo, hi, d - 1)
-    xp = lax.pad(x, fill, config)
+    ``(j_1, ..., j_n)`` reads, one per offset in row-major order, and the output's shape."""
+    xp = lax.pad(x, fill, [(lo, hi, d - 1) for (lo, hi), d in zip(pads, base_dilation)])
     out = []
-    for a, k, s, d in zip(axes, window, strides, window_dilation):
+    for n, k, s, d in zip(xp.shape, window, strides, window_dilation):
         span = _dilate(k, d)
-        out.append((xp.shape[a] - span) // s + 1 if xp.shape[a] >= span else 0)
+        out.append((n - span) // s + 1 if n >= span else 0)
     slices = []
     for offset in itertools.product(*(range(k) for k in window)):
-        start, limit, step = [0] * x.ndim, list(xp.shape), [1] * x.ndim
-        for a, j, d, o, s in zip(axes, offset, window_dilation, out, strides):
-            start[a], limit[a], step[a] = j * d, j * d + (o - 1) * s + 1 if o else j * d, s
-        slices.append(lax.slice(xp, start, limit, step))
+        start = [j * d for j, d in zip(offset, window_dilation)]
+        limit = [b + (o - 1) * s + 1 if o else b for b, o, s in zip(start, out, strides)]
+        slices.append(lax.slice(xp, start, limit, strides))
     return slices, tuple(out)
 
 
@@ -201,12 +193,12 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     lhs, rhs = trace.lift(lhs), trace.lift(rhs)
     if lhs.dtype != rhs.dtype:
         _error(fun, f"lhs and rhs must have one dtype, got {lhs.dtype} and {rhs.dtype}")
-    if lhs.ndim < 2:
-        _error(fun, f"operands need a batch and a feature dimension, got rank {lhs.ndim}")
+    if lhs.ndim < 3 or lhs.dtype == np.bool_:
+        _error(fun, f"operands must be numeric, with a batch, a feature and at least one "
+                    f"spatial dimension, got {lhs.aval.str_short()}")
     dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
     nd = lhs.ndim - 2
-    # Channels last (N, *spatial, C) and the kernel as (*window, I, O): the patches are the
-    # rows of a plain matrix product.
+    # ember.conv's layouts: channels last (N, *spatial, C), the kernel (*window, I, O).
     x = lax.transpose(lhs, (dn.lhs_spec[0], *dn.lhs_spec[2:], dn.lhs_spec[1]))
     w = lax.transpose(rhs, (*dn.rhs_spec[2:], dn.rhs_spec[1], dn.rhs_spec[0]))
     if preferred_element_type is not None:
@@ -235,29 +227,18 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                                strides, padding)
     else:
         pads = _pairs(fun, padding, nd)
-    zero = lax.convert_element_type(0, x.dtype)
-    slices, out = _windows(x, zero, 1, window, strides, pads, lhs_dil, rhs_dil)
-    k, m = math.prod(window), n * math.prod(out)
-    # Patches (M, K, C), M = N * prod(out): row-major (offset, feature) like the kernel.
-    if slices:
-        patches = lax.concatenate([lax.reshape(s, (m, 1, c)) for s in slices], 1)
-    else:
-        patches = lax.broadcast_in_dim(zero, (m, 0, c), ())
-    contract = (((2,), (1,)), ((0,), (0,)))
-    if bg > 1:       # the batch's groups are its major part, and the output features'
-        patches = lax.reshape(patches, (bg, m // bg, k * c))
-        kernel = lax.transpose(lax.reshape(w, (k * c, bg, o // bg)), (1, 0, 2))
-        y = lax.transpose(lax.dot_general(patches, kernel, contract), (1, 0, 2))
-    elif fg > 1:     # each group's features with its own slice of the output features
-        patches = lax.reshape(lax.transpose(lax.reshape(patches, (m, k, fg, i)),
-                                            (2, 0, 1, 3)), (fg, m, k * i))
-        kernel = lax.reshape(lax.transpose(lax.reshape(w, (k, i, fg, o // fg)),
-                                           (2, 0, 1, 3)), (fg, k * i, o // fg))
-        y = lax.transpose(lax.dot_general(patches, kernel, contract), (1, 0, 2))
-    else:
-        y = lax.dot_general(lax.reshape(patches, (m, k * c)), lax.reshape(w, (k * c, o)),
-                            (((1,), (0,)), ((), ())))
-    y = lax.reshape(y, (n // bg, *out, o))
+    # Padding (negative: cropping) and the lhs dilation in one pad; batch groups become
+    # feature groups (group g: the g-th block of the batch, and of the output features).
+    config = [(0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, lhs_dil)] + [(0, 0, 0)]
+    if any(p != (0, 0, 0) for p in config):
+        x = lax.pad(x, lax.convert_element_type(0, x.dtype), config)
+    if bg > 1:
+        spatial = x.shape[1:-1]
+        x = lax.reshape(x, (bg, n // bg, *spatial, c))
+        x = lax.transpose(x, (1, *range(2, nd + 2), 0, nd + 2))
+        x = lax.reshape(x, (n // bg, *spatial, bg * c))
+    y = bind("ember.conv", x, w, window_strides=strides, rhs_dilation=rhs_dil,
+             feature_group_count=fg * bg)[0]
     # y is (N, *spatial, O); canonical dimension j goes to dn.out_spec[j].
     where = (0, nd + 1, *range(1, nd + 1))
     perm = [0] * y.ndim
@@ -397,7 +378,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
                                strides, padding)
     else:
         pads = _pairs(fun, padding, nd)
-    per_operand = [_windows(x, v, 0, window, strides, pads, base, wdil)
+    per_operand = [_windows(x, v, window, strides, pads, base, wdil)
                    for x, v in zip(xs, inits)]
     out = per_operand[0][1]
     # As XLA: padding and the holes of a base dilation are not part of a window, and the

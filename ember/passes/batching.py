@@ -237,6 +237,32 @@ def _dot_general(ctx, op, inputs, attrs):
     return [(out, out_b)]
 
 
+@batching("conv")
+def _conv(ctx, op, inputs, attrs):
+    (lhs, lb), (rhs, rb) = inputs
+    nd = aval_of_type(rhs.type).ndim - 2 - (rb is not None)
+    if rb is None:
+        # A shared kernel: the batch joins the lhs's leading (N) dimension.
+        x = ctx.move(lhs, lb, 0)
+        b, n, *rest = aval_of_type(x.type).shape
+        x = ctx.emit("ember.reshape", [x], new_sizes=(b * n, *rest))[0]
+        y = ctx.emit(op.name, [x, rhs], **attrs)[0]
+        _, *out = aval_of_type(y.type).shape
+        return [(ctx.emit("ember.reshape", [y], new_sizes=(b, n, *out))[0], 0)]
+    # Per-example kernels: the batch becomes feature groups (group b*G + g), the batch of
+    # each operand just before its feature dimension.
+    x = ctx.materialize(lhs, lb, nd + 1)
+    w = ctx.materialize(rhs, rb, nd + 1)
+    xs, ws = aval_of_type(x.type).shape, aval_of_type(w.type).shape
+    x = ctx.emit("ember.reshape", [x], new_sizes=(*xs[:-2], xs[-2] * xs[-1]))[0]
+    w = ctx.emit("ember.reshape", [w], new_sizes=(*ws[:-2], ws[-2] * ws[-1]))[0]
+    y = ctx.emit(op.name, [x, w], **dict(
+        attrs, feature_group_count=ctx.size * attrs["feature_group_count"]))[0]
+    ys = aval_of_type(y.type).shape
+    y = ctx.emit("ember.reshape", [y], new_sizes=(*ys[:-1], ctx.size, ws[-1]))[0]
+    return [(y, nd + 1)]
+
+
 # --- calls ----------------------------------------------------------------------------------
 
 @batching("call")

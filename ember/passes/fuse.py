@@ -105,7 +105,7 @@ def op_cost(name: str) -> int:
         (1, 4, 0)
     """
     short = name.split(".", 1)[1]
-    if short.startswith("reduce_") or short == "dot_general":
+    if short.startswith("reduce_") or short in ("dot_general", "conv"):
         return 1 << 30
     if short in _FREE:
         return 0
@@ -141,7 +141,7 @@ def fusible_kind(op: ir.Operation) -> str | None:
         return "shape" if _unit_dims_only(op) else None
     if name.startswith("ember.reduce_"):
         return "reduce"
-    if name == "ember.dot_general":
+    if name in ("ember.dot_general", "ember.conv"):      # a contraction: its epilogue fuses
         return "dot"
     return None
 
@@ -328,11 +328,12 @@ class _BlockFusion:
         if a is b:
             return None
         if self.kind[consumer] == "dot":
-            return "a dot_general reads its operands from memory (only its epilogue fuses)"
+            return (f"a {_short(consumer)} reads its operands from memory (only its epilogue "
+                    "fuses)")
         merged = self.members[a] + self.members[b]
         kinds = [self.kind[o] for o in merged]
         if kinds.count("dot") > 1:
-            return "the fusion would hold two dot_general ops"
+            return "the fusion would hold two contractions (dot_general, conv)"
         if "dot" in kinds and "reduce" in kinds:
             return "an output fusion takes only an elementwise epilogue, not a reduction"
         if not self._siblings(a, b, merged):

@@ -240,6 +240,8 @@ def _packed_operands(op) -> tuple[tuple[int, str], ...]:
     if _fusion_kind(op) != "output":
         return ()
     body = op.regions[0].blocks[0]
+    if any(inner.operation.name == "ember.conv" for inner in body.operations):
+        return ()       # IREE's CPU data tiling packs matmuls, not convolutions
     args = list(body.arguments)
     out = set()
     for inner in body.operations:

@@ -1,0 +1,82 @@
+"""Lowering of ``ember.conv`` to linalg.
+
+Without feature groups, 1-3 spatial dimensions become linalg's named convolutions
+(``conv_1d_nwc_wcf``, ``conv_2d_nhwc_hwcf``, ``conv_3d_ndhwc_dhwcf``), which IREE's CPU and GPU
+code generators know; any other convolution is one ``linalg.generic`` over
+``(n, *out, q, *window, c)`` whose lhs index along the features is ``(q floordiv O/G) * I + c``
+(the group of output feature q). float16/bfloat16 accumulate in float32, as dot_general.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember import dtypes
+from ember._mlir import arith, ir, linalg
+from ember.core import ShapedArray
+from ember.passes.lowering import (
+    SCALAR,
+    LowerCall,
+    convert_scalar,
+    dims_map,
+    elem,
+    empty,
+    filled,
+    generic,
+    identity_map,
+    lowering,
+)
+
+__all__: list[str] = []
+
+_NAMED = {1: linalg.conv_1d_nwc_wcf, 2: linalg.conv_2d_nhwc_hwcf, 3: linalg.conv_3d_ndhwc_dhwcf}
+
+
+@lowering("conv")
+def _lower_conv(c: LowerCall):
+    (lhs, rhs), (la, ra), out = c.operands, c.in_avals, c.out_avals[0]
+    strides, dilation = c.attrs["window_strides"], c.attrs["rhs_dilation"]
+    groups = c.attrs["feature_group_count"]
+    nd, dt = la.ndim - 2, la.dtype
+    acc_dt = np.dtype("float32") if dtypes.is_float(dt) and dt.itemsize < 4 else dt
+    if out.size == 0:
+        return [empty(out)]
+    if la.shape[-1] == 0 or any(k == 0 for k in ra.shape[:nd]):     # an empty sum
+        return [filled(out, 0)]
+    init = filled(ShapedArray(out.shape, acc_dt), 0)
+    if groups == 1 and nd in _NAMED:
+        res = _NAMED[nd](lhs, rhs, outs=[init], strides=list(strides),
+                         dilations=list(dilation))
+    else:
+        res = _generic_conv(lhs, rhs, init, la, ra, out, strides, dilation, groups, dt, acc_dt)
+    if acc_dt == dt:
+        return [res]
+    rank = out.ndim
+    return generic([res], [identity_map(rank)], [empty(out)], [identity_map(rank)],
+                   ["parallel"] * rank, lambda a, _o: [convert_scalar(a, acc_dt, dt)])
+
+
+def _generic_conv(lhs, rhs, init, la, ra, out, strides, dilation, groups, dt, acc_dt):
+    nd = la.ndim - 2
+    per_group_in, per_group_out = ra.shape[-2], out.shape[-1] // groups
+    # Loop dims: n, out_1..out_nd, q (output feature), k_1..k_nd, c (feature in its group).
+    n_dims = 1 + nd + 1 + nd + 1
+    d = [ir.AffineDimExpr.get(i) for i in range(n_dims)]
+    o, q, k, f = d[1:1 + nd], d[1 + nd], d[2 + nd:2 + 2 * nd], d[-1]
+
+    def const(v):
+        return ir.AffineConstantExpr.get(v)
+    spatial = [oi * const(s) + ki * const(dl) for oi, ki, s, dl in zip(o, k, strides, dilation)]
+    feature = ir.AffineFloorDivExpr.get(q, const(per_group_out)) * const(per_group_in) + f
+    lhs_map = ir.AffineMap.get(n_dims, 0, [d[0], *spatial, feature])
+    rhs_map = dims_map(n_dims, [*range(2 + nd, 2 + 2 * nd), n_dims - 1, 1 + nd])
+    out_map = dims_map(n_dims, range(2 + nd))
+    iters = ["parallel"] * (2 + nd) + ["reduction"] * (nd + 1)
+
+    def body(a, b, acc):
+        if acc_dt != dt:
+            a, b = (arith.ExtFOp(elem(acc_dt), v).result for v in (a, b))
+        return [SCALAR["add"]([acc, SCALAR["mul"]([a, b], acc_dt, acc_dt, {})], acc_dt,
+                              acc_dt, {})]
+    (res,) = generic([lhs, rhs], [lhs_map, rhs_map], [init], [out_map], iters, body)
+    return res
