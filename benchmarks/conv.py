@@ -1,6 +1,7 @@
 """Convolutions: ember's ``lax.conv_general_dilated`` (an ``ember.conv`` op on the padded
 input) beside IREE's bare ``linalg.conv_2d_nhwc_hwcf`` on the pre-padded input and
-``jax.lax.conv_general_dilated`` under ``jax.jit``, in one run. ``python -m benchmarks.conv`` (from the repository root; ~1 min).
+``jax.lax.conv_general_dilated`` under ``jax.jit``, in one run. ``python -m benchmarks.conv``
+(from the repository root; ~1 min).
 
 NHWC/HWIO layouts, stride 1, 'SAME' padding (the linalg version gets the padded input, so it
 does no padding of its own); median per call with the inputs on the device, the contenders
