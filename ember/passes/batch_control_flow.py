@@ -164,15 +164,20 @@ def _cond(ctx, op, inputs, attrs):
 # carry updated per check under STEP_BYTES, at most MAX_STEPS (wasting at most that many
 # steps once every lane is done). Measured: Newton's sqrt over 256 lanes (2 KiB of carry,
 # ~20 iterations) took 57 us with one step per check, 40 us with 4, 21 us with 8, 17 with 16.
+# The steps are copies of the body: at most STEP_OPS ops in all, or a loop batched again (a
+# vmap of a vmapped loop) would multiply its copies (16 x 16 steps of random.gamma's
+# rejection loop: 100k lines of IR and minutes of compiling).
 MAX_STEPS = 16
 STEP_BYTES = 64 * 1024
+STEP_OPS = 256
 
 
 def _steps(types, *blocks) -> int:
     if any(len(op.operation.regions) for b in blocks for op in b.operations):
         return 1
     carry = sum(aval_of_type(t).size * aval_of_type(t).dtype.itemsize for t in types)
-    return max(1, min(MAX_STEPS, STEP_BYTES // max(carry, 1)))
+    ops = sum(len(b.operations) for b in blocks)
+    return max(1, min(MAX_STEPS, STEP_BYTES // max(carry, 1), STEP_OPS // max(ops, 1)))
 
 
 @batching("while")
