@@ -394,12 +394,197 @@ case("lax.scan", lambda a, b, m, n, k: lax.scan(lambda c, r: (c + r, c * r), b, 
 case("lax.map", lambda a, b, m, n, k: lax.map(lambda r: r @ m + b, a))
 
 # ember.nn and ember.scipy.special additions (session 17).
+for _n in ["celu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity",
+           "leaky_relu", "mish", "soft_sign", "sparse_plus", "sparse_sigmoid", "squareplus",
+           "tanh"]:
+    case(f"nn.{_n}", lambda a, b, m, n, k, _n=_n: getattr(nn, _n)(a * 8 - 4))
+case("nn.relu6#int", lambda a, b, m, n, k: nn.relu6(n))
+case("nn.glu", lambda a, b, m, n, k: nn.glu(a, axis=0))
+case("nn.log1mexp", lambda a, b, m, n, k: nn.log1mexp(a * 3))
+case("nn.logmeanexp", lambda a, b, m, n, k: nn.logmeanexp(a, axis=1, where=n > -5))
+case("nn.logsumexp#b_where_sign", lambda a, b, m, n, k: nn.logsumexp(
+    a, axis=1, b=b - 1, where=n > -5, return_sign=True))
+case("nn.softmax#where", lambda a, b, m, n, k: nn.softmax(a * 4, where=n > -5))
+case("nn.log_softmax#where", lambda a, b, m, n, k: nn.log_softmax(a, axis=0, where=n > -5))
+case("nn.standardize#where", lambda a, b, m, n, k: nn.standardize(
+    a, where=n > -5, algorithm="stable"))
+case("nn.dot_product_attention", lambda a, b, m, n, k: nn.dot_product_attention(
+    a[:, None, :], m[:, None, :], m[:, None, :] * b, is_causal=True))
+case("nn.dot_product_attention#mask_bias", lambda a, b, m, n, k: nn.dot_product_attention(
+    a[None, :, None, :], a[None, :, None, :], m[None, :4, None, :],
+    bias=m[None, None, :4, :4], mask=(n > -10)[None, None, :, :4]))
+for _n, _f in [("ndtr", lambda a: a * 8 - 4), ("ndtri", lambda a: a),
+               ("log_ndtr", lambda a: a * 30 - 20), ("i0", lambda a: a * 20 - 10),
+               ("i0e", lambda a: a * 20 - 10), ("i1", lambda a: a * 20 - 10),
+               ("i1e", lambda a: a * 20 - 10), ("entr", lambda a: a),
+               ("gamma", lambda a: a * 6 - 3), ("gammasgn", lambda a: a * 6 - 3),
+               ("factorial", lambda a: a * 10), ("erfcx", lambda a: a * 20 - 5),
+               ("exp1", lambda a: a * 3), ("expi", lambda a: a * 6 - 3)]:
+    case(f"special.{_n}", lambda a, b, m, n, k, _n=_n, _f=_f: getattr(special, _n)(_f(a)))
+for _n in ["xlog1py", "kl_div", "rel_entr", "betaln", "beta", "poch", "comb"]:
+    case(f"special.{_n}", lambda a, b, m, n, k, _n=_n: getattr(special, _n)(b * 3, a * 2))
+case("special.gammainc", lambda a, b, m, n, k: special.gammainc(b * 3, a * 6))
+case("special.gammaincc", lambda a, b, m, n, k: special.gammaincc(b * 3, a * 6))
+case("special.expn", lambda a, b, m, n, k: special.expn(enp.abs(n) % 4, a * 3))
+case("special.multigammaln", lambda a, b, m, n, k: special.multigammaln(b + 2, 3))
+case("special.softmax", lambda a, b, m, n, k: special.softmax(a, axis=1))
+case("special.log_softmax", lambda a, b, m, n, k: special.log_softmax(a))
+case("special.bernoulli", lambda a, b, m, n, k: special.bernoulli(6)[:5] * b)
+case("special.zeta", lambda a, b, m, n, k: special.zeta(b + 1.5, a * 3))
+case("special.polygamma", lambda a, b, m, n, k: special.polygamma(enp.abs(n) % 3, a * 3))
 
 # ember.random distributions (session 17).
+case("random.exponential", lambda a, b, m, n, k: random.exponential(k, (3,)))
+case("random.laplace", lambda a, b, m, n, k: random.laplace(k, (3,)))
+case("random.logistic", lambda a, b, m, n, k: random.logistic(k, (3,)))
+case("random.cauchy", lambda a, b, m, n, k: random.cauchy(k, (3,)))
+case("random.lognormal", lambda a, b, m, n, k: random.lognormal(k, b[:3], (2, 3)))
+case("random.pareto", lambda a, b, m, n, k: random.pareto(k, b))
+case("random.rayleigh", lambda a, b, m, n, k: random.rayleigh(k, b))
+case("random.maxwell", lambda a, b, m, n, k: random.maxwell(k, (3,)))
+case("random.double_sided_maxwell", lambda a, b, m, n, k: random.double_sided_maxwell(
+    k, a[0, :2], b[:2], (3,)))
+case("random.weibull_min", lambda a, b, m, n, k: random.weibull_min(k, b, a[0] + 1, (5,)))
+case("random.wald", lambda a, b, m, n, k: random.wald(k, b))
+case("random.triangular", lambda a, b, m, n, k: random.triangular(k, -1.0, a[0] - 0.5, b))
+case("random.rademacher", lambda a, b, m, n, k: random.rademacher(k, (4,)))
+case("random.geometric", lambda a, b, m, n, k: random.geometric(k, a[0]))
+case("random.generalized_normal", lambda a, b, m, n, k: random.generalized_normal(
+    k, 1.5, (3,)))
+case("random.gamma", lambda a, b, m, n, k: random.gamma(k, b[:3]))
+case("random.loggamma", lambda a, b, m, n, k: random.loggamma(k, a[0, :3]))
+case("random.chisquare", lambda a, b, m, n, k: random.chisquare(k, b[:3]))
+case("random.t", lambda a, b, m, n, k: random.t(k, b[:3]))
+case("random.f", lambda a, b, m, n, k: random.f(k, b[:2], b[2:4]))
+case("random.beta", lambda a, b, m, n, k: random.beta(k, b[:2], a[0, :2]))
+case("random.dirichlet", lambda a, b, m, n, k: random.dirichlet(k, b[:3]))
+case("random.ball", lambda a, b, m, n, k: random.ball(k, 3))
+case("random.poisson", lambda a, b, m, n, k: random.poisson(k, b * 8))
+case("random.binomial", lambda a, b, m, n, k: random.binomial(
+    k, enp.abs(n[0]).astype(f32), a[0]))
+case("random.multinomial", lambda a, b, m, n, k: random.multinomial(
+    k, 10.0, a[0, :3] / a[0, :3].sum()))
+case("random.multivariate_normal", lambda a, b, m, n, k: random.multivariate_normal(
+    k, b[:3], m[:3, :3] @ m[:3, :3].T + enp.eye(3, dtype=f32)))
+case("random.orthogonal", lambda a, b, m, n, k: random.orthogonal(k, 3))
+case("random.clone", lambda a, b, m, n, k: random.clone(k))
+case("random.wrap_key_data", lambda a, b, m, n, k: random.wrap_key_data(k))
 
 # ember.numpy additions (session 17).
+case("numpy.vecdot", lambda a, b, m, n, k: enp.vecdot(a, b))
+case("numpy.vecmat", lambda a, b, m, n, k: enp.vecmat(b, m))
+case("numpy.matvec", lambda a, b, m, n, k: enp.matvec(a, b))
+case("numpy.matrix_transpose", lambda a, b, m, n, k: enp.matrix_transpose(a))
+case("numpy.permute_dims", lambda a, b, m, n, k: enp.permute_dims(a, (1, 0)))
+case("numpy.concat", lambda a, b, m, n, k: enp.concat([a, m[:1]]))
+case("numpy.unstack", lambda a, b, m, n, k: enp.unstack(a, axis=1))
+case("numpy.bitwise_invert", lambda a, b, m, n, k: enp.bitwise_invert(n))
+case("numpy.compress", lambda a, b, m, n, k: enp.compress(b > 1.0, a, axis=1, size=3,
+                                                          fill_value=-1.0))
+case("numpy.extract", lambda a, b, m, n, k: enp.extract(a > 0.5, a, size=6))
+case("numpy.delete", lambda a, b, m, n, k: enp.delete(a, 2, axis=1))
+case("numpy.delete#traced", lambda a, b, m, n, k: enp.delete(
+    b, enp.stack([n[0, 0] % 5, (n[0, 0] + 2) % 5]), assume_unique_indices=True))
+case("numpy.insert", lambda a, b, m, n, k: enp.insert(a, 1, b, axis=0))
+case("numpy.insert#traced", lambda a, b, m, n, k: enp.insert(b, n[0, 0] % 5, a[0, :2]))
+case("numpy.choose", lambda a, b, m, n, k: enp.choose(n % 3, [a, m[:4], a * 2], mode="wrap"))
+case("numpy.block", lambda a, b, m, n, k: enp.block([[a, a], [m[:1], b[None]]]))
+case("numpy.diagflat", lambda a, b, m, n, k: enp.diagflat(b, 1))
+case("numpy.resize", lambda a, b, m, n, k: enp.resize(b, (3, 4)))
+case("numpy.fill_diagonal", lambda a, b, m, n, k: enp.fill_diagonal(a, b[0], inplace=False))
+case("numpy.put", lambda a, b, m, n, k: enp.put(a, n[0, :3], b[:3], mode="wrap",
+                                                inplace=False))
+case("numpy.place", lambda a, b, m, n, k: enp.place(a, a > 0.5, b, inplace=False))
+case("numpy.piecewise", lambda a, b, m, n, k: enp.piecewise(
+    a, [a < 0.3, a > 0.6], [lambda v: v * 2, lambda v: -v, 0.5]))
+case("numpy.diag_indices", lambda a, b, m, n, k: a[enp.diag_indices(4)])
+case("numpy.diag_indices_from", lambda a, b, m, n, k: m[enp.diag_indices_from(m)] + b)
+case("numpy.tril_indices_from", lambda a, b, m, n, k: a[enp.tril_indices_from(a)])
+case("numpy.triu_indices_from", lambda a, b, m, n, k: a[enp.triu_indices_from(a, 1)])
+case("numpy.ix_", lambda a, b, m, n, k: a[enp.ix_(n[0, :2] % 4, n[1, :3] % 5)])
+case("numpy.histogram", lambda a, b, m, n, k: enp.histogram(a, 4, range=(0.0, 1.0),
+                                                            weights=a))
+case("numpy.histogram_bin_edges", lambda a, b, m, n, k: enp.histogram_bin_edges(a, 5))
+case("numpy.histogram2d", lambda a, b, m, n, k: enp.histogram2d(a[0], a[1], bins=3))
+case("numpy.histogramdd", lambda a, b, m, n, k: enp.histogramdd(a.T, bins=2,
+                                                                range=[(0.0, 1.0)] * 4))
+case("numpy.partition", lambda a, b, m, n, k: enp.partition(a, 2, axis=1))
+case("numpy.argpartition", lambda a, b, m, n, k: enp.argpartition(a, 1, axis=0))
+case("numpy.lexsort", lambda a, b, m, n, k: enp.lexsort([a, n % 3], axis=1))
+case("numpy.gradient", lambda a, b, m, n, k: enp.gradient(a, enp.cumsum(b), axis=1))
+case("numpy.unwrap", lambda a, b, m, n, k: enp.unwrap(a * 8, axis=0))
+case("numpy.spacing", lambda a, b, m, n, k: enp.spacing(a - 0.5))
+for _n in ["setdiff1d", "union1d", "intersect1d", "setxor1d"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(
+        n[0] % 7, n[1] % 7, size=6))
+case("numpy.intersect1d#indices", lambda a, b, m, n, k: enp.intersect1d(
+    n[0] % 5, n[1] % 5, return_indices=True, size=4))
+for _n in ["unique_all", "unique_counts", "unique_inverse", "unique_values"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(n[0] % 4, size=4))
+case("numpy.packbits", lambda a, b, m, n, k: enp.packbits(n > 0, axis=1))
+case("numpy.unpackbits", lambda a, b, m, n, k: enp.unpackbits(
+    (enp.abs(n) * 12).astype(np.uint8), axis=0, count=7))
+case("numpy.apply_along_axis", lambda a, b, m, n, k: enp.apply_along_axis(enp.cumsum, 1, a))
+case("numpy.apply_over_axes", lambda a, b, m, n, k: enp.apply_over_axes(enp.sum, a, [0]))
+case("numpy.vectorize", lambda a, b, m, n, k: enp.vectorize(
+    lambda x, y: enp.dot(x, y), signature="(n),(n)->()")(a, b))
+case("numpy.fromfunction", lambda a, b, m, n, k: enp.fromfunction(
+    lambda i, j: i * 3 + j, (2, 3)) * b[0])
+case("numpy.poly", lambda a, b, m, n, k: enp.poly(b[:3]))
+case("numpy.poly#matrix", lambda a, b, m, n, k: enp.poly(a[:3, :3]))
+case("numpy.polyadd", lambda a, b, m, n, k: enp.polyadd(b, a[0, :3]))
+case("numpy.polysub", lambda a, b, m, n, k: enp.polysub(a[0, :2], b))
+case("numpy.polymul", lambda a, b, m, n, k: enp.polymul(b[:3], a[0, :2]))
+case("numpy.polydiv", lambda a, b, m, n, k: enp.polydiv(a[0], b[:2]))
+case("numpy.polyder", lambda a, b, m, n, k: enp.polyder(b, 2))
+case("numpy.polyint", lambda a, b, m, n, k: enp.polyint(b, 2, k=a[0, :2]))
+case("numpy.polyfit", lambda a, b, m, n, k: enp.polyfit(enp.arange(5.0), a[0] + b, 2))
+for _n in ["bartlett", "blackman", "hamming", "hanning"]:
+    case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(5) * b)
+case("numpy.kaiser", lambda a, b, m, n, k: enp.kaiser(5, b[0] * 3))
+case("numpy.isreal", lambda a, b, m, n, k: enp.isreal(a))
+case("numpy.iscomplex", lambda a, b, m, n, k: enp.iscomplex(a))
 
 # ember.numpy.linalg and ember.scipy.linalg additions (session 17).
+case("numpy.linalg.matrix_norm", lambda a, b, m, n, k: enp.linalg.matrix_norm(a, ord=1))
+case("numpy.linalg.vector_norm", lambda a, b, m, n, k: enp.linalg.vector_norm(a, axis=0, ord=3))
+case("numpy.linalg.vecdot", lambda a, b, m, n, k: enp.linalg.vecdot(a, b))
+case("numpy.linalg.matmul", lambda a, b, m, n, k: enp.linalg.matmul(a, m))
+case("numpy.linalg.tensordot", lambda a, b, m, n, k: enp.linalg.tensordot(a, m, axes=1))
+case("numpy.linalg.matrix_transpose", lambda a, b, m, n, k: enp.linalg.matrix_transpose(a))
+case("numpy.linalg.cross", lambda a, b, m, n, k: enp.linalg.cross(a[:, :3], b[:3]))
+case("numpy.linalg.outer", lambda a, b, m, n, k: enp.linalg.outer(b, a[0]))
+case("numpy.linalg.diagonal", lambda a, b, m, n, k: enp.linalg.diagonal(a, offset=1))
+case("numpy.linalg.trace", lambda a, b, m, n, k: enp.linalg.trace(n, offset=-1))
+case("numpy.linalg.tensorinv", lambda a, b, m, n, k: enp.linalg.tensorinv(
+    enp.reshape(_SQ(a), (2, 2, 4))))
+case("numpy.linalg.tensorsolve", lambda a, b, m, n, k: enp.linalg.tensorsolve(
+    enp.reshape(_SQ(a), (2, 2, 4)), enp.reshape(b[:4], (2, 2))))
+case("scipy.linalg.lu", lambda a, b, m, n, k: sla.lu(a))
+case("scipy.linalg.lu#permute_l", lambda a, b, m, n, k: sla.lu(a.T, permute_l=True))
+case("scipy.linalg.lu_factor", lambda a, b, m, n, k: sla.lu_factor(a.T))
+case("scipy.linalg.lu_solve", lambda a, b, m, n, k: sla.lu_solve(
+    sla.lu_factor(_SQ(a)), b[:4], trans=1))
+case("scipy.linalg.det", lambda a, b, m, n, k: sla.det(_SQ(a)))
+case("scipy.linalg.inv", lambda a, b, m, n, k: sla.inv(_SQ(a)))
+case("scipy.linalg.solve", lambda a, b, m, n, k: sla.solve(_SPD(a), b[:4], assume_a="pos"))
+case("scipy.linalg.qr", lambda a, b, m, n, k: sla.qr(a, mode="economic"))
+case("scipy.linalg.svd", lambda a, b, m, n, k: sla.svd(a * b, compute_uv=False))
+case("scipy.linalg.eigh", lambda a, b, m, n, k: sla.eigh(   # eigenvalues well apart
+    _SPD(a) + 4 * enp.diag(enp.arange(4.0)), subset_by_index=(1, 2)))
+case("scipy.linalg.expm", lambda a, b, m, n, k: sla.expm(a[:, :4] * b[0]))  # squarings vary
+case("scipy.linalg.polar", lambda a, b, m, n, k: sla.polar(a.T))
+case("scipy.linalg.solve_sylvester", lambda a, b, m, n, k: sla.solve_sylvester(
+    _SQ(a), m[:2, :2] + 3 * enp.eye(2), a[:, :2]))
+case("scipy.linalg.block_diag", lambda a, b, m, n, k: sla.block_diag(a[:2], b, 1.0))
+case("scipy.linalg.toeplitz", lambda a, b, m, n, k: sla.toeplitz(b, a[0]))
+case("scipy.linalg.hankel", lambda a, b, m, n, k: sla.hankel(b[:3], n[0]))
+case("scipy.linalg.circulant", lambda a, b, m, n, k: sla.circulant(n[1]))
+case("scipy.linalg.companion", lambda a, b, m, n, k: sla.companion(b))
+case("scipy.linalg.leslie", lambda a, b, m, n, k: sla.leslie(b, a[0, :4]))
+case("scipy.linalg.hilbert", lambda a, b, m, n, k: sla.hilbert(5) * b)
+case("scipy.linalg.pascal", lambda a, b, m, n, k: sla.pascal(5, "lower") @ b)
+case("scipy.linalg.helmert", lambda a, b, m, n, k: sla.helmert(5, full=True) @ b)
 
 # ember.lax additions (session 17).
 case("lax.conv_general_dilated", lambda a, b, m, n, k: lax.conv_general_dilated(
@@ -487,6 +672,11 @@ EXCLUDED = {
     # dtype queries: they take dtypes, not arrays, and return host values.
     "numpy.finfo", "numpy.iinfo", "numpy.promote_types", "numpy.result_type",
     "numpy.can_cast",
+    # ember.numpy's dtype queries and NumPy's abstract dtype classes: host values, no arrays.
+    "numpy.isdtype", "numpy.issubdtype", "numpy.iscomplexobj", "numpy.isrealobj",
+    "numpy.dtype", "numpy.generic", "numpy.number", "numpy.integer", "numpy.signedinteger",
+    "numpy.unsignedinteger", "numpy.inexact", "numpy.floating", "numpy.complexfloating",
+    "numpy.character", "numpy.flexible",
     # Tracing machinery (re-exported by the modules' own imports): no array semantics.
     "numpy.current_trace", "numpy.eager", "numpy.user_where", "lax.current_trace",
     "lax.eager", "lax.bind", "nn.eager",

@@ -1,9 +1,11 @@
 """ember.numpy.linalg: norms, and decompositions composed from ember ops (LU with partial
 pivoting, Cholesky, Householder QR, Jacobi eigh and SVD) with what is built on them (solve,
-inv, det, slogdet, pinv, lstsq, matrix_rank, cond). Every function takes stacks of matrices
-(leading batch axes), works under jit and vmap, and on the CPU, Vulkan and CUDA alike: no
-LAPACK is called. The algorithms are the textbook ones, O(n^3) for n x n matrices, in loops
-of n steps (Jacobi: sweeps of n - 1 rounds), meant for small and medium matrices.
+inv, det, slogdet, pinv, lstsq, matrix_rank, cond, tensorinv, tensorsolve), and the array
+API's names (matrix_norm, vector_norm, vecdot, matmul, tensordot, matrix_transpose, cross,
+outer, diagonal, trace). Every function takes stacks of matrices (leading batch axes), works
+under jit and vmap, and on the CPU, Vulkan and CUDA alike: no LAPACK is called. The
+algorithms are the textbook ones, O(n^3) for n x n matrices, in loops of n steps (Jacobi:
+sweeps of n - 1 rounds), meant for small and medium matrices.
 
 Example:
     >>> import ember.numpy as enp
@@ -24,7 +26,9 @@ from ember import dtypes, lax
 from ember.frontend.eager import eager
 
 __all__ = ["norm", "cholesky", "solve", "inv", "det", "slogdet", "qr", "eigh", "eigvalsh", "svd",
-           "svdvals", "cond", "pinv", "matrix_rank", "lstsq", "matrix_power", "multi_dot"]
+           "svdvals", "cond", "pinv", "matrix_rank", "lstsq", "matrix_power", "multi_dot",
+           "matrix_norm", "vector_norm", "vecdot", "matmul", "tensordot", "matrix_transpose",
+           "cross", "outer", "diagonal", "trace", "tensorinv", "tensorsolve"]
 
 
 def _enp():
@@ -82,7 +86,7 @@ def _vector_norm(x, ord, axes, keepdims):  # noqa: A002
         return _l2(x, axes, keepdims)
     a = enp.abs(x)
     if _is_inf(ord, 1):
-        return enp.max(a, axis=axes, keepdims=keepdims)
+        return enp.max(a, axis=axes, keepdims=keepdims, initial=0)
     if _is_inf(ord, -1):
         return enp.min(a, axis=axes, keepdims=keepdims)
     if ord == 0:
@@ -185,14 +189,17 @@ def _pick(mask, x, axis):
 
 
 def _lu_core(a):
-    """LU of one n x n matrix with partial pivoting, as LAPACK's getrf: (the unit lower and
-    upper factors packed in one matrix, the row permutation, its parity as +-1)."""
+    """LU of one m x n matrix with partial pivoting, as LAPACK's getrf: (the unit lower and
+    upper factors packed in one matrix, the row permutation, its parity as +-1, and the
+    pivot row chosen at each of the min(m, n) steps, getrf's ``ipiv`` counted from 0)."""
     enp = _enp()
-    n = a.shape[0]
-    r, c, idx = _iotas(n)
+    m, n = a.shape
+    r, c, idx = _iotas(m, n)
+    steps = builtins.min(m, n)
+    kdx = lax.iota(np.int32, steps)
 
     def step(k, carry):
-        a, perm, sign = carry
+        a, perm, sign, piv = carry
         col = _pick(c == k, a, 1)
         p = lax.argmax(enp.where(idx >= k, enp.abs(col), -1), 0)
         row_k, row_p = _pick(r == k, a, 0), _pick(r == p, a, 0)
@@ -200,14 +207,18 @@ def _lu_core(a):
         perm_k, perm_p = _pick(idx == k, perm, 0), _pick(idx == p, perm, 0)
         perm = enp.where(idx == k, perm_p, enp.where(idx == p, perm_k, perm))
         sign = enp.where(p == k, sign, -sign)
+        piv = enp.where(kdx == k, enp._to(p, np.int32), piv)
         col = _pick(c == k, a, 1)
         pivot = _pick(idx == k, col, 0)
         low = enp.where((idx > k) & (pivot != 0), col / pivot, 0)
         a = a - low[:, None] * enp.where(c > k, row_p[None], 0)
         a = enp.where((c == k) & (r > k), low[:, None], a)
-        return a, perm, sign
+        return a, perm, sign, piv
 
-    return lax.fori_loop(0, n, step, (a, idx, enp.ones((), a.dtype)))
+    init = (a, idx, enp.ones((), a.dtype), kdx)
+    if steps == 0:      # (argmax has no empty axis to search)
+        return init
+    return lax.fori_loop(0, steps, step, init)
 
 
 def _triangular_core(t, b, lower, unit):
@@ -265,16 +276,27 @@ def cholesky(a, *, upper=False):
     return enp._to(enp.swapaxes(low, -1, -2) if upper else low, out)
 
 
+def _lu_solve_core(lu, perm, b, transposed=False):
+    """``x`` with ``a @ x = b`` (``a.T @ x = b`` if ``transposed``) from ``a``'s LU factors
+    packed in ``lu`` and its row permutation ``perm`` (``a[perm] = L @ U``)."""
+    enp = _enp()
+    if not transposed:
+        y = _triangular_core(lu, enp.take(b, perm, axis=0), True, True)
+        return _triangular_core(lu, y, False, False)
+    lu_t = enp.swapaxes(lu, -1, -2)
+    y = _triangular_core(lu_t, b, True, False)
+    return enp.take(_triangular_core(lu_t, y, False, True), enp.argsort(perm), axis=0)
+
+
 def _solve_core(a, b):
-    lu, perm, _ = _lu_core(a)
-    y = _triangular_core(lu, _enp().take(b, perm, axis=0), True, True)
-    return _triangular_core(lu, y, False, False)
+    lu, perm, _, _ = _lu_core(a)
+    return _lu_solve_core(lu, perm, b)
 
 
-def _solve_with(name, a, b, solve, vector):
-    """``solve(matrix, rhs)`` on each square matrix of ``a`` and right-hand side of ``b`` (a
-    vector if ``vector``, else a matrix), their batch axes broadcast; the result in the float
-    dtype of both."""
+def _solve_with(name, a, b, solve, vector, *extra):
+    """``solve(matrix, rhs, *extra)`` on each square matrix of ``a`` and right-hand side of
+    ``b`` (a vector if ``vector``, else a matrix), their batch axes broadcast (and those of
+    the arrays ``extra``, which have ``a``'s); the result in the float dtype of both."""
     enp = _enp()
     x, out = _matrix(a, name)
     y = enp._lift(b)
@@ -292,9 +314,10 @@ def _solve_with(name, a, b, solve, vector):
     if dtypes.is_float(y.dtype):
         out = enp.result_type(out, y.dtype)
     ct = np.float64 if out == np.float64 else np.float32
+    extra = [enp.broadcast_to(e, batch + e.shape[x.ndim - 2:]) for e in extra]
     x = enp.broadcast_to(enp._to(x, ct), batch + x.shape[-2:])
     y = enp.broadcast_to(enp._to(y, ct), batch + y.shape[-2:])
-    res = _batched(solve, x, y)
+    res = _batched(solve, x, y, *extra)
     return enp._to(res[..., 0] if vector else res, out)
 
 
@@ -327,7 +350,7 @@ def inv(a):
 
 
 def _lu_diagonal(x):
-    lu, _, sign = _batched(_lu_core, x)
+    lu, _, sign, _ = _batched(_lu_core, x)
     return _enp().diagonal(lu, axis1=-2, axis2=-1), sign
 
 
@@ -454,22 +477,30 @@ def _jacobi_angle(ratio):
 _SWEEPS = 30     # Jacobi sweeps at most (each converges quadratically; 6-12 are typical)
 
 
-def _sweeps(step, n, init, converged, restart=lambda c: c):
-    """Jacobi sweeps of ``n - 1`` rounds of ``step(ps, qs, back, carry)`` (each sweep starting
-    from ``restart(carry)``) until ``converged(carry)`` or ``_SWEEPS``."""
+def _sweeps(step, n, init, converged, start=lambda s: s, end=lambda c: c):
+    """Jacobi sweeps of ``n - 1`` rounds of ``step(ps, qs, back, carry)`` from the state
+    ``init``, at least one and at most ``_SWEEPS``: each sweep runs from ``start(state)`` and
+    its last carry gives the next state, ``end(carry)``, or ends the loop if
+    ``converged(carry)``.
+
+    The while loop carries only the sweep count (set to ``_SWEEPS`` on convergence) and the
+    state, all of it used after the loop: a loop result left unused (as the SVD's measure
+    of orthogonality was) made the upstream canonicalization drop it from the scf.while's results
+    but not from its operands in some programs ("region branch point has 4 operands, but
+    region successor needs 6 inputs")."""
     enp = _enp()
     ps, qs, back = (enp.asarray(t) for t in _round_robin(n))
 
     def sweep(carry):
-        k, inner = carry
+        k, state = carry
 
         def one(r, c):
             return step(ps[r], qs[r], back[r], c)
-        return k + 1, lax.fori_loop(0, n - 1, one, restart(inner))
+        last = lax.fori_loop(0, n - 1, one, start(state))
+        return enp.where(converged(last), _SWEEPS, k + 1), end(last)
 
     def more(carry):
-        k, inner = carry
-        return (k < _SWEEPS) & ~converged(inner)
+        return carry[0] < _SWEEPS
 
     return lax.while_loop(more, sweep, (enp.zeros((), np.int32), init))[1]
 
@@ -574,11 +605,11 @@ def _svd_core(a):
     def converged(carry):
         return carry[1] <= eps
 
-    def restart(carry):      # each sweep measures its own least orthogonal pair
-        return carry[0], enp.zeros((), a.dtype)
+    def start(uv):      # each sweep measures its own least orthogonal pair
+        return uv, enp.zeros((), a.dtype)
 
-    init = (enp.concatenate([x, enp.eye(m, dtype=a.dtype)]), enp.full((), np.inf, a.dtype))
-    uv, _ = _sweeps(step, m, init, converged, restart)
+    uv = _sweeps(step, m, enp.concatenate([x, enp.eye(m, dtype=a.dtype)]), converged, start,
+                 lambda carry: carry[0])
     return uv[:rows, :n], uv[rows:rows + n, :n]
 
 
@@ -641,12 +672,26 @@ def svdvals(x):
 @eager
 def cond(x, p=None):
     """The condition number of matrices in the norm ``p`` (None/2: the ratio of the largest
-    to the smallest singular value; -2 its inverse; else ``norm(x, p) * norm(inv(x), p)``)."""
+    to the smallest singular value; -2 its inverse; else ``norm(x, p) * norm(inv(x), p)``,
+    square matrices only). A singular matrix without NaNs has condition number inf, as in
+    NumPy and JAX.
+
+    Example:
+        >>> enp.linalg.cond(enp.array([[1.0, 2.0], [2.0, 4.0]]), "fro")
+        Array(inf, dtype=float32)
+    """
+    enp = _enp()
+    a = enp._lift(x)
+    if a.ndim < 2 or 0 in a.shape[-2:]:
+        _error(f"cond: x must be a non-empty matrix or stack of matrices, got shape {a.shape}")
     if p is None or p in (2, -2):
-        s = svdvals(x)
+        s = svdvals(a)
         r = s[..., 0] / s[..., -1]
         return 1 / r if p == -2 else r
-    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+    if a.shape[-1] != a.shape[-2]:
+        _error(f"cond: for p={p!r} x must be square, got shape {a.shape}")
+    r = norm(a, p, axis=(-2, -1)) * norm(inv(a), p, axis=(-2, -1))
+    return enp.where(enp.isnan(r) & ~enp.any(enp.isnan(a), axis=(-2, -1)), np.inf, r)
 
 
 def _cutoff(s, m, n, rtol):
@@ -779,3 +824,205 @@ def multi_dot(arrays):
     if last:
         out = out[..., 0]
     return out
+
+
+# --- the array API's linalg names, and tensor solves --------------------------------------------
+
+@eager
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002
+    """The norm of each matrix of ``x`` (its last two axes), as :func:`norm` with
+    ``axis=(-2, -1)``: ``ord`` 'fro' (default), 'nuc', 1, -1, 2, -2, inf or -inf.
+
+    Example:
+        >>> enp.linalg.matrix_norm(enp.ones((2, 3, 3)), ord=1)
+        Array([3., 3.], dtype=float32)
+    """
+    a = _enp()._lift(x)
+    if a.ndim < 2:
+        _error(f"matrix_norm: x must have at least 2 dimensions, got shape {a.shape}")
+    return norm(a, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+@eager
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
+    """The vector norm of ``x`` over ``axis`` (None: all of it, flattened; a tuple: those axes
+    as one vector): ``ord`` 2 (default), 1, inf, -inf, 0 (count of nonzeros) or any other p.
+    Integers are computed in floating point, as NumPy does.
+
+    Example:
+        >>> enp.linalg.vector_norm(enp.array([[3.0, 4.0], [0.0, 0.0]]), axis=1)
+        Array([5., 0.], dtype=float32)
+    """
+    enp = _enp()
+    a = enp._lift(x)
+    if not dtypes.is_float(a.dtype):
+        a = enp._to(a, dtypes.default_float())
+    if isinstance(ord, str):
+        _error(f"vector_norm: invalid norm order {ord!r} for vectors; use a number or "
+               "enp.inf")
+    return _vector_norm(a, ord, enp._axes(axis, a.ndim), keepdims)
+
+
+def _preferred(pet, *xs):
+    """``xs`` converted to ``preferred_element_type`` (so that products accumulate in it)."""
+    if pet is None:
+        return xs
+    return tuple(_enp()._to(x, pet) for x in xs)
+
+
+@eager
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    """The dot product of the vectors of ``x1`` and ``x2`` along ``axis``, the other axes
+    broadcast (``ember.numpy.vecdot``). ``precision`` is accepted and not needed.
+
+    Example:
+        >>> enp.linalg.vecdot(enp.array([[1, 2], [3, 4]]), enp.array([1, 1]))
+        Array([3, 7], dtype=int32)
+    """
+    return _enp().vecdot(*_preferred(preferred_element_type, x1, x2), axis=axis)
+
+
+@eager
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    """The matrix product (``ember.numpy.matmul``); ``preferred_element_type`` is the dtype
+    the product is accumulated and returned in. ``precision`` is accepted and not needed.
+
+    Example:
+        >>> enp.linalg.matmul(enp.ones((2, 3)), enp.ones(3))
+        Array([3., 3.], dtype=float32)
+    """
+    return _enp().matmul(*_preferred(preferred_element_type, x1, x2))
+
+
+@eager
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+    """The tensor product summed over ``axes`` (``ember.numpy.tensordot``).
+
+    Example:
+        >>> enp.linalg.tensordot(enp.ones((2, 3)), enp.ones((3, 4)), axes=1).shape
+        (2, 4)
+    """
+    return _enp().tensordot(*_preferred(preferred_element_type, x1, x2), axes=axes)
+
+
+@eager
+def matrix_transpose(x, /):
+    """Each matrix of ``x`` transposed: its last two axes swapped
+    (``ember.numpy.matrix_transpose``).
+
+    Example:
+        >>> enp.linalg.matrix_transpose(enp.ones((2, 3, 4))).shape
+        (2, 4, 3)
+    """
+    return _enp().matrix_transpose(x)
+
+
+@eager
+def cross(x1, x2, /, *, axis=-1):
+    """The cross product of 3-vectors along ``axis``, the other axes broadcast (the array
+    API's version of ``ember.numpy.cross``: 2-vectors are not accepted).
+
+    Example:
+        >>> enp.linalg.cross(enp.array([1.0, 0.0, 0.0]), enp.array([0.0, 1.0, 0.0]))
+        Array([0., 0., 1.], dtype=float32)
+    """
+    enp = _enp()
+    a, b = enp._lift(x1), enp._lift(x2)
+    for name, v in (("x1", a), ("x2", b)):
+        if not -v.ndim <= axis < v.ndim or v.shape[axis] != 3:
+            _error(f"cross: {name} of shape {v.shape} has no axis {axis} of size 3; "
+                   "both arguments must be (stacks of) 3-vectors")
+    return enp.cross(a, b, axis=axis)
+
+
+@eager
+def outer(x1, x2, /):
+    """The outer product of two 1-D arrays.
+
+    Example:
+        >>> enp.linalg.outer(enp.array([1, 2]), enp.array([1, 10, 100]))
+        Array([[  1,  10, 100],
+               [  2,  20, 200]], dtype=int32)
+    """
+    enp = _enp()
+    a, b = enp._lift(x1), enp._lift(x2)
+    if a.ndim != 1 or b.ndim != 1:
+        _error(f"outer: x1 and x2 must be 1-D, got shapes {a.shape} and {b.shape}; use "
+               "enp.outer to flatten them")
+    return enp.outer(a, b)
+
+
+def _stack_of_matrices(x, name):
+    a = _enp()._lift(x)
+    if a.ndim < 2:
+        _error(f"{name}: x must have at least 2 dimensions, got shape {a.shape}")
+    return a
+
+
+@eager
+def diagonal(x, /, *, offset=0):
+    """The ``offset`` diagonal of each matrix of ``x`` (its last two axes).
+
+    Example:
+        >>> enp.linalg.diagonal(enp.array([[1, 2], [3, 4]]))
+        Array([1, 4], dtype=int32)
+    """
+    return _enp().diagonal(_stack_of_matrices(x, "diagonal"), offset, -2, -1)
+
+
+@eager
+def trace(x, /, *, offset=0, dtype=None):
+    """The sum of the ``offset`` diagonal of each matrix of ``x`` (its last two axes).
+
+    Example:
+        >>> enp.linalg.trace(enp.array([[1, 2], [3, 4]]))
+        Array(5, dtype=int32)
+    """
+    return _enp().trace(_stack_of_matrices(x, "trace"), offset, -2, -1, dtype)
+
+
+@eager
+def tensorinv(a, ind=2):
+    """The inverse of ``a`` for :func:`tensordot` over ``ind`` axes: ``a`` of shape
+    ``I + J`` (``len(I) == ind``, ``prod(I) == prod(J)``) gives ``J + I``.
+
+    Example:
+        >>> enp.linalg.tensorinv(2 * enp.eye(6).reshape(6, 2, 3), ind=1).shape
+        (2, 3, 6)
+    """
+    enp = _enp()
+    x = enp._lift(a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        _error(f"tensorinv: ind must be a positive integer, got {ind}")
+    head, tail = x.shape[:ind], x.shape[ind:]
+    rows, cols = int(np.prod(head)), int(np.prod(tail))
+    if rows != cols:
+        _error(f"tensorinv: the product of the first ind={ind} dimensions of a ({rows}) must "
+               f"equal that of the others ({cols}); got shape {x.shape}")
+    return enp.reshape(inv(enp.reshape(x, (rows, cols))), tail + head)
+
+
+@eager
+def tensorsolve(a, b, axes=None):
+    """``x`` with ``tensordot(a, x, x.ndim) == b``: ``a`` (its ``axes`` moved to the end
+    first) of shape ``b.shape + x.shape``, ``prod(x.shape) == b.size``.
+
+    Example:
+        >>> enp.linalg.tensorsolve(enp.eye(6).reshape(2, 3, 6), enp.ones((2, 3))).shape
+        (6,)
+    """
+    enp = _enp()
+    x, y = enp._lift(a), enp._lift(b)
+    if axes is not None:
+        axes = enp._axes(axes, x.ndim, "axes")
+        x = enp.moveaxis(x, axes, (x.ndim - 1,) * len(axes))
+    out = x.shape[y.ndim:]
+    if x.shape[:y.ndim] != y.shape:
+        _error(f"tensorsolve: the leading dimensions of a {x.shape} (after moving axes to the "
+               f"end) must be the shape of b {y.shape}")
+    if int(np.prod(out)) != int(np.prod(y.shape)):
+        _error(f"tensorsolve: a of shape {x.shape} and b of shape {y.shape}: the trailing "
+               f"dimensions of a must have prod(b.shape) = {int(np.prod(y.shape))} elements")
+    size = int(np.prod(y.shape))
+    return enp.reshape(solve(enp.reshape(x, (size, size)), enp.reshape(y, (size,))), out)

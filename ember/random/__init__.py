@@ -715,3 +715,927 @@ def _choice(key, a, shape, replace, p, axis):
     if scalar_a:
         return ind
     return _take(a, ind, axis)
+
+
+# --- more distributions, as jax.random's (session 17) ----------------------------------------
+#
+# Each sampler replays JAX's algorithm on the same bits: the same key splits, the same uniform
+# or normal draws and the same arithmetic in the same order, so for a given key the values
+# agree with ``jax.random`` to a few ulps (the rejection loops of gamma, poisson and binomial
+# included: gamma is JAX's per-element Marsaglia-Tsang loop under ``ember.vmap``).
+
+__all__ += ["exponential", "laplace", "logistic", "cauchy", "lognormal", "pareto", "rayleigh",
+            "maxwell", "double_sided_maxwell", "weibull_min", "wald", "triangular",
+            "rademacher", "generalized_normal", "chisquare", "f", "t", "gamma", "loggamma",
+            "beta", "dirichlet", "poisson", "binomial", "geometric", "multinomial",
+            "multivariate_normal", "orthogonal", "ball", "clone", "wrap_key_data"]
+
+
+def _arg_error(name, what):
+    from ember.errors import ArgumentError
+    return ArgumentError(f"ember.random.{name}: {what}")
+
+
+def _sample_dtype(dtype, name, integer=False) -> np.dtype:
+    """The checked result dtype: a float (default float32) or, with ``integer``, an int."""
+    if integer:
+        dt = np.dtype(dtypes.default_int() if dtype is None else dtypes.canonicalize(dtype))
+        if not dtypes.is_int(dt):
+            raise _arg_error(name, f"dtype must be an integer dtype, got {dt}")
+        return dt
+    try:
+        return _float_dtype(dtype, name)
+    except ValueError as e:
+        raise _arg_error(name, f"{str(e).split(': ', 1)[1]}; pass a float dtype such as "
+                               "float32") from None
+
+
+def _sample_shape(name, shape, *params) -> tuple[int, ...]:
+    """JAX's ``_check_broadcast_shapes``: ``shape`` (checked against the parameters' shapes) or,
+    for None, the parameters' broadcast shape."""
+    pshapes = [tuple(np.shape(p)) for p in params]
+    try:
+        if shape is None:
+            return tuple(np.broadcast_shapes(*pshapes)) if pshapes else ()
+        shape = _shape(shape, name)
+        if tuple(np.broadcast_shapes(shape, *pshapes)) == shape:
+            return shape
+    except ValueError:
+        pass
+    raise _arg_error(name, f"parameter shapes {pshapes} must broadcast to the sample shape "
+                           f"{shape}; pass a shape they broadcast to, or shape=None")
+
+
+def _safe_params(name, dtype, *params):
+    """JAX's ``_check_all_safe_to_cast``: a non-weak float parameter must not narrow to
+    ``dtype``. Host values become NumPy data of ``dtype``; tracers are returned as they are."""
+    for p in params:
+        dt, weak = dtypes.dtype_and_weak(p)
+        if not weak and dtypes.is_float(dt) and dtypes.promote_types(dt, dtype) != dtype:
+            raise _arg_error(name, f"cannot safely cast a parameter of dtype {dt} to {dtype}; "
+                                   f"pass dtype={dt} or cast the parameter")
+    return [_param(p, dtype) for p in params]
+
+
+def _cvt(x, dtype, shape=None):
+    x = lax.convert_element_type(_lift(x), dtype)
+    return x if shape is None else _enp().broadcast_to(x, shape)
+
+
+def _key_at(keys, i):
+    return lax.reshape(lax.slice(keys, (i, 0), (i + 1, 2)), (2,))
+
+
+def _split_n(key, n):
+    """JAX's ``_split(key, n)`` as a list of ``n`` keys."""
+    keys = _split(key, (n,))
+    return [_key_at(keys, i) for i in range(n)]
+
+
+def _unit(key, shape, dtype, minval=0.0):
+    """JAX's ``uniform(key, shape, dtype, minval, 1.)``."""
+    return _uniform(key, np.asarray(minval, dtype), np.asarray(1.0, dtype), shape, dtype)
+
+
+def exponential(key, shape=(), dtype=None):
+    """Standard exponential floats, ``-log1p(-u)``, as ``jax.random.exponential``.
+
+    Example:
+        >>> ember.random.exponential(ember.random.PRNGKey(0), (3,))
+    """
+    return _exponential(key, _shape(shape, "exponential"), _sample_dtype(dtype, "exponential"))
+
+
+@eager
+def _exponential(key, shape, dtype):
+    return lax.neg(lax.log1p(lax.neg(_unit(key, shape, dtype))))
+
+
+def laplace(key, shape=(), dtype=None):
+    """Standard Laplace floats, as ``jax.random.laplace``.
+
+    Example:
+        >>> ember.random.laplace(ember.random.PRNGKey(0), (3,))
+    """
+    return _laplace(key, _shape(shape, "laplace"), _sample_dtype(dtype, "laplace"))
+
+
+@eager
+def _laplace(key, shape, dtype):
+    u = _unit(key, shape, dtype, -1.0 + dtypes.finfo(dtype).epsneg)
+    return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
+
+
+def logistic(key, shape=(), dtype=None):
+    """Standard logistic floats, ``log(u) - log1p(-u)``, as ``jax.random.logistic``.
+
+    Example:
+        >>> ember.random.logistic(ember.random.PRNGKey(0), (3,))
+    """
+    return _logistic(key, _shape(shape, "logistic"), _sample_dtype(dtype, "logistic"))
+
+
+@eager
+def _logistic(key, shape, dtype):
+    u = _unit(key, shape, dtype, dtypes.finfo(dtype).tiny)
+    return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
+
+
+def cauchy(key, shape=(), dtype=None):
+    """Standard Cauchy floats, ``tan(pi (u - 1/2))``, as ``jax.random.cauchy``.
+
+    Example:
+        >>> ember.random.cauchy(ember.random.PRNGKey(0), (3,))
+    """
+    return _cauchy(key, _shape(shape, "cauchy"), _sample_dtype(dtype, "cauchy"))
+
+
+@eager
+def _cauchy(key, shape, dtype):
+    u = _unit(key, shape, dtype, dtypes.finfo(dtype).eps)
+    return lax.tan(lax.mul(_full(np.pi, dtype, shape), lax.sub(u, _full(0.5, dtype, shape))))
+
+
+def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
+    """Log-normal floats ``exp(sigma * normal)``, as ``jax.random.lognormal``.
+
+    Example:
+        >>> ember.random.lognormal(ember.random.PRNGKey(0), 0.5, (3,))
+    """
+    dt = _sample_dtype(dtype, "lognormal")
+    shape = _sample_shape("lognormal", shape, sigma)
+    (sigma,) = _safe_params("lognormal", dt, sigma)
+    return _lognormal(key, sigma, shape, dt)
+
+
+@eager
+def _lognormal(key, sigma, shape, dtype):
+    return _enp().exp(_normal(key, shape, dtype) * _cvt(sigma, dtype))
+
+
+def pareto(key, b, shape=None, dtype=None):
+    """Pareto floats ``exp(exponential / b)`` on ``[1, inf)``, as ``jax.random.pareto``.
+
+    Example:
+        >>> ember.random.pareto(ember.random.PRNGKey(0), 3.0, (3,))
+    """
+    dt = _sample_dtype(dtype, "pareto")
+    shape = _sample_shape("pareto", shape, b)
+    (b,) = _safe_params("pareto", dt, b)
+    return _pareto(key, b, shape, dt)
+
+
+@eager
+def _pareto(key, b, shape, dtype):
+    return _enp().exp(_exponential(key, shape, dtype) / _cvt(b, dtype))
+
+
+def rayleigh(key, scale, shape=None, dtype=None):
+    """Rayleigh floats ``scale * sqrt(-2 log u)``, as ``jax.random.rayleigh``.
+
+    Example:
+        >>> ember.random.rayleigh(ember.random.PRNGKey(0), 2.0, (3,))
+    """
+    dt = _sample_dtype(dtype, "rayleigh")
+    shape = _sample_shape("rayleigh", shape, scale)
+    (scale,) = _safe_params("rayleigh", dt, scale)
+    return _rayleigh(key, scale, shape, dt)
+
+
+@eager
+def _rayleigh(key, scale, shape, dtype):
+    log_u = lax.log(_unit(key, shape, dtype))
+    return lax.mul(_cvt(scale, dtype, shape), lax.sqrt(lax.mul(log_u, _full(-2, dtype, shape))))
+
+
+def maxwell(key, shape=(), dtype=None):
+    """One-sided Maxwell floats, the norm of 3 standard normals, as ``jax.random.maxwell``.
+
+    Example:
+        >>> ember.random.maxwell(ember.random.PRNGKey(0), (3,))
+    """
+    return _maxwell(key, _shape(shape, "maxwell"), _sample_dtype(dtype, "maxwell"))
+
+
+@eager
+def _maxwell(key, shape, dtype):
+    x = _normal(key, shape + (3,), dtype)
+    return _enp().sqrt(_enp().sum(x * x, axis=-1))
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """Double-sided Maxwell floats ``sign * maxwell * scale + loc`` of shape
+    ``shape + broadcast(loc, scale).shape``, as ``jax.random.double_sided_maxwell``.
+
+    Example:
+        >>> ember.random.double_sided_maxwell(ember.random.PRNGKey(0), 0.0, 1.0, (3,))
+    """
+    dt = _sample_dtype(dtype, "double_sided_maxwell")
+    shape = _shape(shape, "double_sided_maxwell")
+    params = _sample_shape("double_sided_maxwell", None, loc, scale)
+    return _double_sided_maxwell(key, loc, scale, (shape or params) + params, dt)
+
+
+@eager
+def _double_sided_maxwell(key, loc, scale, shape, dtype):
+    k_maxwell, k_sign = _split_n(key, 2)
+    sign = _rademacher(k_sign, shape, dtype)
+    return sign * _maxwell(k_maxwell, shape, dtype) * scale + loc
+
+
+def weibull_min(key, scale, concentration, shape=(), dtype=None):
+    """Weibull floats ``(-log1p(-u)) ** (1 / concentration) * scale``, as
+    ``jax.random.weibull_min`` (parameters broadcast with ``shape``).
+
+    Example:
+        >>> ember.random.weibull_min(ember.random.PRNGKey(0), 1.0, 2.0, (3,))
+    """
+    dt = _sample_dtype(dtype, "weibull_min")
+    return _weibull_min(key, scale, concentration, _shape(shape, "weibull_min"), dt)
+
+
+@eager
+def _weibull_min(key, scale, concentration, shape, dtype):
+    enp = _enp()
+    e = enp.negative(enp.log1p(enp.negative(_unit(key, shape, dtype))))
+    return enp.power(e, 1.0 / concentration) * scale
+
+
+def wald(key, mean, shape=None, dtype=None):
+    """Wald (inverse Gaussian) floats, as ``jax.random.wald``.
+
+    Example:
+        >>> ember.random.wald(ember.random.PRNGKey(0), 1.0, (3,))
+    """
+    dt = _sample_dtype(dtype, "wald")
+    shape = _sample_shape("wald", shape, mean)
+    (mean,) = _safe_params("wald", dt, mean)
+    return _wald(key, mean, shape, dt)
+
+
+@eager
+def _wald(key, mean, shape, dtype):
+    k1, k2 = _split_n(key, 2)
+    mean = _cvt(mean, dtype, shape)
+    v = _normal(k1, shape, dtype)
+    z = _unit(k2, shape, dtype)
+    y = v * v
+    mean_sq = mean * mean
+    sqrt_term = _enp().sqrt(4 * mean * y + mean_sq * (y * y))
+    x = mean + mean_sq * y / 2 - mean / 2 * sqrt_term
+    return lax.select(lax.le(z, mean / (mean + x)), x, mean_sq / x)
+
+
+def triangular(key, left, mode, right, shape=None, dtype=None):
+    """Triangular floats on ``[left, right]`` peaking at ``mode``, as
+    ``jax.random.triangular``.
+
+    Example:
+        >>> ember.random.triangular(ember.random.PRNGKey(0), 0.0, 0.3, 1.0, (3,))
+    """
+    dt = _sample_dtype(dtype, "triangular")
+    shape = _sample_shape("triangular", shape, left, mode, right)
+    left, mode, right = _safe_params("triangular", dt, left, mode, right)
+    return _triangular(key, left, mode, right, shape, dt)
+
+
+@eager
+def _triangular(key, left, mode, right, shape, dtype):
+    left, mode, right = (_cvt(x, dtype, shape) for x in (left, mode, right))
+    fc = (mode - left) / (right - left)
+    u = _unit(key, shape, dtype)
+    out1 = left + _enp().sqrt(u * (right - left) * (mode - left))
+    out2 = right - _enp().sqrt((1 - u) * (right - left) * (right - mode))
+    return lax.select(lax.lt(u, fc), out1, out2)
+
+
+def rademacher(key, shape=(), dtype=None):
+    """-1 or +1 with equal probability (int32 by default), as ``jax.random.rademacher``.
+
+    Example:
+        >>> ember.random.rademacher(ember.random.PRNGKey(0), (3,))
+    """
+    dt = dtypes.default_int() if dtype is None else dtypes.canonicalize(dtype)
+    return _rademacher(key, _shape(shape, "rademacher"), np.dtype(dt))
+
+
+@eager
+def _rademacher(key, shape, dtype):
+    b = lax.convert_element_type(_bernoulli(key, np.float32(0.5), shape, "low"), dtype)
+    return lax.sub(lax.mul(b, _full(2, dtype, shape)), _full(1, dtype, shape))
+
+
+def _static_int(x, name, what):
+    """A size argument: a concrete int (it sets the result's shape)."""
+    if not _is_concrete(x):
+        from ember.errors import ConcretizationError
+        raise ConcretizationError(f"ember.random.{name}: {what} sets the result's shape, so "
+                                  "it must be a concrete int, got a traced value; pass it as "
+                                  "a static argument")
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise _arg_error(name, f"{what} must be an int, got {x!r}") from None
+
+
+def generalized_normal(key, p, shape=(), dtype=None):
+    """Generalized normal floats, density ``exp(-|x|**p)``, as
+    ``jax.random.generalized_normal``.
+
+    Example:
+        >>> ember.random.generalized_normal(ember.random.PRNGKey(0), 1.5, (3,))
+    """
+    shape = _shape(shape, "generalized_normal")
+    return _generalized_normal(key, p, shape, _sample_dtype(dtype, "generalized_normal"))
+
+
+@eager
+def _generalized_normal(key, p, shape, dtype):
+    k_gamma, k_sign = _split_n(key, 2)
+    g = _gamma(k_gamma, 1 / p, shape, dtype, False)
+    return _rademacher(k_sign, shape, dtype) * _enp().power(g, 1 / p)
+
+
+def ball(key, d, p=2, shape=(), dtype=None):
+    """Uniform points of the unit Lp ball in ``d`` dimensions (shape ``(*shape, d)``), as
+    ``jax.random.ball``.
+
+    Example:
+        >>> ember.random.ball(ember.random.PRNGKey(0), 3, shape=(2,))
+    """
+    d = _static_int(d, "ball", "d")
+    return _ball(key, p, d, _shape(shape, "ball"), _sample_dtype(dtype, "ball"))
+
+
+@eager
+def _ball(key, p, d, shape, dtype):
+    enp = _enp()
+    k1, k2 = _split_n(key, 2)
+    g = _generalized_normal(k1, p, (*shape, d), dtype)
+    e = _exponential(k2, shape, dtype)
+    return g / enp.expand_dims(enp.power(enp.sum(enp.power(enp.abs(g), p), -1) + e, 1 / p),
+                               -1)
+
+
+# --- gamma family: JAX's Marsaglia-Tsang loop per element, under vmap -------------------------
+
+def _gamma_one(key, alpha, log_space):
+    """One Gamma(alpha) sample (its log with ``log_space``): JAX's ``_gamma_one``."""
+    enp = _enp()
+    dt = alpha.dtype
+    zero, one = np.asarray(0, dt), np.asarray(1, dt)
+    boost = lax.ge(alpha, one)
+    alpha_orig = alpha
+    alpha = lax.select(boost, alpha, alpha + one)
+    d = alpha - np.asarray(1 / 3, dt)
+    c = np.asarray(1 / 3, dt) / enp.sqrt(d)
+
+    def rejected(state):
+        _, x, v, u = state
+        squeeze = lax.ge(u, one - np.asarray(0.0331, dt) * (x * x))
+        return enp.logical_and(squeeze, lax.ge(enp.log(u), x * np.asarray(0.5, dt)
+                                               + d * (one - v + enp.log(v))))
+
+    def next_x(state):
+        k, sub = _split_n(state[0], 2)
+        x = _normal(sub, (), dt)
+        return k, x, one + x * c
+
+    def propose(state):
+        k, k_x, k_u = _split_n(state[0], 3)
+        _, x, v = lax.while_loop(lambda s: lax.le(s[2], zero), next_x, (k_x, zero, -one))
+        return k, x * x, v * v * v, _unit(k_u, (), dt)
+
+    k, sub = _split_n(key, 2)
+    _, _, v, _ = lax.while_loop(rejected, propose, (k, zero, one, np.asarray(2, dt)))
+    if log_space:
+        log_samples = lax.neg(_exponential(sub, (), dt))
+        keep = enp.logical_or(boost, lax.eq(log_samples, zero))
+        log_boost = lax.select(keep, zero, log_samples * (one / alpha_orig))
+        return enp.log(d) + enp.log(v) + log_boost
+    samples = one - _unit(sub, (), dt)
+    return d * v * lax.select(boost, one, enp.power(samples, one / alpha_orig))
+
+
+def _gamma_batch(keys, alphas, log_space):
+    """Samples for the flat ``alphas`` with one key each (``keys``: (n, 2))."""
+    if alphas.shape[0] == 0:
+        return alphas
+    from ember.frontend.vmap import vmap
+    return vmap(lambda k, a: _gamma_one(k, a, log_space))(keys, alphas)
+
+
+def _gamma_args(name, a, shape, dtype):
+    dt = _sample_dtype(dtype, name)
+    shape = _sample_shape(name, shape, a)
+    return _param(a, dt), shape, dt
+
+
+def gamma(key, a, shape=None, dtype=None):
+    """Standard Gamma(a) floats, as ``jax.random.gamma`` (Marsaglia-Tsang, the same
+    per-element rejection loop and key splits as JAX).
+
+    Example:
+        >>> ember.random.gamma(ember.random.PRNGKey(0), np.float32([0.5, 2.0]))
+    """
+    return _gamma(key, *_gamma_args("gamma", a, shape, dtype), False)
+
+
+def loggamma(key, a, shape=None, dtype=None):
+    """The logs of standard Gamma(a) floats, computed in log space (accurate for small
+    ``a``), as ``jax.random.loggamma``.
+
+    Example:
+        >>> ember.random.loggamma(ember.random.PRNGKey(0), np.float32([0.01, 2.0]))
+    """
+    return _gamma(key, *_gamma_args("loggamma", a, shape, dtype), True)
+
+
+@eager
+def _gamma(key, a, shape, dtype, log_space):
+    n = math.prod(shape)
+    a = lax.reshape(_cvt(a, dtype, shape), (n,))
+    return lax.reshape(_gamma_batch(_split(key, (n,)), a, log_space), shape)
+
+
+def chisquare(key, df, shape=None, dtype=None):
+    """Chi-square floats with ``df`` degrees of freedom (``2 exp(loggamma(df / 2))``), as
+    ``jax.random.chisquare``.
+
+    Example:
+        >>> ember.random.chisquare(ember.random.PRNGKey(0), 3.0, (3,))
+    """
+    dt = _sample_dtype(dtype, "chisquare")
+    shape = _sample_shape("chisquare", shape, df)
+    (df,) = _safe_params("chisquare", dt, df)
+    return _chisquare(key, df, shape, dt)
+
+
+def _chi2_many(keys_dfs, shape, dtype):
+    """Chi-square samples for several (key, df) pairs in one vmapped gamma loop."""
+    n = math.prod(shape)
+    keys = lax.concatenate([_split(k, (n,)) for k, _ in keys_dfs], 0)
+    halves = [lax.reshape(_cvt(df, dtype, shape) / 2, (n,)) for _, df in keys_dfs]
+    log_g = _gamma_batch(keys, lax.concatenate(halves, 0), True)
+    out = lax.reshape(_enp().exp(log_g) * np.asarray(2, dtype), (len(keys_dfs),) + shape)
+    return [out[i] for i in range(len(keys_dfs))]
+
+
+@eager
+def _chisquare(key, df, shape, dtype):
+    return _chi2_many([(key, df)], shape, dtype)[0]
+
+
+def f(key, dfnum, dfden, shape=None, dtype=None):
+    """F-distribution floats ``(chi2(dfnum) / dfnum) / (chi2(dfden) / dfden)``, as
+    ``jax.random.f``.
+
+    Example:
+        >>> ember.random.f(ember.random.PRNGKey(0), 3.0, 5.0, (3,))
+    """
+    dt = _sample_dtype(dtype, "f")
+    shape = _sample_shape("f", shape, dfnum, dfden)
+    dfnum, dfden = _safe_params("f", dt, dfnum, dfden)
+    return _f(key, dfnum, dfden, shape, dt)
+
+
+@eager
+def _f(key, dfnum, dfden, shape, dtype):
+    k_den, k_num = _split_n(key, 2)
+    chi_num, chi_den = _chi2_many([(k_num, dfnum), (k_den, dfden)], shape, dtype)
+    return (chi_num / _cvt(dfnum, dtype)) / (chi_den / _cvt(dfden, dtype))
+
+
+def t(key, df, shape=None, dtype=None):
+    """Student's t floats ``normal * sqrt(df / 2 / gamma(df / 2))``, as ``jax.random.t``.
+
+    Example:
+        >>> ember.random.t(ember.random.PRNGKey(0), 4.0, (3,))
+    """
+    dt = _sample_dtype(dtype, "t")
+    shape = _sample_shape("t", shape, df)
+    (df,) = _safe_params("t", dt, df)
+    return _t(key, df, shape, dt)
+
+
+@eager
+def _t(key, df, shape, dtype):
+    k_n, k_g = _split_n(key, 2)
+    n = _normal(k_n, shape, dtype)
+    half_df = _cvt(df, dtype) / np.asarray(2, dtype)
+    g = _gamma(k_g, half_df, shape, dtype, False)
+    return n * _enp().sqrt(half_df / g)
+
+
+def beta(key, a, b, shape=None, dtype=None):
+    """Beta(a, b) floats from two log-gamma samples, as ``jax.random.beta``.
+
+    Example:
+        >>> ember.random.beta(ember.random.PRNGKey(0), 2.0, 3.0, (3,))
+    """
+    dt = _sample_dtype(dtype, "beta")
+    shape = _sample_shape("beta", shape, a, b)
+    a, b = _safe_params("beta", dt, a, b)
+    return _beta(key, a, b, shape, dt)
+
+
+@eager
+def _beta(key, a, b, shape, dtype):
+    enp = _enp()
+    n = math.prod(shape)
+    k_a, k_b = _split_n(key, 2)
+    keys = lax.concatenate([_split(k_a, (n,)), _split(k_b, (n,))], 0)
+    alphas = lax.concatenate([lax.reshape(_cvt(x, dtype, shape), (n,)) for x in (a, b)], 0)
+    log_g = lax.reshape(_gamma_batch(keys, alphas, True), (2,) + shape)
+    log_a, log_b = log_g[0], log_g[1]
+    log_max = enp.maximum(log_a, log_b)
+    ga, gb = enp.exp(log_a - log_max), enp.exp(log_b - log_max)
+    return ga / (ga + gb)
+
+
+def dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet(alpha) floats (the last axis sums to 1): the softmax of log-gamma samples,
+    as ``jax.random.dirichlet``; shape ``shape + alpha.shape[-1:]``.
+
+    Example:
+        >>> ember.random.dirichlet(ember.random.PRNGKey(0), np.float32([1.0, 2.0, 3.0]))
+    """
+    dt = _sample_dtype(dtype, "dirichlet")
+    if len(np.shape(alpha)) < 1:
+        raise _arg_error("dirichlet", f"alpha must have at least one dimension (the "
+                                      f"categories), got shape {tuple(np.shape(alpha))}")
+    batch = tuple(np.shape(alpha))[:-1]
+    shape = _sample_shape("dirichlet", None if shape is None else shape, np.zeros(batch))
+    return _dirichlet(key, _param(alpha, dt), shape, dt)
+
+
+@eager
+def _dirichlet(key, alpha, shape, dtype):
+    from ember import nn
+    log_g = _gamma(key, alpha, shape + tuple(alpha.shape[-1:]), dtype, True)
+    return nn.softmax(log_g, axis=-1)
+
+
+# --- counts: poisson, binomial, geometric, multinomial ---------------------------------------
+
+def _any(x):
+    return lax.reduce_or(x, tuple(range(x.ndim))) if x.ndim else x
+
+
+def poisson(key, lam, shape=None, dtype=None):
+    """Poisson(lam) integers (int32 by default), as ``jax.random.poisson``: Knuth's product of
+    uniforms for ``lam < 10``, Hormann's transformed rejection above, with JAX's key splits.
+
+    Example:
+        >>> ember.random.poisson(ember.random.PRNGKey(0), 3.0, (3,))
+    """
+    dt = _sample_dtype(dtype, "poisson", integer=True)
+    shape = _sample_shape("poisson", shape, lam)
+    return _poisson(key, _param(lam, np.float32), shape, dt)
+
+
+@eager
+def _poisson(key, lam, shape, dtype):
+    enp = _enp()
+    if not math.prod(shape):
+        return _full(0, dtype, shape)
+    lam = _cvt(lam, np.float32, shape)
+    use_knuth = enp.logical_or(lax.ne(lam, lam), lam < 10)
+    knuth = _poisson_knuth(key, lax.select(use_knuth, lam, enp.zeros_like(lam)), dtype)
+    rejection = _poisson_rejection(key, lax.select(use_knuth, enp.full_like(lam, 1e5), lam),
+                                   dtype)
+    out = lax.select(use_knuth, knuth, rejection)
+    return lax.select(lax.eq(lam, enp.zeros_like(lam)), enp.zeros_like(out), out)
+
+
+def _poisson_knuth(key, lam, dtype):
+    shape = tuple(lam.shape)
+    max_iters = min(np.iinfo(dtype).max, np.iinfo(np.int32).max)
+
+    def body(carry):
+        i, k, rng, log_prod = carry
+        rng, sub = _split_n(rng, 2)
+        k = lax.select(log_prod > -lam, k + _full(1, dtype, shape), k)
+        return i + 1, k, rng, log_prod + _enp().log(_unit(sub, shape, np.dtype(np.float32)))
+
+    def cond(carry):
+        return _enp().logical_and(_any(carry[3] > -lam), carry[0] < max_iters)
+
+    init = (np.int32(0), _full(0, dtype, shape), key, _full(0, np.float32, shape))
+    k = lax.while_loop(cond, body, init)[1]
+    return k - _full(1, dtype, shape)
+
+
+def _poisson_rejection(key, lam, dtype):
+    enp = _enp()
+    shape, fdt = tuple(lam.shape), lam.dtype
+    log_lam = enp.log(lam)
+    b = 0.931 + 2.53 * enp.sqrt(lam)
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2)
+    max_iters = min(np.iinfo(dtype).max, np.iinfo(np.int32).max)
+
+    def body(carry):
+        i, k_out, accepted, rng = carry
+        rng, k0, k1 = _split_n(rng, 3)
+        u = _unit(k0, shape, fdt) - 0.5
+        v = _unit(k1, shape, fdt)
+        u_shifted = 0.5 - enp.abs(u)
+        k = enp.floor((2 * a / u_shifted + b) * u + lam + 0.43)
+        s = enp.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
+        log_pmf = -lam + k * log_lam - lax.lgamma(k + 1)
+        accept1 = enp.logical_and(u_shifted >= 0.07, v <= v_r)
+        reject = enp.logical_or(k < 0, enp.logical_and(u_shifted < 0.013, v > u_shifted))
+        accept = enp.logical_or(accept1, enp.logical_and(enp.logical_not(reject), s <= log_pmf))
+        return i + 1, lax.select(accept, k, k_out), enp.logical_or(accepted, accept), rng
+
+    def cond(carry):
+        return enp.logical_and(_any(enp.logical_not(carry[2])), carry[0] < max_iters)
+
+    init = (np.int32(0), _full(-1, fdt, shape), _full(False, np.bool_, shape), key)
+    return lax.convert_element_type(lax.while_loop(cond, body, init)[1], dtype)
+
+
+def geometric(key, p, shape=None, dtype=None):
+    """Geometric(p) integers >= 1 (trials to the first success; int32 by default), as
+    ``jax.random.geometric``.
+
+    Example:
+        >>> ember.random.geometric(ember.random.PRNGKey(0), 0.3, (3,))
+    """
+    dt = _sample_dtype(dtype, "geometric", integer=True)
+    shape = _sample_shape("geometric", shape, p)
+    return _geometric(key, _host_float(p) if _is_concrete(p) else p, shape, dt)
+
+
+@eager
+def _geometric(key, p, shape, dtype):
+    enp = _enp()
+    (p,) = enp._promote_inexact(_lift(p))
+    u = _unit(key, shape, p.dtype)
+    u = enp.where(u == 0, np.asarray(1, p.dtype), u)
+    log_q = enp.broadcast_to(enp.log1p(-p), shape)
+    return lax.convert_element_type(enp.floor(enp.log(u) / log_q) + 1, dtype)
+
+
+def binomial(key, n, p, shape=None, dtype=None):
+    """Binomial(n, p) counts as floats, as ``jax.random.binomial``: geometric inversion for
+    ``n * min(p, 1 - p) <= 10``, the BTRS rejection sampler above, with JAX's key splits.
+
+    Example:
+        >>> ember.random.binomial(ember.random.PRNGKey(0), 20.0, 0.3, (3,))
+    """
+    dt = _sample_dtype(dtype, "binomial")
+    shape = _sample_shape("binomial", shape, n, p)
+    if _is_concrete(n):
+        n = np.asarray(n)
+    return _binomial(key, n, _host_float(p) if _is_concrete(p) else p, shape, dt)
+
+
+@eager
+def _binomial(key, count, prob, shape, dtype):
+    enp = _enp()
+    if not math.prod(shape):
+        return _full(0, dtype, shape)
+    (prob,) = enp._promote_inexact(_lift(prob))
+    fdt = prob.dtype
+    count = _cvt(count, fdt, shape)
+    prob = enp.broadcast_to(prob, shape)
+    p_lt_half = prob < 0.5
+    q = lax.select(p_lt_half, prob, 1.0 - prob)
+    count_bad = enp.logical_or(enp.isnan(count), count < 0.0)
+    count_inf = enp.isinf(count)
+    q_nan, q_neg = enp.isnan(q), q < 0.0
+    q = lax.select(enp.logical_or(q_nan, q_neg), enp.full_like(q, 0.01), q)
+    use_inversion = enp.logical_or(count_bad, count * q <= 10.0)
+    count = enp.floor(count)
+    count_inv = lax.select(use_inversion, count, enp.zeros_like(count))
+    count_btrs = lax.select(use_inversion, enp.full_like(count, 1e4), count)
+    q_btrs = lax.select(use_inversion, enp.full_like(q, 0.5), q)
+    samples = lax.select(use_inversion, _binomial_inversion(key, count_inv, q, dtype),
+                         _btrs(key, count_btrs, q_btrs, dtype))
+    invalid = enp.logical_or(enp.logical_or(q_neg, q_nan), count_bad)
+    samples = lax.select(invalid, enp.full_like(samples, np.nan), samples)
+    samples = lax.select(enp.logical_and(count_inf, enp.logical_not(invalid)),
+                         enp.full_like(samples, np.inf), samples)
+    keep = enp.logical_or(enp.logical_or(p_lt_half, count_bad), enp.logical_or(q_nan, count_inf))
+    return lax.select(keep, samples, lax.convert_element_type(count, dtype) - samples)
+
+
+def _binomial_inversion(key, count, prob, dtype):
+    enp = _enp()
+    shape = tuple(prob.shape)
+    log1minusprob = enp.log1p(-prob)
+
+    def body(carry):
+        i, num_geom, geom_sum, rng = carry
+        sub, rng = _split_n(rng, 2)
+        num_geom = lax.select(geom_sum <= count, num_geom + 1, num_geom)
+        geom = enp.ceil(enp.log(_unit(sub, shape, prob.dtype)) / log1minusprob)
+        return i + 1, num_geom, geom_sum + geom, rng
+
+    def cond(carry):
+        return _any(carry[2] <= count)
+
+    zeros = enp.zeros_like(prob)
+    k = lax.while_loop(cond, body, (np.int32(0), zeros, zeros, key))[1]
+    return lax.convert_element_type(k - 1, dtype)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287)
+
+
+def _stirling_approx_tail(k):
+    enp = _enp()
+    use_table = k <= 9
+    k = enp.clip(k, 0.0, 9.0)
+    kp1sq = (k + 1) * (k + 1)
+    approx = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+    table = enp.take(np.asarray(_STIRLING_TAIL, k.dtype), enp.floor(k).astype(np.int32))
+    return lax.select(use_table, table, approx)
+
+
+def _btrs(key, count, prob, dtype):
+    """The transformed-rejection binomial sampler (Hormann's BTRS), as JAX's ``_btrs``."""
+    enp = _enp()
+    shape = tuple(prob.shape)
+    stddev = enp.sqrt(count * prob * (1 - prob))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = enp.floor((count + 1) * prob)
+    tail_m = _stirling_approx_tail(m) + _stirling_approx_tail(count - m)
+
+    def body(carry):
+        i, k_out, accepted, rng = carry
+        rng, k0, k1 = _split_n(rng, 3)
+        u = _unit(k0, shape, prob.dtype) - 0.5
+        v = _unit(k1, shape, prob.dtype)
+        us = 0.5 - enp.abs(u)
+        accept1 = enp.logical_and(us >= 0.07, v <= v_r)
+        k = enp.floor((2 * a / us + b) * u + c)
+        reject = enp.logical_or(k < 0, k > count)
+        v = enp.log(v * alpha / (a / (us * us) + b))
+        ub = ((m + 0.5) * enp.log((m + 1) / (r * (count - m + 1)))
+              + (count + 1) * enp.log((count - m + 1) / (count - k + 1))
+              + (k + 0.5) * enp.log(r * (count - k + 1) / (k + 1))
+              + tail_m - _stirling_approx_tail(k) - _stirling_approx_tail(count - k))
+        accept = enp.logical_or(accept1, enp.logical_and(enp.logical_not(reject), v <= ub))
+        return i + 1, lax.select(accept, k, k_out), enp.logical_or(accepted, accept), rng
+
+    def cond(carry):
+        return _any(enp.logical_not(carry[2]))
+
+    init = (np.int32(0), enp.full_like(prob, -1), _full(False, np.bool_, shape), key)
+    return lax.convert_element_type(lax.while_loop(cond, body, init)[1], dtype)
+
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+    """Multinomial(n, p) counts over the last axis of ``p``, as ``jax.random.multinomial``
+    (a scan of conditional binomials). ``shape``, as JAX's code takes it, is the full result
+    shape, last axis included.
+
+    Example:
+        >>> ember.random.multinomial(ember.random.PRNGKey(0), 10.0, np.float32([0.2, 0.8]))
+    """
+    del unroll
+    dt = None if dtype is None else _sample_dtype(dtype, "multinomial")
+    if len(np.shape(p)) < 1:
+        raise _arg_error("multinomial", "p must have at least one dimension (the outcomes)")
+    shape = tuple(np.shape(p)) if shape is None else _shape(shape, "multinomial")
+    if not shape:
+        raise _arg_error("multinomial", "shape must include the outcome axis")
+    _sample_shape("multinomial", shape, p)
+    _sample_shape("multinomial", shape[:-1], n)
+    n = _host_float(n) if _is_concrete(n) else n
+    p = _host_float(p) if _is_concrete(p) else p
+    return _multinomial(key, n, p, shape, dt)
+
+
+@eager
+def _multinomial(key, n, p, shape, dtype):
+    enp = _enp()
+    n, p = enp._promote_inexact(_lift(n), _lift(p))
+    n = enp.broadcast_to(n, shape[:-1])
+    p = enp.moveaxis(enp.broadcast_to(p, shape), -1, 0)
+    remaining = lax.rev(lax.cumsum(lax.rev(p, (0,)), 0), (0,))
+    ratios = p / enp.where(remaining == 0, np.asarray(1, p.dtype), remaining)
+
+    def step(remainder, ratio_key):
+        ratio, k = ratio_key
+        count = _binomial(k, remainder, enp.clip(ratio, 0, 1), tuple(remainder.shape),
+                          remainder.dtype)
+        return remainder - count, count
+
+    _, counts = lax.scan(step, n, (ratios, _split(key, (shape[-1],))))
+    out_dt = dtypes.default_float() if dtype is None else dtype
+    return lax.convert_element_type(enp.moveaxis(counts, 0, -1), out_dt)
+
+
+# --- vectors and matrices --------------------------------------------------------------------
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """Multivariate normal vectors ``mean + factor @ normal`` with ``factor`` from ``cov``'s
+    Cholesky, eigh or SVD factorization, as ``jax.random.multivariate_normal``.
+
+    Example:
+        >>> ember.random.multivariate_normal(ember.random.PRNGKey(0), np.zeros(2, np.float32),
+        ...                                  np.eye(2, dtype=np.float32), (3,))
+    """
+    if method not in ("svd", "eigh", "cholesky"):
+        raise _arg_error("multivariate_normal", f"method must be one of 'svd', 'eigh' and "
+                                                f"'cholesky', got {method!r}")
+    mean = _host_float(mean) if _is_concrete(mean) else mean
+    cov = _host_float(cov) if _is_concrete(cov) else cov
+    mshape, cshape = tuple(np.shape(mean)), tuple(np.shape(cov))
+    if len(mshape) < 1 or len(cshape) < 2 or cshape[-2:] != mshape[-1:] * 2:
+        raise _arg_error("multivariate_normal", f"needs mean of shape (..., n) and cov of "
+                                                f"shape (..., n, n), got {mshape} and {cshape}")
+    dt = None if dtype is None else _sample_dtype(dtype, "multivariate_normal")
+    batch = _sample_shape("multivariate_normal", shape, np.zeros(mshape[:-1]),
+                          np.zeros(cshape[:-2]))
+    return _multivariate_normal(key, mean, cov, batch, dt, method)
+
+
+@eager
+def _multivariate_normal(key, mean, cov, shape, dtype, method):
+    enp = _enp()
+    mean, cov = enp._promote_inexact(_lift(mean), _lift(cov))
+    if method == "svd":
+        u, s, _ = enp.linalg.svd(cov)
+        factor = u * enp.sqrt(s[..., None, :])
+    elif method == "eigh":
+        w, v = enp.linalg.eigh(cov)
+        factor = v * enp.sqrt(w[..., None, :])
+    else:
+        factor = enp.linalg.cholesky(cov)
+    z = _normal(key, shape + tuple(mean.shape[-1:]), mean.dtype if dtype is None else dtype)
+    return mean + enp.einsum("...ij,...j->...i", factor, z)
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None):
+    """A random (semi-)orthogonal ``n x m`` matrix (Haar measure; shape ``(*shape, n, m)``),
+    from the QR factorization of a normal matrix, as ``jax.random.orthogonal``.
+
+    Example:
+        >>> ember.random.orthogonal(ember.random.PRNGKey(0), 3)
+    """
+    n = _static_int(n, "orthogonal", "n")
+    m = n if m is None else _static_int(m, "orthogonal", "m")
+    return _orthogonal(key, n, m, _shape(shape, "orthogonal"), _sample_dtype(dtype,
+                                                                               "orthogonal"))
+
+
+@eager
+def _orthogonal(key, n, m, shape, dtype):
+    enp = _enp()
+    z = _normal(key, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = enp.linalg.qr(z)
+    d = enp.diagonal(r, axis1=-2, axis2=-1)
+    x = q * enp.expand_dims(enp.sign(d), -2)
+    return enp.swapaxes(x, -1, -2) if n < m else x
+
+
+# --- keys ------------------------------------------------------------------------------------
+
+@eager
+def clone(key):
+    """A copy of ``key`` for reuse (the identity, as ``jax.random.clone`` outside key-reuse
+    checking).
+
+    Example:
+        >>> ember.random.clone(ember.random.PRNGKey(0))
+    """
+    return _lift(key)
+
+
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
+    """Keys from their raw ``uint32[..., 2]`` data, as ``jax.random.wrap_key_data`` (ember's
+    keys are raw threefry-2x32 data, so this checks and returns them).
+
+    Example:
+        >>> ember.random.wrap_key_data(np.array([0, 42], np.uint32))
+    """
+    if impl is not None and dtype is not None:
+        raise _arg_error("wrap_key_data", "pass impl or dtype, not both")
+    spec = impl if impl is not None else dtype
+    if spec not in (None, "threefry2x32", "threefry"):
+        raise _arg_error("wrap_key_data", f"ember's keys are threefry2x32 keys, got impl "
+                                          f"{spec!r}")
+    return _wrap_key_data(key_bits_array)
+
+
+@eager
+def _wrap_key_data(key_bits_array):
+    k = _lift(key_bits_array)
+    if k.dtype != _U32 or not k.shape or k.shape[-1] != 2:
+        raise _arg_error("wrap_key_data", f"expected uint32 key data of shape (..., 2), got "
+                                          f"{k.aval.str_short()}")
+    return k
