@@ -133,3 +133,11 @@ def test_random_bfloat16_parameters():
 def test_python_int_argument_out_of_range():
     with pytest.raises(OverflowError, match=r"2147483648 is too large to convert to int32"):
         ember.jit(lambda a, b: a + b)(np.ones(2, np.int32), 2**31)
+
+
+def test_exact_gelu_does_not_overflow_near_the_float32_maximum():
+    # x * (1 + erf(x / sqrt 2)) overflowed to inf for x = 3e38; JAX's form halves first.
+    x = np.array([3e38, -3e38, 1.5, -1.5], np.float32)
+    want = x.astype(np.float64) * 0.5 * (1 + np.vectorize(math.erf)(x / np.sqrt(2.0)))
+    np.testing.assert_allclose(np.asarray(ember.nn.gelu(x, approximate=False)), want,
+                               rtol=1e-6)

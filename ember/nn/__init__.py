@@ -133,7 +133,8 @@ def gelu(x, approximate=True):
     if approximate:
         c = float(np.sqrt(2.0 / np.pi))
         return 0.5 * x * (1.0 + enp.tanh(c * (x + 0.044715 * (x * x * x))))
-    return x * lax.erfc(x * float(-1.0 / np.sqrt(2.0))) * 0.5
+    # x * (erfc(-x / sqrt 2) / 2): halving first keeps x * 2 from overflowing (gelu(3e38)).
+    return x * (lax.erfc(x * float(-1.0 / np.sqrt(2.0))) * 0.5)
 
 
 @eager
