@@ -260,6 +260,13 @@ def _bessel_i1e(x):
     return _bessel_ie(x, _I1_A, _I1_B, 1)
 
 
+def _unscale(x, scaled):
+    """exp(|x|) * scaled, as exp(|x| / 2) twice: exp(|x|) overflows float32 from 88.7, the
+    Bessel functions only from about 91.9."""
+    half = enp.exp(enp.abs(x) * 0.5)
+    return half * (scaled * half)
+
+
 @eager
 def i0e(x):
     """``scipy.special.i0e``: exp(-|x|) I0(x), the scaled modified Bessel function of order 0.
@@ -279,7 +286,7 @@ def i0(x):
         >>> ember.scipy.special.i0(np.array([1.0], np.float32))
         Array([1.2660658], dtype=float32)
     """
-    return _in_f32(lambda t: enp.exp(enp.abs(t)) * _bessel_i0e(t), x)
+    return _in_f32(lambda t: _unscale(t, _bessel_i0e(t)), x)
 
 
 @eager
@@ -301,7 +308,7 @@ def i1(x):
         >>> ember.scipy.special.i1(np.array([1.0], np.float32))
         Array([0.5651591], dtype=float32)
     """
-    return _in_f32(lambda t: enp.exp(enp.abs(t)) * _bessel_i1e(t), x)
+    return _in_f32(lambda t: _unscale(t, _bessel_i1e(t)), x)
 
 
 # --- entropies ------------------------------------------------------------------------------
