@@ -16,7 +16,9 @@ Example:
 
 from __future__ import annotations
 
-from ember import tree_util
+import numpy as np
+
+from ember import lax, tree_util
 from ember.errors import TracingError, UnboundAxisError
 from ember.frontend.tracing import AXES, bind, current_trace, user_where
 
@@ -148,7 +150,6 @@ def axis_index(axis_name):
 
 def _take(x, index, axis):
     """``x`` at the traced ``index`` along ``axis`` (that axis removed)."""
-    from ember import lax
     return lax.dynamic_index_in_dim(x, index, axis, keepdims=False)
 
 
@@ -162,8 +163,6 @@ def ppermute(x, axis_name, perm):
         >>> ember.vmap(shift, axis_name="i")(np.array([1.0, 2.0, 3.0]))
         Array([3., 1., 2.], dtype=float32)
     """
-    import numpy as np
-
     from ember import numpy as enp
     n = axis_size(axis_name)
     pairs = [(int(s), int(d)) for s, d in perm]
@@ -200,7 +199,6 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
         >>> ember.vmap(lambda v: ember.lax.psum_scatter(v, "i"), axis_name="i")(np.eye(2))
         Array([1., 1.], dtype=float32)
     """
-    from ember import lax
     n = axis_size(axis_name)
     index = axis_index(axis_name)
 
@@ -232,7 +230,6 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         Array([[0., 2.],
                [1., 3.]], dtype=float32)
     """
-    from ember import lax
     from ember import numpy as enp
     _no_groups("all_to_all", axis_index_groups)
     n = axis_size(axis_name)
