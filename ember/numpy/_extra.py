@@ -1029,11 +1029,7 @@ def partition(a, kth, axis=-1):
         >>> enp.partition(enp.array([3, 1, 4, 1, 5]), 2)
         Array([1, 1, 3, 5, 4], dtype=int32)
     """
-    x, ax, k = _partition_parts("partition", a, kth, axis)
-    s = _enp().sort(x, axis=ax)
-    n = x.shape[ax]
-    return lax.concatenate([_slice_axis(s, ax, 0, k + 1),
-                            lax.rev(_slice_axis(s, ax, k + 1, n), (ax,))], ax)
+    return _partitioned("partition", a, kth, axis, _enp().sort)
 
 
 @eager
@@ -1044,8 +1040,13 @@ def argpartition(a, kth, axis=-1):
         >>> enp.argpartition(enp.array([3, 1, 4, 1, 5]), 2)
         Array([1, 3, 0, 4, 2], dtype=int32)
     """
-    x, ax, k = _partition_parts("argpartition", a, kth, axis)
-    s = _enp().argsort(x, axis=ax)
+    return _partitioned("argpartition", a, kth, axis, _enp().argsort)
+
+
+def _partitioned(name, a, kth, axis, sort):
+    """``sort(a)`` along ``axis`` with the part after ``kth`` reversed (JAX's layout)."""
+    x, ax, k = _partition_parts(name, a, kth, axis)
+    s = sort(x, axis=ax)
     n = x.shape[ax]
     return lax.concatenate([_slice_axis(s, ax, 0, k + 1),
                             lax.rev(_slice_axis(s, ax, k + 1, n), (ax,))], ax)
