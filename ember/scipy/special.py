@@ -5,16 +5,14 @@ Integers and bools become the default float dtype, as in JAX.
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from ember import dtypes, lax, nn
 from ember import numpy as enp
-from ember.errors import ArgumentError, ConcretizationError
+from ember.errors import ArgumentError
 from ember.frontend.eager import eager
-from ember.frontend.tracing import Tracer
 from ember.nn import logsumexp
+from ember.numpy._extra import _static_int
 
 __all__: list[str] = ["erf", "erfc", "erfinv", "logit", "expit", "gammaln", "logsumexp",
                       "xlogy", "digamma", "psi", "ndtr", "ndtri", "log_ndtr", "i0", "i0e", "i1",
@@ -471,16 +469,6 @@ def beta(a, b):
     return gammasgn(a) * gammasgn(b) * gammasgn(a + b) * enp.exp(betaln(a, b))
 
 
-def _static_int(fn, what, v):
-    if isinstance(v, Tracer):
-        raise ConcretizationError(f"{fn}: {what} must be a static Python int, got a traced "
-                                  f"value; pass a Python int (or mark it static in jit)")
-    try:
-        return operator.index(v)
-    except TypeError:
-        raise ArgumentError(f"{fn}: {what} must be an int, got {v!r}") from None
-
-
 @eager
 def multigammaln(a, d):
     """``scipy.special.multigammaln``: the log of the multivariate gamma function of
@@ -490,7 +478,7 @@ def multigammaln(a, d):
         >>> ember.scipy.special.multigammaln(np.float32(3), 2)
         Array(1.550195, dtype=float32)
     """
-    d = _static_int("multigammaln", "d", d)
+    d = _static_int(d, "d", "multigammaln")
     (a,) = enp._float_args(a)
     constant = 0.25 * d * (d - 1) * float(np.log(np.pi))
     b = (np.arange(d) / 2.0).astype(a.dtype)
@@ -664,7 +652,7 @@ def bernoulli(n):
         >>> ember.scipy.special.bernoulli(4)
         Array([ 1.        , -0.5       ,  0.16666667,  0.        , -0.03333334], dtype=float32)
     """
-    n = _static_int("bernoulli", "n", n)
+    n = _static_int(n, "n", "bernoulli")
     if n < 0:
         raise ArgumentError(f"bernoulli: n must be a non-negative integer, got {n}")
     bn = np.zeros(n + 1)
