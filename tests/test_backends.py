@@ -427,6 +427,20 @@ def test_device_put_transfers_explicitly():
     np.testing.assert_array_equal(np.asarray(c), X)
 
 
+def test_device_put_of_a_pytree():
+    """As jax.device_put: each leaf is put, the structure kept; Arrays already there stay."""
+    tree = {"w": (X, np.arange(3, dtype=np.int32)), "b": [np.float32(2)], "none": None}
+    put = ember.device_put(tree, "cpu")
+    leaves, structure = ember.tree_util.tree_flatten(put)
+    assert structure == ember.tree_util.tree_structure(tree)
+    assert all(isinstance(a, ember.Array) for a in leaves)
+    for a, want in zip(leaves, ember.tree_util.tree_leaves(tree)):
+        np.testing.assert_array_equal(np.asarray(a), want)
+        assert np.asarray(a).dtype == np.asarray(want).dtype
+    again = ember.device_put(put)
+    assert again["w"][0] is put["w"][0]
+
+
 @needs_vulkan
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int32", "uint32", "float32",
                                    "bfloat16"])

@@ -127,19 +127,21 @@ class _DeletedArray(Array):
     __str__ = __repr__
 
 
-def device_put(x, device=None) -> Array:
-    """Copy a NumPy array (or scalar, or Array) to ``device``: a Device from
-    ``ember.devices()`` or a backend name ("cpu", "vulkan", "cuda": its first device); by
-    default the default backend's first device. An Array already there is returned as is; an
-    Array on another device is copied through the host (the one explicit transfer: programs
-    never move arrays between devices by themselves).
+def device_put(x, device=None):
+    """Copy a NumPy array (or scalar, or Array, or a pytree of them, as ``jax.device_put``)
+    to ``device``: a Device from ``ember.devices()`` or a backend name ("cpu", "vulkan",
+    "cuda": its first device); by default the default backend's first device. An Array
+    already there is returned as is; an Array on another device is copied through the host
+    (the one explicit transfer: programs never move arrays between devices by themselves).
 
     Example:
         >>> a = ember.device_put(np.arange(4, dtype=np.float32))
         >>> v = ember.device_put(a, ember.devices("vulkan")[0])
         >>> v.device
         VulkanDevice(0, 'llvmpipe ...')
+        >>> w, b = ember.device_put((np.ones((4, 3)), np.zeros(3)))
     """
+    from ember import tree_util
     from ember.backends import default_backend, get_backend, runtime
 
     if device is None:
@@ -155,6 +157,10 @@ def device_put(x, device=None) -> Array:
         if x.device.space is device.space:
             return x
         return Array(device.upload(x._ember_host()), device, x.aval)
+    if not isinstance(x, np.ndarray):
+        leaves, tree = tree_util.tree_flatten(x)
+        if not tree_util.treedef_is_strict_leaf(tree):
+            return tree_util.tree_unflatten(tree, [device_put(a, device) for a in leaves])
     aval = runtime.canonical_aval(np.asarray(x))
     host = runtime.host_array(np.asarray(x), aval)
     return Array(device.upload(host), device, aval._replace(weak_type=False))
