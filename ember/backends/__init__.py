@@ -19,6 +19,9 @@
 - ``devices()`` (this machine's devices, ``[]`` without a driver), ``device(id)`` (one, or a
   BackendUnavailableError saying what to install) and ``runtime_device(device,
   largest_tensor_bytes, iterations)`` (which HAL device loads a program);
+- ``fenced_calls(largest_tensor_bytes, iterations)`` (whether ``ember.jit`` compiles such a
+  program for IREE's asynchronous calls, ``runtime.FENCED_CALLS_FLAG``, which ember waits
+  for asleep rather than in IREE's spinning wait);
 - a :class:`~ember.backends.runtime.Device` subclass with the backend's readback.
 
 Adding a target (ROCm, Metal) is one new module listed in ``BACKENDS``.

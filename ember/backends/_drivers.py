@@ -10,7 +10,7 @@ from ember.errors import BackendUnavailableError
 
 def enumerate_devices(driver_name: str, cls) -> tuple[list, str | None]:
     """``([cls(...) per device], None)``, or ``([], reason)`` when the driver cannot load or
-    sees no device."""
+    sees no device. The devices' HAL devices are created when first used (``Device.hal``)."""
     try:
         driver = rt.get_driver(driver_name)
         infos = driver.query_available_devices()
@@ -18,14 +18,9 @@ def enumerate_devices(driver_name: str, cls) -> tuple[list, str | None]:
         return [], str(e).strip().splitlines()[-1]
     if not infos:
         return [], f"the {driver_name} driver loaded but reports no device"
-    found = []
-    for i, info in enumerate(infos):
-        try:
-            hal = driver.create_device(info)
-        except Exception as e:
-            return found, f"creating {driver_name} device {i} failed: {e}"
-        found.append(cls(driver_name, i, info.get("name", ""), hal=hal))
-    return found, None
+    return [cls(driver_name, i, info.get("name", ""),
+                create=lambda info=info: driver.create_device(info))
+            for i, info in enumerate(infos)], None
 
 
 def device_at(enumerated: tuple[list, str | None], backend: str, hint: str, index: int):

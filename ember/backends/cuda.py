@@ -73,6 +73,12 @@ def device(index: int = 0) -> CudaDevice:
     return device_at(_enumerated(), NAME, INSTALL_HINT, index)
 
 
+def fenced_calls(largest_tensor_bytes: int, iterations: int | None = None) -> bool:
+    """Synchronous calls: IREE's asynchronous ones (``runtime.FENCED_CALLS_FLAG``) have not
+    run on a GPU here yet."""
+    return False
+
+
 def runtime_device(dev: CudaDevice | None, largest_tensor_bytes: int,
                    iterations: int | None = None) -> CudaDevice:
     return dev if dev is not None else device(0)

@@ -4,11 +4,21 @@ A :class:`Device` is one place arrays live: ``CpuDevice(0)``, ``VulkanDevice(0, 
 ``CudaDevice(0, ...)``. Each backend module (``cpu.py``, ``vulkan.py``, ``cuda.py``) defines its
 subclass and how to enumerate them. The call path is the raw one (``VmVariantList`` +
 ``vm_context.invoke``): the cheapest way into IREE from Python.
+
+Programs that run on worker threads (local-task; on Vulkan those of that size) are compiled
+with IREE's asynchronous calling convention (``FENCED_CALLS_FLAG``; each backend's
+``fenced_calls``): the call returns once the work is queued, and ember waits for its fence
+on a file descriptor (:func:`wait`), asleep in the kernel. IREE 3.13's own wait, which a
+synchronous call makes, spins on the calling thread: on a 2-core machine it took a core
+from local-task's two workers and lavapipe's threads (``benchmarks/calls.py``).
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import select
+import threading
 
 import iree.runtime as rt
 import numpy as np
@@ -51,15 +61,36 @@ class Device:
 
     platform = "?"
 
-    def __init__(self, driver: str, index: int = 0, name: str = "", hal=None):
+    def __init__(self, driver: str, index: int = 0, name: str = "", create=None):
         self.driver = driver
         self.id = index
         self.name = name
-        self.hal = hal if hal is not None else rt.get_device(driver)
-        self.config = rt.Config(device=self.hal)
-        self.allocator = self.hal.allocator
+        self._create = create if create is not None else (lambda: rt.get_device(driver))
+        self.timeline = threading.local()   # each thread's semaphore for fenced calls
         # The identity checked per call: one shared object per (platform, id).
         self.space = _space(self.platform, index)
+
+    # The HAL device is created when first used, not when listed: IREE 3.13's Vulkan device
+    # on Mesa's lavapipe keeps two threads spinning from its creation on (two cores of CPU
+    # time while idle), so ember.devices() alone must not create it.
+    @functools.cached_property
+    def hal(self):
+        try:
+            return self._create()
+        except Exception as e:  # IREE raises RuntimeError naming what failed
+            from ember.backends import get_backend
+            from ember.backends._drivers import unavailable
+            reason = f"creating the {self.driver} device failed: {e}"
+            raise unavailable(self.platform, reason, get_backend(self.platform).INSTALL_HINT,
+                              self.id) from None
+
+    @functools.cached_property
+    def config(self):
+        return rt.Config(device=self.hal)
+
+    @functools.cached_property
+    def allocator(self):
+        return self.hal.allocator
 
     def __repr__(self):
         cls = type(self).__name__
@@ -114,6 +145,64 @@ def host_array(x, aval: ShapedArray) -> np.ndarray:
 _VariantList = rt.VmVariantList
 _BufferView = rt.HalBufferView
 
+FENCED_CALLS_FLAG = "--iree-execution-model=async-external"
+_ASYNC_PRIMITIVE = rt.ExternalTimepointType.ASYNC_PRIMITIVE
+_FD = 1                                # IREE_ASYNC_PRIMITIVE_TYPE_FD
+
+
+def wait(semaphore: rt.HalSemaphore, value: int) -> None:
+    """Block until ``semaphore`` reaches ``value``, asleep on a file descriptor where the
+    driver exports one (IREE's own host wait spins); raises RuntimeError if it failed."""
+    if semaphore.query() >= value:
+        return
+    timepoint = rt.HalExternalTimepoint()
+    try:
+        semaphore.export_timepoint(value, _ASYNC_PRIMITIVE, 0, timepoint)
+    except RuntimeError:
+        semaphore.wait(value)
+        return
+    # The Python binding shows the handle union only as its CUDA member: the primitive's
+    # type is its first byte and a file descriptor (ours to close) its upper 32 bits.
+    handle = timepoint.cuda_event
+    if handle & 0xFF != _FD:
+        semaphore.wait(value)
+        return
+    fd = handle >> 32
+    try:
+        # A failed semaphore never signals the descriptor; query() raises then.
+        while not select.select([fd], [], [], 0.05)[0]:
+            semaphore.query()
+    finally:
+        os.close(fd)
+
+
+def _fenced(invoke, device: Device):
+    """``invoke`` for a function of the asynchronous convention: its fences appended to the
+    arguments, and back when its results are ready. Each thread signals a semaphore of its
+    own, so a value is never reached by another thread's call."""
+    timeline = device.timeline
+
+    def call(function, args, results):
+        semaphore = getattr(timeline, "semaphore", None)
+        if semaphore is None:
+            semaphore = timeline.semaphore = device.hal.create_semaphore(0)
+            # The call waits for nothing: a fence at the value the semaphore starts at.
+            # (An empty HalFence(0) in a VmVariantList crashes IREE 3.13 when freed.)
+            timeline.ready = rt.HalFence.create_at(semaphore, 0)
+            timeline.value = 0
+        value = timeline.value = timeline.value + 1
+        args.push_ref(timeline.ready)
+        args.push_ref(rt.HalFence.create_at(semaphore, value))
+        try:
+            invoke(function, args, results)
+            wait(semaphore, value)
+        except BaseException:
+            # A failed semaphore stays failed; after an interrupt the call may still run
+            # and signal its value after a later call's.
+            timeline.semaphore = None
+            raise
+    return call
+
 
 class Executable:
     """A compiled module loaded on a device, called with flat lists of buffer views."""
@@ -124,11 +213,15 @@ class Executable:
         self.vm_module = rt.VmModule.copy_buffer(device.config.vm_instance, vmfb)
         self.context = rt.SystemContext(vm_modules=[self.vm_module], config=device.config)
         self.vm_context = self.context.vm_context
-        self._invoke = self.vm_context.invoke
         self.function = self.vm_module.lookup_function(function)
         if self.function is None:
             raise RuntimeFailure(f"compiled module has no function {function!r}")
         self.reflection = self.function.reflection
+        # ``invoke(function, args, results)``: back when the results are ready, whatever the
+        # module's calling convention.
+        self.invoke = self.vm_context.invoke
+        if self.reflection.get("iree.abi.model") == "coarse-fences":
+            self.invoke = _fenced(self.invoke, device)
 
     def runner(self, in_avals, out_avals, array_type):
         """``run(leaves)``: call the function on argument leaves (``array_type`` instances are
@@ -139,7 +232,7 @@ class Executable:
         An ``array_type`` leaf on another device raises DeviceMismatchError: a program never
         copies an array between devices behind the caller's back."""
         variant_list, buffer_view = _VariantList, _BufferView
-        invoke, function, device = self._invoke, self.function, self.device
+        invoke, function, device = self.invoke, self.function, self.device
         space, upload = device.space, device.upload
         n_in, n_out = len(in_avals), len(out_avals)
         out0 = out_avals[0] if n_out == 1 else None

@@ -18,7 +18,7 @@ import numpy as np
 
 from ember.backends._drivers import device_at, enumerate_devices
 from ember.backends._vulkan_features import device_features
-from ember.backends.runtime import _RAW, Device
+from ember.backends.runtime import _RAW, Device, wait
 from ember.errors import TargetOptionError
 
 NAME = "vulkan"
@@ -202,10 +202,10 @@ class VulkanDevice(Device):
 
     platform = "vulkan"
 
-    def __init__(self, driver, index=0, name="", hal=None):
-        super().__init__(driver, index, name, hal)
+    def __init__(self, driver, index=0, name="", create=None):
+        super().__init__(driver, index, name, create)
         self._staging: dict[int, rt.HalBuffer] = {}
-        self._semaphore = self.hal.create_semaphore(0)
+        self._semaphore = None       # the readback copies' timeline, made with the first
         self._tick = 0
         self._lock = threading.Lock()
 
@@ -228,9 +228,11 @@ class VulkanDevice(Device):
         src = bv.get_buffer()
         with self._lock:
             staging = self._staging_buffer(src.byte_length())
+            if self._semaphore is None:
+                self._semaphore = self.hal.create_semaphore(0)
             self._tick += 1
             self.hal.queue_copy(src, staging, [], [(self._semaphore, self._tick)])
-            self._semaphore.wait(self._tick)
+            wait(self._semaphore, self._tick)
             raw = staging.map().asarray((aval.size,), _RAW[aval.dtype.itemsize])
             return np.array(raw).view(aval.dtype).reshape(aval.shape)
 
@@ -272,6 +274,7 @@ def _release(found) -> None:
     for dev in found:
         dev._staging.clear()
         dev._semaphore = None
+        dev.timeline.__dict__.clear()    # this thread's semaphore of fenced calls
     gc.collect()
 
 
@@ -281,6 +284,15 @@ def devices() -> list[VulkanDevice]:
 
 def device(index: int = 0) -> VulkanDevice:
     return device_at(_enumerated(), NAME, INSTALL_HINT, index)
+
+
+def fenced_calls(largest_tensor_bytes: int, iterations: int | None = None) -> bool:
+    """Whether such a program is compiled for IREE's asynchronous calls
+    (``runtime.FENCED_CALLS_FLAG``): those the CPU would run on its pool. A synchronous
+    call's spinning wait slowed lavapipe's threads on a large program (the MLP 56 -> 48 ms,
+    ``benchmarks/calls.py``); on a small one the fence cost more (x + 1: 77 -> 96 us)."""
+    from ember.backends import cpu
+    return cpu.driver_for(largest_tensor_bytes, iterations) == "local-task"
 
 
 def runtime_device(dev: VulkanDevice | None, largest_tensor_bytes: int,

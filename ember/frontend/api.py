@@ -14,7 +14,7 @@ from ember.backends import dispatch_regions, get_backend, legality, traits
 from ember.backends import target_options as _target_options
 from ember.backends.array import Array, device_of_arrays
 from ember.backends.compiler import compile_mlir
-from ember.backends.runtime import Executable
+from ember.backends.runtime import FENCED_CALLS_FLAG, Executable
 from ember.config import config
 from ember.core import ShapedArray, ShapeDtypeStruct
 from ember.dtypes import dtype_and_weak
@@ -161,14 +161,15 @@ class Lowered:
         backend = get_backend(self.backend)
         options = _target_options(self.backend, target_options)
         optimized = self._stage("optimized")
-        flags = memory.planned_flags(optimized, backend.compiler_flags(**options))
-        fallbacks = [memory.planned_flags(optimized, f)
+        size = program_size(self._stage("linalg"))
+        calls = (FENCED_CALLS_FLAG,) if backend.fenced_calls(*size) else ()
+        flags = memory.planned_flags(optimized, backend.compiler_flags(**options)) + calls
+        fallbacks = [memory.planned_flags(optimized, f) + calls
                      for f in backend.fallback_flags(**options)]
         legality.check(backend, self._stage("optimized"), self._stage("linalg"), self.fun_name,
                        options)
         vmfb = self.compile_linalg(lambda: compile_mlir(
             self.as_text("linalg"), flags, fallbacks=fallbacks))
-        size = program_size(self._stage("linalg"))
         device = self.device
 
         def load():

@@ -272,7 +272,7 @@ def run_donating(compiled, leaves) -> list[Array]:
         args.push_ref(views[a].get_buffer())
     results = rt.VmVariantList(len(out_avals))
     try:
-        ex.vm_context.invoke(ex.function, args, results)
+        ex.invoke(ex.function, args, results)
     except Exception as e:
         raise RuntimeFailure(f"IREE runtime error while running the program: {e}") from None
     outs = [Array(results.get_as_object(i, rt.HalBufferView), device, aval)
