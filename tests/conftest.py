@@ -63,6 +63,11 @@ test_backends.__test__ = False   # not a test (pytest collects test_* names)
 KNOWN_FAILURES: dict[str, tuple[str, str]] = {}
 
 
+def _uses_vulkan(item) -> bool:
+    return item.get_closest_marker("vulkan") is not None
+
+
+@pytest.hookimpl(tryfirst=True)   # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
         backend = getattr(item, "callspec", None) and item.callspec.params.get("ember_backend")
@@ -75,11 +80,38 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.xfail(reason=f"{backend}: {known[1]}",
                                                   strict=False))
                 break
+    # The tests that use a Vulkan device (marked "vulkan") run last, and in one xdist worker:
+    # IREE 3.13's Vulkan device on Mesa's lavapipe keeps two threads spinning from its
+    # creation to the end of the process, two cores' worth of CPU time taken from every other
+    # test (a CPU-only test file ran 1.5x slower beside one). The others go to the workers a
+    # test file at a time, so a file's shared compiled programs are compiled once.
+    items[:] = ([i for i in items if not _uses_vulkan(i)] +
+                [i for i in items if _uses_vulkan(i)])
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group("vulkan" if _uses_vulkan(item)
+                                                else item.path.name))
+
+
+def _vulkan_device_created() -> bool:
+    from ember.backends import vulkan
+    return any("hal" in vars(d) for d in vulkan.devices())
+
+
+def pytest_runtest_teardown(item):
+    """A test that creates the Vulkan device must be marked "vulkan" (see above)."""
+    if not _uses_vulkan(item) and _vulkan_device_created() and not item.config.stash.get(
+            _VULKAN_REPORTED, False):
+        item.config.stash[_VULKAN_REPORTED] = True
+        pytest.fail(f"{item.nodeid} created the Vulkan device but is not marked "
+                    "pytest.mark.vulkan (Vulkan tests run last: tests/conftest.py)")
+
+
+_VULKAN_REPORTED = pytest.StashKey[bool]()
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "cuda: runs on an NVIDIA GPU through IREE's CUDA driver")
-    config.addinivalue_line("markers", "vulkan: runs on a Vulkan device")
+    config.addinivalue_line("markers", "vulkan: runs on a Vulkan device (after the other tests)")
 
 
 def pytest_generate_tests(metafunc):

@@ -163,6 +163,7 @@ def test_compile_a_mlir_file(workdir):
     assert rc == 1 and "cannot read input file" in err and "missing.mlir" in err
 
 
+@pytest.mark.vulkan
 @pytest.mark.skipif(not vulkan.devices(), reason="no Vulkan device (install lavapipe)")
 def test_compile_for_cpu_and_vulkan(workdir):
     d, x, idx = workdir

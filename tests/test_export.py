@@ -28,7 +28,13 @@ Pair = collections.namedtuple("Pair", "left right")
 
 
 VULKAN = bool(vulkan.devices())   # the backend's own enumeration
-needs_vulkan = pytest.mark.skipif(not VULKAN, reason="no Vulkan device (install lavapipe)")
+_skip_without_vulkan = pytest.mark.skipif(not VULKAN,
+                                          reason="no Vulkan device (install lavapipe)")
+
+
+def needs_vulkan(test):
+    """Runs where a Vulkan device exists, after the other tests (tests/conftest.py)."""
+    return pytest.mark.vulkan(_skip_without_vulkan(test))
 
 
 # --- one function over every pytree node kind and every 32-bit-or-narrower dtype ------------
