@@ -28,33 +28,37 @@ the exit status is 1. Targets: vmap within 1.2x of hand-batched, >= 50x faster t
 Python loop, no slower than JAX, and no more dispatches than hand-batched (batching must not
 break fusion).
 
-Figures (2-core development machine, 2026-11-30, shared with other jobs: ranges over the
-session's runs; ``this/vmap`` is the other's time over vmap's):
+Figures (2-core development machine, 2026-12-01, idle: two runs; ``this/vmap`` is the
+other's time over vmap's):
 
     case                         vmap         hand-batched  Python loop  jax.vmap     dispatches
-    mlp3 512, 256 rows           3.5-4.7 ms   0.85-1.05x    22-40x       0.78-0.92x   10 vs 10
-    distance 2x512, 256 pairs    26-51 us     0.93-1.08x    55-105x      3.96-5.5x    1 vs 1
-    distance 256x256 (nested)    0.9-5.4 ms   0.65-1.01x    124-627x     1.82-11x     1 vs 1
-    newton while_loop 256 lanes  9.4-11 us    5.1-5.8x      880-1125x    1.85-4.2x    1 vs 4
+    mlp3 512, 256 rows           2.08 ms      0.98-1.00x    48-53x       0.95-0.97x   10 vs 10
+    distance 2x512, 256 pairs    13.6 us      0.97-1.03x    118-124x     9.0x         1 vs 1
+    distance 256x256 (nested)    783 us       0.99-1.02x    503-513x     7.0x         1 vs 1
+    newton while_loop 256 lanes  6.6 us       7.6x          1272-1332x   9-12x        1 vs 4
 
-Met: no more dispatches than hand-batched everywhere; within 1.2x of hand-batched except in
-two runs of the nested distance, whose vmapped and hand-batched programs are the same two
-generics and time alike when run on their own (3.2-3.3 ms each): noise. Since the CPU driver
+Met: no more dispatches than hand-batched everywhere, within 1.2x of hand-batched, 50x the
+loop except the MLP in one run of two, JAX's speed except the MLP. Since the CPU driver
 follows a program's loop iterations (``ember/backends/cpu.py``), the 256-pair distance runs
 on local-sync. A vmapped while_loop whose body is scalar code per lane is an ``ember.map``
 (``ember/passes/batch_control_flow.py``): one dispatch in which each lane runs its own loop,
-no condition read back to the host per step. Newton's sqrt went from 57 us (one frozen-lane
-step per check), 17-33 us (16 steps per check) to 9.4-11 us, against JAX's 17-18 us in this
-harness (in a tight loop of calls JAX takes 6.6-7 us and ember 9.7: the scalar loop of 256
-lanes costs ember about 4 us, IREE's invoke 3). Not met: the MLP's 50x over the loop and
-JAX's speed. The 50x cannot be had on this machine: the loop is bandwidth-bound (each
-per-example call streams the three 1 MiB weight matrices: 87-123 ms for 256 calls), so 50x
-means the batched MLP's 403 MFLOP in 1.7-2.5 ms, 160-235 GFLOP/s, near or above the 199
-GFLOP/s that OpenBLAS's sgemm reaches here (``../shared/DESIGN.md``); ember's runs at ~90-115
-GFLOP/s, JAX's at ~95-130. The vmapped program is the hand-batched one op for op
-(``tests/test_vmap.py::test_vmapped_mlp_lowers_like_hand_batched``), so the JAX gap is
-IREE's matmul code against XLA's, not batching; data tiling off or IREE's ukernels were no
-faster here.
+no condition read back to the host per step.
+
+The MLP: until 2026-12-01 it ran 3.5-4.7 ms here (0.78-0.92x JAX's speed, 22-40x the loop):
+IREE 3.13's wait in a synchronous call spun on the calling thread, taking one of the two
+cores from local-task's workers in 40% of the calls. Programs for local-task are now
+called asynchronously and waited for asleep (``ember/backends/runtime.py``,
+``benchmarks/calls.py``). What remains is IREE's matmul code against XLA's (JAX 0.10 calls
+YNNPACK for each dot, "__ynn_fusion"): single-threaded the MLP takes 3.05-3.15 ms in IREE
+and 2.47-2.58 ms in XLA; and IREE packs the three weight matrices for its data-tiled matmul
+on every call (with the weights constant, 0.2 ms less). The vmapped program is the
+hand-batched one op for op (``tests/test_vmap.py::test_vmapped_mlp_lowers_like_hand_batched``),
+so the gap is not batching; IREE's ukernels (0.5% faster), data tiling off (15-25% slower),
+``--task_worker_spin_us`` (no faster) did not close it. The loop is bandwidth-bound (each
+per-example call streams the three 1 MiB weights from beyond the 2 MiB L2, and packs them:
+about 0.38 ms a call, 0.27 ms without data tiling), so 50x the loop needs the batched MLP
+within ~2 ms, which the line "bound at OpenBLAS's sgemm rate" compares with the machine's
+matmul rate measured in the same run.
 """
 
 from __future__ import annotations
@@ -174,6 +178,7 @@ class Case:
     reference: Callable            # batched NumPy args -> NumPy result
     rtol: float
     atol: float
+    flops: int = 0                 # of the batched computation, for a compute-bound case
 
 
 def _f32(rng, shape, scale=1.0):
@@ -190,7 +195,7 @@ def cases(seed: int = 0) -> list[Case]:
         Case(f"mlp3 {WIDTH} relu, x {BATCH}", mlp, mlp_batched,
              lambda vmap, f: vmap(f, in_axes=(None, 0)), [params, xs],
              lambda p, x: [(p, xi) for xi in x],
-             lambda p, x: mlp(np, None, p, x), 1e-4, 1e-4),
+             lambda p, x: mlp(np, None, p, x), 1e-4, 1e-4, flops=3 * 2 * BATCH * WIDTH**2),
         Case(f"distance of 2 x {WIDTH}, {BATCH} pairs", dist, dist_batched,
              lambda vmap, f: vmap(f), [xs, ys],
              lambda x, y: list(zip(x, y)),
@@ -207,6 +212,15 @@ def cases(seed: int = 0) -> list[Case]:
 
 
 # --- measuring --------------------------------------------------------------------------------
+
+def sgemm_flops_per_ns() -> float:
+    """NumPy's (OpenBLAS's) float32 matmul rate on this machine now, in GFLOP/s: the best of
+    several 1024x1024 products, each timed on its own."""
+    a = np.ones((1024, 1024), np.float32)
+    np.dot(a, a)
+    best = min(once_ns(lambda: np.dot(a, a))[0] for _ in range(20))
+    return 2 * 1024**3 / best
+
 
 def dispatch_count(jf, args) -> int:
     """IREE's ``dispatch-count`` for the linalg text ember compiles for ``jf(*args)``."""
@@ -353,6 +367,12 @@ def run_case(rep: Report, case: Case, jax, jnp, quick: bool) -> None:
     parts = [f"{r_hand:.2f}x hand-batched (<= 1.2x: {'MET' if r_hand <= 1.2 else 'MISSED'})",
              f"{r_loop:.0f}x faster than the loop (>= 50x: "
              f"{'MET' if r_loop >= 50 else 'MISSED'})"]
+    if case.flops:
+        # No batched program beats the machine's matmul rate: at OpenBLAS's sgemm rate,
+        # measured now, the loop can be at most this many times slower.
+        rate = sgemm_flops_per_ns()
+        parts[-1] += (f" (bound at OpenBLAS's sgemm rate here, {rate:.0f} GFLOP/s: "
+                      f"{t['loop'] * rate / case.flops:.0f}x)")
     if t.get("jax") is not None:
         r_jax = v / t["jax"]
         parts.append(f"{r_jax:.2f}x JAX (<= 1x: {'MET' if r_jax <= 1 else 'MISSED'})")
