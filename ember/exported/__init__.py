@@ -418,10 +418,11 @@ def load(path, backend: str | None = None) -> Loaded:
                                     default=0))
         try:
             device = get_device(driver)
+            instance = device.config.vm_instance     # creates the device
         except Exception as e:  # no such device on this machine
             problems.append(f"{name}: {str(e).splitlines()[0][:200]}")
             continue
-        vm_module = _vm_module(device.config.vm_instance, data, where)
+        vm_module = _vm_module(instance, data, where)
         sig, function = _signature_of(vm_module, where)
         return Loaded(path, sig, device, vm_module, function, name)
     raise ExportError(f"{where}: no device for any of its targets is available here "
