@@ -20,7 +20,7 @@ import ember
 from benchmarks.timing import per_call_samples
 from ember.backends import cpu
 from ember.backends.compiler import compile_mlir
-from ember.backends.runtime import Executable
+from ember.backends.runtime import FENCED_CALLS_FLAG, Executable
 from ember.core import ShapedArray
 
 SHAPES = [(8, 32, 32, 16, 32, 3), (32, 16, 16, 64, 64, 3), (8, 64, 64, 3, 16, 5)]
@@ -42,7 +42,9 @@ func.func @main(%x: {x}, %w: {f}) -> {y} {{
        ins(%x, %w : {x}, {f}) outs(%f : {y}) -> {y}
   return %r : {y}
 }}"""
-    exe = Executable(compile_mlir(text, cpu.compiler_flags()), cpu.runtime_device(None, 1 << 30))
+    # On local-task, called as ember calls its programs there (fenced).
+    exe = Executable(compile_mlir(text, cpu.compiler_flags() + (FENCED_CALLS_FLAG,)),
+                     cpu.runtime_device(None, 1 << 30))
     f32 = np.dtype(np.float32)
     avals = [ShapedArray(s, f32) for s in ((n, hp, wp, c), (k, k, c, o), (n, h, w, o))]
     return exe.runner(avals[:2], avals[2:], ember.Array)

@@ -192,12 +192,14 @@ def _compiled(kernel, args, fusion, flags):
     import ember
     from ember.backends import cpu
     from ember.backends.compiler import compile_mlir
-    from ember.backends.runtime import Executable, get_device
+    from ember.backends.runtime import FENCED_CALLS_FLAG, Executable, get_device
     from ember.frontend.api import Compiled, program_size
 
     lowered = ember.jit(ember_function(kernel), fusion=fusion).lower(*args)
-    vmfb = compile_mlir(lowered.as_text("linalg"), flags)
-    device = get_device(cpu.driver_for(*program_size(lowered._stage("linalg"))))
+    size = program_size(lowered._stage("linalg"))
+    calls = (FENCED_CALLS_FLAG,) if cpu.fenced_calls(*size) else ()   # as ember.jit calls it
+    vmfb = compile_mlir(lowered.as_text("linalg"), tuple(flags) + calls)
+    device = get_device(cpu.driver_for(*size))
     return Compiled(Executable(vmfb, device), lowered), device
 
 
