@@ -75,14 +75,18 @@ class Device:
     # time while idle), so ember.devices() alone must not create it.
     @functools.cached_property
     def hal(self):
-        try:
-            return self._create()
-        except Exception as e:  # IREE raises RuntimeError naming what failed
-            from ember.backends import get_backend
-            from ember.backends._drivers import unavailable
-            reason = f"creating the {self.driver} device failed: {e}"
-            raise unavailable(self.platform, reason, get_backend(self.platform).INSTALL_HINT,
-                              self.id) from None
+        with _CREATING:     # one HAL device per Device, whichever thread uses it first
+            if "hal" not in self.__dict__:
+                try:
+                    self.__dict__["hal"] = self._create()
+                except Exception as e:  # IREE raises RuntimeError naming what failed
+                    from ember.backends import get_backend
+                    from ember.backends._drivers import unavailable
+                    reason = f"creating the {self.driver} device failed: {e}"
+                    raise unavailable(self.platform, reason,
+                                      get_backend(self.platform).INSTALL_HINT,
+                                      self.id) from None
+            return self.__dict__["hal"]
 
     @functools.cached_property
     def config(self):
@@ -117,6 +121,9 @@ class Device:
             return np.zeros(aval.shape, aval.dtype)
         mapped = bv.map()
         return np.array(mapped.asarray(aval.shape, _RAW[aval.dtype.itemsize])).view(aval.dtype)
+
+
+_CREATING = threading.Lock()
 
 
 @functools.cache
