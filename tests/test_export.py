@@ -257,6 +257,40 @@ def test_iree_run_module_runs_the_file(two_targets, tmp_path):
         assert "f32=2" in proc.stdout              # the second result, x.max()
 
 
+def _layers(x, w):
+    for _ in range(3):
+        x = enp.maximum(x @ w + 1, 0)
+    return x
+
+
+def test_large_programs_export_for_asynchronous_calls(tmp_path):
+    """A program the CPU runs on its thread pool is exported for IREE's asynchronous calls
+    (fences after the inputs), as ember.jit compiles it; ember.load and iree-run-module
+    pass the fences. A small one keeps the synchronous convention."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((256, 512)).astype(np.float32)
+    w = (rng.standard_normal((512, 512)) / 24).astype(np.float32)
+    want = x
+    for _ in range(3):
+        want = np.maximum(want @ w + 1, 0)
+    exp = ember.export(ember.jit(_layers), x, w)
+    assert exp.fenced()
+    assert not ember.export(ember.jit(lambda a: a + 1), x[:2, :2]).fenced()
+    path = tmp_path / "layers.vmfb"
+    exp.save(path)
+    loaded = ember.load(path)
+    assert loaded._function.reflection["iree.abi.model"] == "coarse-fences"
+    np.testing.assert_allclose(loaded(x, w), want, rtol=2e-4, atol=2e-4)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "w.npy", w)
+    proc = subprocess.run(["iree-run-module", f"--module={path}", "--device=local-task",
+                           "--function=main", f"--input=@{tmp_path / 'x.npy'}",
+                           f"--input=@{tmp_path / 'w.npy'}", f"--output=@{tmp_path / 'y.npy'}"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, rtol=2e-4, atol=2e-4)
+
+
 # --- without the compiler -------------------------------------------------------------------
 
 NO_COMPILER = """

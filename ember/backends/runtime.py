@@ -183,7 +183,7 @@ def wait(semaphore: rt.HalSemaphore, value: int) -> None:
         os.close(fd)
 
 
-def _fenced(invoke, device: Device):
+def fenced(invoke, device: Device):
     """``invoke`` for a function of the asynchronous convention: its fences appended to the
     arguments, and back when its results are ready. Each thread signals a semaphore of its
     own, so a value is never reached by another thread's call."""
@@ -228,7 +228,7 @@ class Executable:
         # module's calling convention.
         self.invoke = self.vm_context.invoke
         if self.reflection.get("iree.abi.model") == "coarse-fences":
-            self.invoke = _fenced(self.invoke, device)
+            self.invoke = fenced(self.invoke, device)
 
     def runner(self, in_avals, out_avals, array_type):
         """``run(leaves)``: call the function on argument leaves (``array_type`` instances are

@@ -30,7 +30,7 @@ import iree.runtime as rt
 import numpy as np
 
 from ember import tree_util
-from ember.backends.runtime import _HAL_TYPE_BY_NAME, get_device
+from ember.backends.runtime import _HAL_TYPE_BY_NAME, fenced, get_device
 from ember.core import ShapedArray
 from ember.dtypes import bfloat16
 from ember.errors import ArgumentError, ExportError
@@ -306,6 +306,9 @@ class Loaded:
                               f"(compiled for {', '.join(sig.targets)}): "
                               f"{str(e).splitlines()[0][:300]}") from None
         self._function = function
+        self._invoke = self._context.vm_context.invoke
+        if function.reflection.get("iree.abi.model") == "coarse-fences":
+            self._invoke = fenced(self._invoke, device)
 
     def __repr__(self):
         return f"<ember exported {self.signature.function} from {self.path} on {self.backend}>"
@@ -352,7 +355,7 @@ class Loaded:
             args.push_ref(self.device.upload(h))
         results = rt.VmVariantList(len(self.out_avals))
         try:
-            self._context.vm_context.invoke(self._function, args, results)
+            self._invoke(self._function, args, results)
         except Exception as e:
             from ember.errors import RuntimeFailure
             raise RuntimeFailure(f"{self.path}: IREE runtime error: {e}") from None

@@ -81,21 +81,26 @@ def merge_flags(flag_sets) -> tuple[str, ...]:
     return (TARGET_DEVICE + ",".join(devices), *others.values())
 
 
-def compile_for_targets(linalg_text: str, targets, optimized=None) -> bytes:
+def compile_for_targets(linalg_text: str, targets, optimized=None, fenced=False) -> bytes:
     """A ``.vmfb`` of lowered IR for all ``targets`` (cached on disk like every compile);
-    with the "optimized" module, its memory plan's flags (``memory.planned_flags``).
+    with the "optimized" module, its memory plan's flags (``memory.planned_flags``); with
+    ``fenced``, for IREE's asynchronous calls (``runtime.FENCED_CALLS_FLAG``).
 
     One target compiles in ember's compile worker (``compiler.compile_mlir``). Several go
     through the ``iree-compile`` tool: the flag that turns executable linking off is a global
     one that a Session rejects ("option not found").
     """
     from ember.backends.compiler import compile_mlir
+    from ember.backends.runtime import FENCED_CALLS_FLAG
     from ember.frontend.memory import planned_flags
 
     flags, fallbacks = target_flags(targets)
     if optimized is not None:
         flags = planned_flags(optimized, flags)
         fallbacks = tuple(planned_flags(optimized, f) for f in fallbacks)
+    if fenced:
+        flags = flags + (FENCED_CALLS_FLAG,)
+        fallbacks = tuple(f + (FENCED_CALLS_FLAG,) for f in fallbacks)
     if len(tuple(targets)) == 1:
         return compile_mlir(linalg_text, flags, fallbacks=fallbacks)
     from ember.backends import compiler
@@ -212,6 +217,17 @@ class Exported:
                            self.lowered._stage("linalg"), self.fun_name,
                            options=target_options(name))
 
+    def fenced(self) -> bool:
+        """Whether the module is compiled for IREE's asynchronous calls, as ``ember.jit``
+        compiles such a program for each of the targets (``fenced_calls`` of the backend
+        modules): its ``main`` then takes a wait fence and a signal fence after the inputs
+        (``iree.abi.model = "coarse-fences"``), which iree-run-module and ``ember.load``
+        pass."""
+        from ember.backends import get_backend
+        from ember.frontend.api import program_size
+        size = program_size(self.lowered._stage("linalg"))
+        return all(get_backend(t).fenced_calls(*size) for t in self.targets)
+
     def serialize(self) -> bytes:
         """The ``.vmfb`` bytes (compiled once, then kept)."""
         if self._vmfb is None:
@@ -220,7 +236,7 @@ class Exported:
             def build():
                 self._text = None       # the linalg stage changes if regions are dropped
                 return compile_for_targets(self.mlir_text(), self.targets,
-                                           self.lowered._stage("optimized"))
+                                           self.lowered._stage("optimized"), self.fenced())
             self._vmfb = self.lowered.compile_linalg(build)
         return self._vmfb
 
