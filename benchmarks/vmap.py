@@ -28,19 +28,19 @@ the exit status is 1. Targets: vmap within 1.2x of hand-batched, >= 50x faster t
 Python loop, no slower than JAX, and no more dispatches than hand-batched (batching must not
 break fusion).
 
-Figures (2-core development machine, 2026-12-01, idle: two runs; ``this/vmap`` is the
-other's time over vmap's):
+Figures (2-core development machine, 2026-12-01, idle; ``this/vmap`` is the other's time
+over vmap's):
 
     case                         vmap         hand-batched  Python loop  jax.vmap     dispatches
-    mlp3 512, 256 rows           2.08 ms      0.98-1.00x    48-53x       0.95-0.97x   10 vs 10
-    distance 2x512, 256 pairs    13.6 us      0.97-1.03x    118-124x     9.0x         1 vs 1
-    distance 256x256 (nested)    783 us       0.99-1.02x    503-513x     7.0x         1 vs 1
-    newton while_loop 256 lanes  6.6 us       7.6x          1272-1332x   9-12x        1 vs 4
+    mlp3 512, 256 rows           2.08-2.16 ms 0.98-1.00x    32x          0.94-0.97x   10 vs 10
+    distance 2x512, 256 pairs    13.6-14.6 us 0.97-1.03x    111-124x     8.3-9.0x     1 vs 1
+    distance 256x256 (nested)    783-806 us   0.98-1.02x    503-515x     7.0-7.1x     1 vs 1
+    newton while_loop 256 lanes  6.6 us       7.6-8.8x      1272-1332x   9-14x        1 vs 4
 
 Met: no more dispatches than hand-batched everywhere, within 1.2x of hand-batched, 50x the
-loop except the MLP in one run of two, JAX's speed except the MLP. Since the CPU driver
-follows a program's loop iterations (``ember/backends/cpu.py``), the 256-pair distance runs
-on local-sync. A vmapped while_loop whose body is scalar code per lane is an ``ember.map``
+loop but for the MLP, JAX's speed but for the MLP. Since the CPU driver follows a program's
+loop iterations (``ember/backends/cpu.py``), the 256-pair distance runs on local-sync. A
+vmapped while_loop whose body is scalar code per lane is an ``ember.map``
 (``ember/passes/batch_control_flow.py``): one dispatch in which each lane runs its own loop,
 no condition read back to the host per step.
 
@@ -48,17 +48,21 @@ The MLP: until 2026-12-01 it ran 3.5-4.7 ms here (0.78-0.92x JAX's speed, 22-40x
 IREE 3.13's wait in a synchronous call spun on the calling thread, taking one of the two
 cores from local-task's workers in 40% of the calls. Programs for local-task are now
 called asynchronously and waited for asleep (``ember/backends/runtime.py``,
-``benchmarks/calls.py``). What remains is IREE's matmul code against XLA's (JAX 0.10 calls
-YNNPACK for each dot, "__ynn_fusion"): single-threaded the MLP takes 3.05-3.15 ms in IREE
-and 2.47-2.58 ms in XLA; and IREE packs the three weight matrices for its data-tiled matmul
-on every call (with the weights constant, 0.2 ms less). The vmapped program is the
-hand-batched one op for op (``tests/test_vmap.py::test_vmapped_mlp_lowers_like_hand_batched``),
-so the gap is not batching; IREE's ukernels (0.5% faster), data tiling off (15-25% slower),
-``--task_worker_spin_us`` (no faster) did not close it. The loop is bandwidth-bound (each
-per-example call streams the three 1 MiB weights from beyond the 2 MiB L2, and packs them:
-about 0.38 ms a call, 0.27 ms without data tiling), so 50x the loop needs the batched MLP
-within ~2 ms, which the line "bound at OpenBLAS's sgemm rate" compares with the machine's
-matmul rate measured in the same run.
+``benchmarks/calls.py``): 2.08-2.16 ms, 1.03-1.06x JAX's time. What remains is IREE's matmul
+code against XLA's (JAX 0.10 calls YNNPACK for each dot, "__ynn_fusion"): single-threaded
+the MLP takes 3.05-3.15 ms in IREE and 2.47-2.58 ms in XLA; and IREE packs the three weight
+matrices for its data-tiled matmul on every call (with the weights constant, 0.2 ms less).
+The vmapped program is the hand-batched one op for op
+(``tests/test_vmap.py::test_vmapped_mlp_lowers_like_hand_batched``), so the gap is not
+batching; IREE's ukernels (0.5% faster), data tiling off (15-25% slower),
+``--task_worker_spin_us`` (no faster) did not close it.
+
+The loop: 48-53x with data tiling, 32x since the per-example program (three matrix-vector
+products) compiles without it (``plan_memory.vector_products_only``): a call went from 0.39
+to 0.27 ms (JAX: 0.21 ms), the loop from 99 to 70 ms. 50x that loop would need the batched
+MLP in 1.4 ms, 290 GFLOP/s, which the line "bound at OpenBLAS's sgemm rate" puts beside the
+machine's sgemm rate of the same run (1024x1024: 296-323 GFLOP/s, about what two cores
+reach); JAX's own vmap is 27x its loop of 0.21 ms calls.
 """
 
 from __future__ import annotations

@@ -346,6 +346,33 @@ def test_data_tiling_is_given_up_when_remat_cannot_meet_a_budget():
                                rtol=1e-5, atol=1e-6)
 
 
+def test_matrix_vector_programs_compile_without_data_tiling():
+    """IREE's data tiling would copy the matrix argument of a matrix-vector product into a
+    packed layout at every call: such programs compile without it (the plan says so, IREE's
+    transient memory has no packed copy, ember's prediction follows), matrix products and
+    constant matrices keep it, and the results are NumPy's."""
+    rng = np.random.default_rng(5)
+    w = (rng.standard_normal((512, 512)) / 24).astype(np.float32)
+    x = rng.standard_normal(512).astype(np.float32)
+    mv = ember.jit(lambda w, x: enp.tanh(w @ x) @ w).lower(w, x)
+    assert not _plan(mv).data_tiling
+    flags = memory.planned_flags(mv._stage("optimized"), cpu.compiler_flags())
+    assert "--iree-opt-data-tiling=false" in flags
+    plain = program_statistics(mv.as_text("linalg"), flags).transient_memory_size
+    tiled = program_statistics(mv.as_text("linalg"), cpu.compiler_flags()).transient_memory_size
+    assert plain + w.nbytes <= tiled, (plain, tiled)
+    c = mv.compile()
+    m = c.memory_analysis()
+    assert m.iree_transient_size_in_bytes == plain
+    assert abs(m.transient_size_in_bytes - plain) <= 0.1 * plain
+    np.testing.assert_allclose(np.asarray(c(w, x)), np.tanh(w @ x) @ w, rtol=1e-4, atol=1e-5)
+    ws, xs = np.stack([w, 2 * w]), np.stack([x, -x])
+    assert not _plan(ember.jit(ember.vmap(lambda w, x: w @ x)).lower(ws, xs)).data_tiling
+    assert _plan(ember.jit(lambda a, b: a @ b).lower(w, w)).data_tiling
+    assert _plan(ember.jit(lambda v: w @ v).lower(x)).data_tiling          # packed once
+    assert _plan(ember.jit(lambda a, v: (a @ v, a @ a)).lower(w, x)).data_tiling
+
+
 def test_missed_budget_is_reported():
     x = np.ones((N, N), np.float32)
     f = ember.jit(lambda a: (a @ a) @ a, memory_budget="1kB")
