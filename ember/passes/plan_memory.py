@@ -33,7 +33,7 @@ import re
 import numpy as np
 
 from ember._mlir import ir, signless, walk
-from ember.dialects import OPS
+from ember.dialects import OPS, decode_attrs
 from ember.dialects.ops import BINARY, COMPARE, REDUCE, UNARY
 from ember.errors import MemoryBudgetError
 from ember.passes.liveness import OUT, TEMP, Program, tensor_bytes, top_level
@@ -283,10 +283,11 @@ def vector_products_only(module) -> bool:
 def _vector_product_matrix(dot):
     """The matrix operand of a dot_general whose other operand has no free dimensions, or
     None."""
+    attrs = decode_attrs(OPS[dot.name], dot)
     free = []
     for i, kind in ((0, "lhs"), (1, "rhs")):
         t = ir.RankedTensorType(dot.operands[i].type)
-        skip = set(_ints(dot, f"{kind}_contracting")) | set(_ints(dot, f"{kind}_batch"))
+        skip = set(attrs[f"{kind}_contracting"]) | set(attrs[f"{kind}_batch"])
         free.append(int(np.prod([n for d, n in enumerate(t.shape) if d not in skip],
                                 dtype=np.int64)))
     if free[0] == 1:
@@ -294,10 +295,6 @@ def _vector_product_matrix(dot):
     if free[1] == 1:
         return dot.operands[0]
     return None
-
-
-def _ints(op, name: str) -> list[int]:
-    return list(ir.DenseI64ArrayAttr(op.attributes[name])) if name in op.attributes else []
 
 
 def _outer(v):
