@@ -183,7 +183,15 @@ def wait(semaphore: rt.HalSemaphore, value: int) -> None:
         os.close(fd)
 
 
-def fenced(invoke, device: Device):
+def invoker(vm_context, function, device: Device):
+    """``invoke(function, args, results)`` for ``function`` of ``vm_context``: back when the
+    results are ready, whatever the function's calling convention."""
+    if function.reflection.get("iree.abi.model") == "coarse-fences":
+        return _fenced(vm_context.invoke, device)
+    return vm_context.invoke
+
+
+def _fenced(invoke, device: Device):
     """``invoke`` for a function of the asynchronous convention: its fences appended to the
     arguments, and back when its results are ready. Each thread signals a semaphore of its
     own, so a value is never reached by another thread's call."""
@@ -224,11 +232,7 @@ class Executable:
         if self.function is None:
             raise RuntimeFailure(f"compiled module has no function {function!r}")
         self.reflection = self.function.reflection
-        # ``invoke(function, args, results)``: back when the results are ready, whatever the
-        # module's calling convention.
-        self.invoke = self.vm_context.invoke
-        if self.reflection.get("iree.abi.model") == "coarse-fences":
-            self.invoke = fenced(self.invoke, device)
+        self.invoke = invoker(self.vm_context, self.function, device)
 
     def runner(self, in_avals, out_avals, array_type):
         """``run(leaves)``: call the function on argument leaves (``array_type`` instances are

@@ -30,7 +30,7 @@ import iree.runtime as rt
 import numpy as np
 
 from ember import tree_util
-from ember.backends.runtime import _HAL_TYPE_BY_NAME, fenced, get_device
+from ember.backends.runtime import _HAL_TYPE_BY_NAME, get_device, invoker
 from ember.core import ShapedArray
 from ember.dtypes import bfloat16
 from ember.errors import ArgumentError, ExportError
@@ -306,9 +306,7 @@ class Loaded:
                               f"(compiled for {', '.join(sig.targets)}): "
                               f"{str(e).splitlines()[0][:300]}") from None
         self._function = function
-        self._invoke = self._context.vm_context.invoke
-        if function.reflection.get("iree.abi.model") == "coarse-fences":
-            self._invoke = fenced(self._invoke, device)
+        self._invoke = invoker(self._context.vm_context, function, device)
 
     def __repr__(self):
         return f"<ember exported {self.signature.function} from {self.path} on {self.backend}>"
