@@ -27,6 +27,8 @@ _skip_without_vulkan = pytest.mark.skipif(
 def needs_vulkan(test):
     """Runs where a Vulkan device exists, after the other tests (tests/conftest.py)."""
     return pytest.mark.vulkan(_skip_without_vulkan(test))
+
+
 needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no NVIDIA GPU / libcuda on this machine")
 no_cuda = pytest.mark.skipif(HAS_CUDA, reason="this machine has a CUDA device")
 
