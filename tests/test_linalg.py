@@ -346,3 +346,35 @@ def test_matmul_of_a_broadcast_operand(name):
     else:
         got = ember.jit(lambda x, b: f(enp, x, b))(x, b)
     check(got, f(np, x, b), rtol=1e-4, atol=1e-4)
+
+
+def test_products_with_a_broadcast_operand():
+    """A product with a broadcast that is constant along the contracted dims (ones @ y, a
+    broadcast scalar, einsum with a repeated vector) compiles to a sum and a product, no
+    contraction (ember-simplify), with NumPy's results."""
+    rng = np.random.default_rng(3)
+    y = rng.standard_normal((6, 5)).astype(np.float32)
+    x3 = rng.standard_normal((2, 4, 6)).astype(np.float32)
+    v = rng.standard_normal(5).astype(np.float32)
+    n = rng.integers(-9, 9, (6, 5)).astype(np.int32)
+    cases = {
+        "ones @ y": (lambda y: enp.ones((4, 6), np.float32) @ y, (y,),
+                     np.ones((4, 6), np.float32) @ y),
+        "scalar @ y": (lambda y: enp.broadcast_to(y[0, 0], (4, 6)) @ y, (y,),
+                       np.full((4, 6), y[0, 0]) @ y),
+        "y.T @ full": (lambda y: y.T @ enp.full((6, 3), 2.5, np.float32), (y,),
+                       y.T @ np.full((6, 3), 2.5, np.float32)),
+        "batched einsum": (lambda x, v: enp.einsum("bij,bjk->bik", x,
+                                                   enp.broadcast_to(v, (2, 6, 5))), (x3, v),
+                           np.einsum("bij,bjk->bik", x3, np.broadcast_to(v, (2, 6, 5)))),
+        "int32": (lambda n: enp.full((3, 6), 3, np.int32) @ n, (n,),
+                  np.full((3, 6), 3, np.int32) @ n),
+    }
+    for name, (f, args, want) in cases.items():
+        jf = ember.jit(f)
+        assert "ember.dot_general" not in jf.lower(*args).as_text("optimized"), name
+        check(jf(*args), want, atol=1e-4)
+    # A row repeated down the rows varies along the contracted dim: still a product.
+    jf = ember.jit(lambda y: enp.broadcast_to(y[:, 0], (4, 6)) @ y)
+    assert "ember.dot_general" in jf.lower(y).as_text("optimized")
+    check(jf(y), np.broadcast_to(y[:, 0], (4, 6)) @ y)

@@ -4,6 +4,14 @@
 from ember.dialects import ops as _ops  # noqa: F401, I001  (first: the others build on it)
 from ember.dialects import bits, collectives, control_flow, conv, indexing, math  # noqa: F401
 from ember.dialects import fusion, sort_scan, vmap  # noqa: F401
-from ember.dialects.base import OPS, Attr, OpDef, OpTypeError, aval_of_type, decode_attrs
+from ember.dialects.base import (
+    OPS,
+    Attr,
+    OpDef,
+    OpTypeError,
+    aval_of_type,
+    decode_attrs,
+    emit,
+)
 
-__all__ = ["OPS", "Attr", "OpDef", "OpTypeError", "aval_of_type", "decode_attrs"]
+__all__ = ["OPS", "Attr", "OpDef", "OpTypeError", "aval_of_type", "decode_attrs", "emit"]

@@ -199,6 +199,28 @@ def decode_attrs(opdef: OpDef, op: ir.Operation) -> dict:
     return opdef.check_attrs(out)
 
 
+def emit(name: str, operands, **attrs) -> list[ir.Value]:
+    """Create the ember op ``name`` (no regions) at the current insertion point, its result
+    types given by the op's own rule: how passes write ember ops.
+
+    Example:
+        >>> with ir.InsertionPoint(op), op.location:
+        ...     (total,) = emit("ember.reduce_sum", [x], axes=(0,))
+    """
+    opdef = OPS[name]
+    attrs = opdef.check_attrs(attrs)
+    outs = opdef.result_avals([aval_of_type(v.type) for v in operands], attrs)
+    op = ir.Operation.create(name, results=[tensor_type(o.shape, o.dtype) for o in outs],
+                             operands=list(operands), attributes=encode_attrs(opdef, attrs))
+    return list(op.results)
+
+
+def is_splat_constant(op) -> bool:
+    """Whether ``op`` is an ``ember.constant`` whose elements are all one value."""
+    return op.name == "ember.constant" and \
+        ir.DenseElementsAttr(op.attributes["value"]).is_splat
+
+
 def callee_type(op: ir.Operation, name: str, verb: str) -> ir.FunctionType:
     """The type of the func.func ``name`` that ``op`` refers to; raises OpTypeError (``op
     <verb> @name, which is not defined``) when the enclosing module has none."""

@@ -14,9 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ember._mlir import ir, tensor_type
-from ember.dialects import OPS, aval_of_type
-from ember.dialects.base import encode_attrs
+from ember._mlir import ir
+from ember.dialects import OPS, aval_of_type, emit
 
 BATCHING: dict[str, Callable] = {}
 
@@ -36,14 +35,7 @@ class BatchContext:
         self.size, self.axis_name = size, axis_name
 
     def emit(self, name: str, operands, **attrs) -> list[ir.Value]:
-        opdef = OPS[name]
-        attrs = opdef.check_attrs(attrs)
-        avals = [aval_of_type(v.type) for v in operands]
-        outs = opdef.result_avals(avals, attrs)
-        op = ir.Operation.create(name, results=[tensor_type(o.shape, o.dtype) for o in outs],
-                                 operands=list(operands),
-                                 attributes=encode_attrs(opdef, attrs))
-        return list(op.results)
+        return emit(name, operands, **attrs)
 
     def move(self, value, bdim: int, to: int):
         """``value`` with its batch dimension moved from ``bdim`` to ``to``."""

@@ -48,6 +48,7 @@ import numpy as np
 
 from ember._mlir import arith, flow, ir, linalg, math_d, signless, tensor
 from ember.dialects import OPS, aval_of_type, decode_attrs
+from ember.dialects.base import is_splat_constant
 from ember.passes.fuse import op_cost
 from ember.passes.lower_indexing import _clamp_index
 from ember.passes.lowering import (
@@ -80,14 +81,9 @@ _INLINE_SHAPE = ("ember.broadcast_in_dim", "ember.transpose", "ember.reshape", "
                  "ember.concatenate", "ember.gather")
 
 
-def _is_splat_constant(op) -> bool:
-    return op.name == "ember.constant" and \
-        ir.DenseElementsAttr(op.attributes["value"]).is_splat
-
-
 def _inlinable(op) -> bool:
     return (LOWERINGS.get(op.name) is lower_elementwise or op.name in _INLINE_SHAPE
-            or _is_splat_constant(op))
+            or is_splat_constant(op))
 
 
 def _root_kind(op) -> str:

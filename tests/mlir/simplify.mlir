@@ -128,3 +128,53 @@ func.func @no_fold(%x: tensor<2xf32>) -> (tensor<2xi32>, tensor<2xf32>, tensor<2
   %2 = "ember.add"(%x, %f) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %0, %1, %2 : tensor<2xi32>, tensor<2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A contraction with a broadcast scalar (ones((4, 3)) @ y): the scalar times y's column sums,
+// no dot_general left.
+// CHECK-LABEL: func.func @dot_of_broadcast_scalar
+// CHECK-SAME: (%[[S:.*]]: tensor<f32>, %[[Y:.*]]: tensor<3x5xf32>)
+// CHECK-NOT: ember.dot_general
+// CHECK-DAG: %[[V:.*]] = "ember.broadcast_in_dim"(%[[S]]) {broadcast_dimensions = array<i64>, shape = array<i64: 4, 5>}
+// CHECK-DAG: %[[T:.*]] = "ember.reduce_sum"(%[[Y]]) {axes = array<i64: 0>}
+// CHECK-DAG: %[[TB:.*]] = "ember.broadcast_in_dim"(%[[T]]) {broadcast_dimensions = array<i64: 1>, shape = array<i64: 4, 5>}
+// CHECK: %[[M:.*]] = "ember.mul"(%[[V]], %[[TB]])
+// CHECK: return %[[M]]
+func.func @dot_of_broadcast_scalar(%s: tensor<f32>, %y: tensor<3x5xf32>) -> tensor<4x5xf32> {
+  %a = "ember.broadcast_in_dim"(%s) {broadcast_dimensions = array<i64>, shape = array<i64: 4, 3>} : (tensor<f32>) -> tensor<4x3xf32>
+  %0 = "ember.dot_general"(%a, %y) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>} : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// The broadcast on the right, constant along the contracted dim and the batch dim only:
+// x's sums over the contracted dim times v, with the dims where the result has them.
+// CHECK-LABEL: func.func @batched_dot_of_broadcast_rhs
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x3xi32>, %[[V:.*]]: tensor<5xi32>)
+// CHECK-NOT: ember.dot_general
+// CHECK-DAG: %[[T:.*]] = "ember.reduce_sum"(%[[X]]) {axes = array<i64: 2>}
+// CHECK-DAG: %[[TB:.*]] = "ember.broadcast_in_dim"(%[[T]]) {broadcast_dimensions = array<i64: 0, 1>, shape = array<i64: 2, 4, 5>}
+// CHECK-DAG: %[[VB:.*]] = "ember.broadcast_in_dim"(%[[V]]) {broadcast_dimensions = array<i64: 2>, shape = array<i64: 2, 4, 5>}
+// CHECK: "ember.mul"(%[[TB]], %[[VB]])
+func.func @batched_dot_of_broadcast_rhs(%x: tensor<2x4x3xi32>, %v: tensor<5xi32>) -> tensor<2x4x5xi32> {
+  %b = "ember.broadcast_in_dim"(%v) {broadcast_dimensions = array<i64: 2>, shape = array<i64: 2, 3, 5>} : (tensor<5xi32>) -> tensor<2x3x5xi32>
+  %0 = "ember.dot_general"(%x, %b) {lhs_batch = array<i64: 0>, rhs_batch = array<i64: 0>, lhs_contracting = array<i64: 2>, rhs_contracting = array<i64: 1>} : (tensor<2x4x3xi32>, tensor<2x3x5xi32>) -> tensor<2x4x5xi32>
+  return %0 : tensor<2x4x5xi32>
+}
+
+// -----
+
+// Left alone: a broadcast that varies along the contracted dim (a row repeated: each column
+// differs), and bfloat16, whose product accumulates in float32 where its sum would not.
+// CHECK-LABEL: func.func @dot_of_broadcast_kept
+// CHECK: "ember.dot_general"
+// CHECK: "ember.dot_general"
+func.func @dot_of_broadcast_kept(%r: tensor<3xf32>, %y: tensor<3x5xf32>, %s: tensor<bf16>, %z: tensor<3x5xbf16>) -> (tensor<4x5xf32>, tensor<4x5xbf16>) {
+  %a = "ember.broadcast_in_dim"(%r) {broadcast_dimensions = array<i64: 1>, shape = array<i64: 4, 3>} : (tensor<3xf32>) -> tensor<4x3xf32>
+  %0 = "ember.dot_general"(%a, %y) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>} : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %b = "ember.broadcast_in_dim"(%s) {broadcast_dimensions = array<i64>, shape = array<i64: 4, 3>} : (tensor<bf16>) -> tensor<4x3xbf16>
+  %1 = "ember.dot_general"(%b, %z) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>} : (tensor<4x3xbf16>, tensor<3x5xbf16>) -> tensor<4x5xbf16>
+  return %0, %1 : tensor<4x5xf32>, tensor<4x5xbf16>
+}
