@@ -1,6 +1,7 @@
 """ember.gather / ember.scatter / dynamic_slice ops and take / take_along_axis / put_along_axis,
 against NumPy emulations of JAX's documented out-of-bounds semantics."""
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -86,6 +87,37 @@ def test_scatter_set_points_and_bool():
     np.testing.assert_array_equal(np.asarray(got), np_scatter(x, idx, upd, (0, 1), "set"))
     np.testing.assert_array_equal(np.asarray(gotb),
                                   np_scatter(xb, idx, upd > 1.5, (0, 1), "max"))
+
+
+def test_scatter_dropped_updates_change_nothing():
+    """A dropped update goes to index 0 as one that changes nothing there: the value there
+    now for a single set, the combiner's identity otherwise (-0.0 stays -0.0 under add, NaN
+    stays under min, bfloat16 and points with one component out of bounds alike)."""
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    row = np.array([-1.0, -2.0, -3.0], np.float32)
+    set_row = ember.jit(lambda x, i, u: lax.scatter(x, i, u[None], (0,)))
+    for i in (1, 0, 4, -1, 100):
+        got = set_row(x, np.array([[i]], np.int32), row)
+        np.testing.assert_array_equal(np.asarray(got),
+                                      np_scatter(x, [[i]], row[None], (0,), "set"), err_msg=i)
+    z = np.full((2, 3), -0.0, np.float32)
+    z[1, 1] = np.nan
+    pts = np.array([[0, 5], [1, 1], [-1, 0]], np.int32)        # (0, 5), (-1, 0) dropped
+    upd = np.array([1.0, 2.0, 3.0], np.float32)
+    kinds = ("add", "mul", "min", "max")
+    f = ember.jit(lambda z, zb, i, u: [lax.scatter(z, i, u, (0, 1), k) for k in kinds] +
+                  [lax.scatter(zb, i, u.astype(zb.dtype), (0, 1), "add")])
+    zb = z.astype(ml_dtypes.bfloat16)
+    *outs, outb = f(z, zb, pts, upd)
+    for k, got in zip(kinds, outs, strict=True):
+        want = np_scatter(z, pts, upd, (0, 1), k)
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=k)
+        np.testing.assert_array_equal(np.signbit(np.asarray(got)), np.signbit(want),
+                                      err_msg=k)
+    wantb = np_scatter(zb, pts, upd.astype(zb.dtype), (0, 1), "add")
+    np.testing.assert_array_equal(np.asarray(outb).astype(np.float32),
+                                  wantb.astype(np.float32))
+    assert np.signbit(np.asarray(outb).astype(np.float32)[0, 0])
 
 
 def test_dynamic_slice_and_update_clamp():

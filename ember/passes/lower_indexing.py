@@ -3,9 +3,12 @@
 - ``gather``: a ``linalg.generic`` over the result whose body reads the indices and the
   operand with ``tensor.extract``, clamping each index into range.
 - ``scatter``: ``iree_linalg_ext.scatter`` (duplicates combine through its region, so
-  scatter-add accumulates). The indexed dimensions are moved to the front and padded by one
-  "trash" row each; an out-of-bounds index is redirected there, and the padding is cut off
-  afterwards, which drops the update.
+  scatter-add accumulates), the indexed dimensions moved to the front. An out-of-bounds
+  update is dropped: it goes to index 0 as one that changes nothing there (the combiner's
+  identity; for ``set`` of a single update, the value there now), so the operand is updated
+  in place. Several ``set`` updates (which one of duplicates lands is unspecified) pad each
+  indexed dimension by one "trash" row instead; an out-of-bounds index is redirected there
+  and the padding is cut off afterwards.
 - ``dynamic_slice`` / ``dynamic_update_slice``: ``tensor.extract_slice`` / ``insert_slice``
   at clamped dynamic offsets.
 """
@@ -24,6 +27,7 @@ from ember.passes.lowering import (
     _cmpi,
     _reassoc,
     _value,
+    convert_scalar,
     dims_map,
     elem,
     empty,
@@ -123,11 +127,15 @@ def _lower_scatter(c: LowerCall):
         t = ir.RankedTensorType.get([n, k], elem(idx_dt))
         idx2 = idx if idx.type == t else arith.ConstantOp(
             t, ir.DenseElementsAttr.get(known.reshape(n, k).astype(idx_dt))).result
+        upd2 = _reshape(upd, ua, (n,) + tuple(xta.shape[k:]))
+    elif kind != "set" or n == 1:
+        padded_a, padded = xta, xt
+        idx2, upd2 = _masked_scatter_operands(xt, xta, idx, ia, upd, ua, k, n, idx_dt,
+                                              sizes, kind)
     else:
         padded_a, padded, idx2 = _padded_scatter_operands(xt, xta, idx, ia, k, n, idx_dt,
                                                           sizes)
-
-    upd2 = _reshape(upd, ua, (n,) + tuple(xta.shape[k:]))
+        upd2 = _reshape(upd, ua, (n,) + tuple(xta.shape[k:]))
 
     dt = xa.dtype
     op = ir.Operation.create(
@@ -163,6 +171,73 @@ def _constant(v: ir.Value) -> np.ndarray | None:
     return None
 
 
+def _identity(kind: str, dt) -> ir.Value:
+    """The value that the scatter's combiner for ``kind`` leaves the operand unchanged with
+    (-0.0 for a float sum: x + -0.0 is x, also for x = -0.0)."""
+    if dtypes.is_bool(dt):
+        return scalar_const(kind != "max", dt)      # max is an or, the others an and
+    if kind == "add":
+        return scalar_const(-0.0 if dtypes.is_float(dt) else 0, dt)
+    if kind == "mul":
+        return scalar_const(1, dt)
+    if dtypes.is_float(dt):
+        return scalar_const(np.inf if kind == "min" else -np.inf, dt)
+    info = np.iinfo(dt)
+    return scalar_const(info.max if kind == "min" else info.min, dt)
+
+
+def _masked_scatter_operands(xt, xta, idx, ia, upd, ua, k, n, idx_dt, sizes, kind):
+    """((n, k) indices, updates) in place of trash rows: an update at an out-of-bounds index
+    goes to index 0 instead, as one that changes nothing there (the combiner's identity; for
+    ``set``, which only takes one update here, the value there now). The operand is then
+    updated in place, not copied into a padded buffer and back (``x.at[i].set(row)`` in a
+    loop copied the whole buffer twice per step)."""
+    idx2 = _reshape(idx, ia, (n, k))
+    window = tuple(xta.shape[k:])
+    upd2 = _reshape(upd, ua, (n,) + window)
+
+    def in_range(i, size):                # on index values: a negative one is out of range
+        return arith.AndIOp(_cmpi("sge", i, _index_const(0)),
+                            _cmpi("slt", i, _index_const(size))).result
+
+    def per_component(_o):
+        row, col = linalg.IndexOp(0).result, linalg.IndexOp(1).result
+        v = tensor.ExtractOp(idx2, [row, col]).result
+        iv = to_index(v, ia.dtype)
+        ok = None
+        for j in range(k):                # this column's component against its own size
+            ok_j = in_range(iv, int(sizes[j]))
+            if k > 1:
+                ok_j = arith.AndIOp(_cmpi("eq", col, _index_const(j)), ok_j).result
+            ok = ok_j if ok is None else arith.OrIOp(ok, ok_j).result
+        return [arith.SelectOp(ok, convert_scalar(v, ia.dtype, idx_dt),
+                               scalar_const(0, idx_dt)).result]
+
+    (fixed,) = generic([], [], [empty(ShapedArray((n, k), idx_dt))], [identity_map(2)],
+                       ["parallel", "parallel"], per_component)
+
+    rank = 1 + len(window)
+
+    def masked(u, _o):
+        loop = [linalg.IndexOp(d).result for d in range(rank)]
+        ok, coords = None, []
+        for j in range(k):
+            iv = to_index(tensor.ExtractOp(idx2, [loop[0], _index_const(j)]).result, ia.dtype)
+            ok_j = in_range(iv, int(sizes[j]))
+            ok = ok_j if ok is None else arith.AndIOp(ok, ok_j).result
+            coords.append(arith.SelectOp(ok_j, iv, _index_const(0)).result)
+        if kind == "set":
+            keep = tensor.ExtractOp(xt, coords + loop[1:]).result
+        else:
+            keep = _identity(kind, xta.dtype)
+        return [arith.SelectOp(ok, u, keep).result]
+
+    (masked_upd,) = generic([upd2], [identity_map(rank)],
+                            [empty(ShapedArray((n,) + window, xta.dtype))],
+                            [identity_map(rank)], ["parallel"] * rank, masked)
+    return fixed, masked_upd
+
+
 def _padded_scatter_operands(xt, xta, idx, ia, k, n, idx_dt, sizes):
     """(padded aval, padded operand, (n, k) indices): one trash row at the end of each
     indexed dimension, and each out-of-bounds index component redirected to it."""
@@ -175,7 +250,6 @@ def _padded_scatter_operands(xt, xta, idx, ia, k, n, idx_dt, sizes):
                                ir.DenseElementsAttr.get(sizes)).result
 
     def fix(i, size, _o):
-        from ember.passes.lowering import convert_scalar
         i = convert_scalar(i, ia.dtype, idx_dt)
         ok = arith.AndIOp(_cmpi("sge", i, scalar_const(0, idx_dt)),
                           _cmpi("slt", i, size)).result

@@ -1,28 +1,28 @@
 // ember.scatter lowers to iree_linalg_ext.scatter: duplicates combine through its region
-// (so scatter-add accumulates), and out-of-bounds updates are dropped by padding each
-// indexed dimension with one trash row, redirecting bad indices there and cutting it off.
+// (so scatter-add accumulates), and an out-of-bounds update is dropped: it goes to index 0
+// as the combiner's identity (for a single "set", the value there now), so the operand is
+// updated in place; several "set" updates pad each indexed dimension with one trash row
+// instead, redirect bad indices there and cut it off.
 // RUN: ember-opt %s --split-input-file --ember-to-linalg | filecheck %s
 
-// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
-// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @add_rows
 // CHECK-SAME: (%[[X:.*]]: tensor<3x4xf32>, %[[I:.*]]: tensor<5x1xi32>, %[[U:.*]]: tensor<5x4xf32>)
-// CHECK: %[[PAD0:.*]] = linalg.fill {{.*}} -> tensor<4x4xf32>
-// CHECK: %[[PAD:.*]] = tensor.insert_slice %[[X]] into %[[PAD0]][0, 0] [3, 4] [1, 1] : tensor<3x4xf32> into tensor<4x4xf32>
-// CHECK: %[[SIZES:.*]] = arith.constant dense<3> : tensor<1xi32>
-// CHECK: %[[FIXED:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[COL]], #[[ID]]], {{.*}} ins(%[[I]], %[[SIZES]] : tensor<5x1xi32>, tensor<1xi32>)
-// CHECK: ^bb0(%[[IN:.*]]: i32, %[[N:.*]]: i32, %{{.*}}: i32):
-// CHECK: %[[GE:.*]] = arith.cmpi sge, %[[IN]], %{{.*}} : i32
-// CHECK: %[[LT:.*]] = arith.cmpi slt, %[[IN]], %[[N]] : i32
-// CHECK: %[[OK:.*]] = arith.andi %[[GE]], %[[LT]] : i1
-// CHECK: %[[SEL:.*]] = arith.select %[[OK]], %[[IN]], %[[N]] : i32
-// CHECK: linalg.yield %[[SEL]] : i32
-// CHECK: %[[S:.*]] = iree_linalg_ext.scatter {{.*}}dimension_map = [0] unique_indices(false) ins(%[[U]], %[[FIXED]] : tensor<5x4xf32>, tensor<5x1xi32>) outs(%[[PAD]] : tensor<4x4xf32>)
+// CHECK-NOT: tensor.insert_slice
+// CHECK: %[[FIXED:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<5x1xi32>)
+// CHECK: %[[E:.*]] = tensor.extract %[[I]]
+// CHECK: %[[OK:.*]] = arith.andi
+// CHECK: arith.select %[[OK]], %[[E]], %{{.*}} : i32
+// CHECK: %[[MASKED:.*]] = linalg.generic {{.*}} ins(%[[U]] : tensor<5x4xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[MOK:.*]] = arith.andi
+// CHECK: %[[ZERO:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK: arith.select %[[MOK]], %[[IN]], %[[ZERO]] : f32
+// CHECK: %[[S:.*]] = iree_linalg_ext.scatter {{.*}}dimension_map = [0] unique_indices(false) ins(%[[MASKED]], %[[FIXED]] : tensor<5x4xf32>, tensor<5x1xi32>) outs(%[[X]] : tensor<3x4xf32>)
 // CHECK: ^bb0(%[[NEW:.*]]: f32, %[[OLD:.*]]: f32):
 // CHECK: %[[SUM:.*]] = arith.addf %[[OLD]], %[[NEW]] : f32
 // CHECK: iree_linalg_ext.yield %[[SUM]] : f32
-// CHECK: %[[R:.*]] = tensor.extract_slice %[[S]][0, 0] [3, 4] [1, 1] : tensor<4x4xf32> to tensor<3x4xf32>
-// CHECK: return %[[R]]
+// CHECK-NOT: tensor.extract_slice
+// CHECK: return %[[S]]
 // CHECK-NOT: ember.
 func.func @add_rows(%x: tensor<3x4xf32>, %i: tensor<5x1xi32>, %u: tensor<5x4xf32>) -> tensor<3x4xf32> {
   %0 = "ember.scatter"(%x, %i, %u) {axes = array<i64: 0>, kind = "add"} : (tensor<3x4xf32>, tensor<5x1xi32>, tensor<5x4xf32>) -> tensor<3x4xf32>
@@ -86,12 +86,32 @@ func.func @add_row_zero(%x: tensor<3x4xf32>, %u: tensor<1x4xf32>) -> tensor<3x4x
 
 // -----
 
-// A constant index out of bounds keeps the trash row (the update is dropped).
+// A constant index out of bounds: the update is dropped in place too (index 0, identity).
 // CHECK-LABEL: func.func @add_row_out_of_bounds
-// CHECK: tensor.insert_slice {{.*}} into tensor<4x4xf32>
-// CHECK: tensor.extract_slice {{.*}} : tensor<4x4xf32> to tensor<3x4xf32>
+// CHECK-NOT: tensor.insert_slice
+// CHECK: iree_linalg_ext.scatter {{.*}} outs(%{{.*}} : tensor<3x4xf32>)
+// CHECK-NOT: tensor.extract_slice
 func.func @add_row_out_of_bounds(%x: tensor<3x4xf32>, %u: tensor<1x4xf32>) -> tensor<3x4xf32> {
   %i = "ember.constant"() {value = dense<7> : tensor<1x1xi32>} : () -> tensor<1x1xi32>
   %0 = "ember.scatter"(%x, %i, %u) {axes = array<i64: 0>, kind = "add"} : (tensor<3x4xf32>, tensor<1x1xi32>, tensor<1x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// One "set" update at a dynamic index (x.at[i].set(row)): in place; out of bounds, it
+// writes back the row at the index it was sent to.
+// CHECK-LABEL: func.func @set_row
+// CHECK-SAME: (%[[X:.*]]: tensor<3x4xf32>, %{{.*}}: tensor<1xi32>, %{{.*}}: tensor<4xf32>)
+// CHECK-NOT: tensor.insert_slice
+// CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[OK:.*]] = arith.andi
+// CHECK: %[[AT:.*]] = arith.select %[[OK]], %{{.*}}, %{{.*}} : index
+// CHECK: %[[NOW:.*]] = tensor.extract %[[X]][%[[AT]], %{{.*}}] : tensor<3x4xf32>
+// CHECK: arith.select %[[OK]], %[[IN]], %[[NOW]] : f32
+// CHECK: iree_linalg_ext.scatter {{.*}} outs(%[[X]] : tensor<3x4xf32>)
+// CHECK-NOT: tensor.extract_slice
+func.func @set_row(%x: tensor<3x4xf32>, %i: tensor<1xi32>, %u: tensor<4xf32>) -> tensor<3x4xf32> {
+  %0 = "ember.scatter"(%x, %i, %u) {axes = array<i64: 0>, kind = "set"} : (tensor<3x4xf32>, tensor<1xi32>, tensor<4xf32>) -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
