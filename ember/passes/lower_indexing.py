@@ -120,6 +120,7 @@ def _lower_scatter(c: LowerCall):
         (dtypes.is_unsigned(ia.dtype) and ia.dtype.itemsize == 4) else np.dtype("int32")
     sizes = np.array([xa.shape[a] for a in axes], dtype=idx_dt)
     known = _constant(idx)
+    upd2 = _reshape(upd, ua, (n,) + tuple(xta.shape[k:]))
     if known is not None and ((known >= 0) & (known < sizes)).all():
         # Constant indices in bounds (x.at[0].add(row)): no trash rows, so the operand is
         # updated in place instead of copied into a padded buffer and back.
@@ -127,15 +128,13 @@ def _lower_scatter(c: LowerCall):
         t = ir.RankedTensorType.get([n, k], elem(idx_dt))
         idx2 = idx if idx.type == t else arith.ConstantOp(
             t, ir.DenseElementsAttr.get(known.reshape(n, k).astype(idx_dt))).result
-        upd2 = _reshape(upd, ua, (n,) + tuple(xta.shape[k:]))
     elif kind != "set" or n == 1:
         padded_a, padded = xta, xt
-        idx2, upd2 = _masked_scatter_operands(xt, xta, idx, ia, upd, ua, k, n, idx_dt,
-                                              sizes, kind)
+        idx2, upd2 = _masked_scatter_operands(xt, xta, idx, ia, upd2, k, n, idx_dt, sizes,
+                                              kind)
     else:
         padded_a, padded, idx2 = _padded_scatter_operands(xt, xta, idx, ia, k, n, idx_dt,
                                                           sizes)
-        upd2 = _reshape(upd, ua, (n,) + tuple(xta.shape[k:]))
 
     dt = xa.dtype
     op = ir.Operation.create(
@@ -186,7 +185,7 @@ def _identity(kind: str, dt) -> ir.Value:
     return scalar_const(info.max if kind == "min" else info.min, dt)
 
 
-def _masked_scatter_operands(xt, xta, idx, ia, upd, ua, k, n, idx_dt, sizes, kind):
+def _masked_scatter_operands(xt, xta, idx, ia, upd2, k, n, idx_dt, sizes, kind):
     """((n, k) indices, updates) in place of trash rows: an update at an out-of-bounds index
     goes to index 0 instead, as one that changes nothing there (the combiner's identity; for
     ``set``, which only takes one update here, the value there now). The operand is then
@@ -194,7 +193,6 @@ def _masked_scatter_operands(xt, xta, idx, ia, upd, ua, k, n, idx_dt, sizes, kin
     loop copied the whole buffer twice per step)."""
     idx2 = _reshape(idx, ia, (n, k))
     window = tuple(xta.shape[k:])
-    upd2 = _reshape(upd, ua, (n,) + window)
 
     def in_range(i, size):                # on index values: a negative one is out of range
         return arith.AndIOp(_cmpi("sge", i, _index_const(0)),
