@@ -37,12 +37,16 @@ over vmap's):
     distance 256x256 (nested)    783-806 us   0.98-1.02x    503-515x     7.0-7.1x     1 vs 1
     newton while_loop 256 lanes  6.6 us       7.6-8.8x      1272-1332x   9-14x        1 vs 4
 
+On 2026-12-02 (the same kind of machine, another day): the MLP 1.45 ms, 0.98x hand-batched,
+31x the loop (bound at that run's sgemm rate: 43x), JAX 1.07x its time; widths 128, 256 and
+1024 gave 21-30x the loop (a call of the width-128 MLP costs 16 us, so the loop is cheap).
+
 Met: no more dispatches than hand-batched everywhere, within 1.2x of hand-batched, 50x the
-loop but for the MLP, JAX's speed but for the MLP. Since the CPU driver follows a program's
-loop iterations (``ember/backends/cpu.py``), the 256-pair distance runs on local-sync. A
-vmapped while_loop whose body is scalar code per lane is an ``ember.map``
-(``ember/passes/batch_control_flow.py``): one dispatch in which each lane runs its own loop,
-no condition read back to the host per step.
+loop but for the MLP, JAX's speed (the MLP: on 2026-12-02, not on 2026-12-01). Since the
+CPU driver follows a program's loop iterations (``ember/backends/cpu.py``), the 256-pair
+distance runs on local-sync. A vmapped while_loop whose body is scalar code per lane is an
+``ember.map`` (``ember/passes/batch_control_flow.py``): one dispatch in which each lane runs
+its own loop, no condition read back to the host per step.
 
 The MLP: until 2026-12-01 it ran 3.5-4.7 ms here (0.78-0.92x JAX's speed, 22-40x the loop):
 IREE 3.13's wait in a synchronous call spun on the calling thread, taking one of the two
