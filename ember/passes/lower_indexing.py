@@ -174,7 +174,7 @@ def _identity(kind: str, dt) -> ir.Value:
     """The value that the scatter's combiner for ``kind`` leaves the operand unchanged with
     (-0.0 for a float sum: x + -0.0 is x, also for x = -0.0)."""
     if dtypes.is_bool(dt):
-        return scalar_const(kind != "max", dt)      # max is an or, the others an and
+        return scalar_const(kind != "max", dt)      # bools combine by max (or) or min (and)
     if kind == "add":
         return scalar_const(-0.0 if dtypes.is_float(dt) else 0, dt)
     if kind == "mul":
