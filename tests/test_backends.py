@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import HAS_VULKAN, needs_vulkan, relu_layers, relu_layers_numpy
 
 import ember
 import ember.numpy as enp
@@ -18,17 +19,7 @@ from ember import errors
 from ember.backends import cuda, get_backend, vulkan
 from ember.frontend import api
 
-HAS_VULKAN = bool(vulkan.devices())
 HAS_CUDA = bool(cuda.devices())
-_skip_without_vulkan = pytest.mark.skipif(
-    not HAS_VULKAN, reason=f"no Vulkan device on this machine ({vulkan.INSTALL_HINT})")
-
-
-def needs_vulkan(test):
-    """Runs where a Vulkan device exists, after the other tests (tests/conftest.py)."""
-    return pytest.mark.vulkan(_skip_without_vulkan(test))
-
-
 needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no NVIDIA GPU / libcuda on this machine")
 no_cuda = pytest.mark.skipif(HAS_CUDA, reason="this machine has a CUDA device")
 
@@ -619,15 +610,7 @@ def test_small_work_runs_on_the_calling_thread_large_work_on_the_pool():
 
 
 def _layers(x, w):
-    for _ in range(3):
-        x = enp.maximum(x @ w + 1, 0)
-    return x
-
-
-def _layers_numpy(x, w):
-    for _ in range(3):
-        x = np.maximum(x @ w + 1, 0)
-    return x
+    return relu_layers(enp, x, w)
 
 
 def test_pool_programs_are_fenced_and_the_calling_thread_sleeps():
@@ -652,7 +635,7 @@ def test_pool_programs_are_fenced_and_the_calling_thread_sleeps():
         out = f(xe, we)
     wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
     assert cpu < 0.25 * wall, (cpu, wall)
-    np.testing.assert_allclose(np.asarray(out), _layers_numpy(x, w), rtol=2e-4, atol=2e-4)
+    np.testing.assert_allclose(np.asarray(out), relu_layers_numpy(x, w), rtol=2e-4, atol=2e-4)
 
 
 def test_fenced_calls_from_several_threads():
@@ -668,7 +651,7 @@ def test_fenced_calls_from_several_threads():
     with ThreadPoolExecutor(4) as pool:
         outs = list(pool.map(lambda x: np.asarray(f(x, we)), xs * 4))
     for x, out in zip(xs * 4, outs):
-        np.testing.assert_allclose(out, _layers_numpy(x, w), rtol=2e-4, atol=2e-4)
+        np.testing.assert_allclose(out, relu_layers_numpy(x, w), rtol=2e-4, atol=2e-4)
 
 
 @needs_vulkan
@@ -680,5 +663,5 @@ def test_vulkan_programs_of_pool_size_are_fenced():
     assert f.lower(x, w).compile().executable.reflection["iree.abi.model"] == "coarse-fences"
     small = ember.jit(lambda a: a + 1, backend="vulkan").lower(X).compile()
     assert "iree.abi.model" not in small.executable.reflection
-    np.testing.assert_allclose(np.asarray(f(x, w)), _layers_numpy(x, w), rtol=2e-4,
+    np.testing.assert_allclose(np.asarray(f(x, w)), relu_layers_numpy(x, w), rtol=2e-4,
                                atol=2e-4)

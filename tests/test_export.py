@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import HAS_VULKAN, needs_vulkan, relu_layers
 
 import ember
 import ember.numpy as enp
 from ember import tree_util
-from ember.backends import vulkan
 from ember.dtypes import bfloat16
 from ember.errors import ArgumentError, ExportError
 from ember.exported import FORMAT, tree_from_json, tree_to_json
@@ -25,16 +25,6 @@ from ember.exported.build import add_reflection, compile_for_targets, merge_flag
 
 REPO = Path(__file__).resolve().parent.parent
 Pair = collections.namedtuple("Pair", "left right")
-
-
-VULKAN = bool(vulkan.devices())   # the backend's own enumeration
-_skip_without_vulkan = pytest.mark.skipif(not VULKAN,
-                                          reason="no Vulkan device (install lavapipe)")
-
-
-def needs_vulkan(test):
-    """Runs where a Vulkan device exists, after the other tests (tests/conftest.py)."""
-    return pytest.mark.vulkan(_skip_without_vulkan(test))
 
 
 # --- one function over every pytree node kind and every 32-bit-or-narrower dtype ------------
@@ -244,7 +234,7 @@ def test_iree_run_module_runs_the_file(two_targets, tmp_path):
     for i, a in enumerate(inputs):
         files.append(tmp_path / f"in{i}.npy")
         np.save(files[-1], a)
-    devices = ["local-task"] + (["vulkan"] if VULKAN else [])
+    devices = ["local-task"] + (["vulkan"] if HAS_VULKAN else [])
     want = np.tanh(x @ params[0] + params[1]).sum(axis=-1)
     for device in devices:
         out = tmp_path / f"out_{device}.npy"
@@ -258,9 +248,7 @@ def test_iree_run_module_runs_the_file(two_targets, tmp_path):
 
 
 def _layers(x, w):
-    for _ in range(3):
-        x = enp.maximum(x @ w + 1, 0)
-    return x
+    return relu_layers(enp, x, w)
 
 
 def test_large_programs_export_for_asynchronous_calls(tmp_path):

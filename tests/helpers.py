@@ -1,0 +1,31 @@
+"""Helpers shared by test modules (``from helpers import needs_vulkan``: pytest puts this
+directory on ``sys.path``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ember.backends import vulkan
+
+HAS_VULKAN = bool(vulkan.devices())     # the backend's own enumeration
+_skip_without_vulkan = pytest.mark.skipif(
+    not HAS_VULKAN, reason=f"no Vulkan device on this machine ({vulkan.INSTALL_HINT})")
+
+
+def needs_vulkan(test):
+    """Runs where a Vulkan device exists, after the other tests (tests/conftest.py)."""
+    return pytest.mark.vulkan(_skip_without_vulkan(test))
+
+
+def relu_layers(m, x, w):
+    """Three relu layers sharing one weight, on ``m`` (numpy or ember.numpy): a program
+    large enough that the CPU runs it on its thread pool."""
+    for _ in range(3):
+        x = m.maximum(x @ w + 1, 0)
+    return x
+
+
+def relu_layers_numpy(x, w):
+    """:func:`relu_layers` in NumPy, the oracle."""
+    return relu_layers(np, x, w)
