@@ -24,7 +24,14 @@ import sys
 
 import numpy as np
 
-from benchmarks.timing import Table, fmt_ratio, fmt_time, jax_modules, per_call_samples
+from benchmarks.timing import (
+    Table,
+    fmt_ratio,
+    fmt_time,
+    jax_modules,
+    per_call_samples,
+    report_failures,
+)
 
 
 def fill_rows(m, lax, x):
@@ -83,10 +90,7 @@ def main(argv=None) -> int:
             table.add(prog.__name__ if k == "ember" else "", k, fmt_time(t),
                       "" if k == "ember" else fmt_ratio(t / med["ember"]))
     print(table.render())
-    if failures:
-        print("WRONG:", ", ".join(failures))
-        return 1
-    return 0
+    return report_failures(failures)
 
 
 if __name__ == "__main__":

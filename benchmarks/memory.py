@@ -62,7 +62,7 @@ import numpy as np
 
 import ember
 import ember.numpy as enp
-from benchmarks.timing import per_call_samples
+from benchmarks.timing import per_call_samples, report_failures
 from ember.backends import cpu
 from ember.backends.statistics import program_statistics
 from ember.frontend.memory import planned_flags
@@ -227,12 +227,7 @@ def _resident_child(which: str, name: str, n: int) -> int:
     if which == "jax":
         import jax
         jax.config.update("jax_platforms", "cpu")
-        compiled = jax.jit(lambda *a: fun(Api(jax.numpy, jax.lax, jax.vmap), *a)).lower(
-            *args).compile()
-        dev = [jax.device_put(a) for a in args]
-
-        def run():
-            jax.block_until_ready(compiled(*dev))
+        _, run = _jax_side(jax, fun, args)
     else:
         compiled = ember.jit(lambda *a: fun(EMBER, *a)).lower(*args).compile()
         dev = [ember.device_put(a) for a in args]
@@ -410,10 +405,7 @@ def main(argv=None) -> int:
             fig.tight_layout()
             fig.savefig(args.plot)
             print(f"plot written to {args.plot}")
-    if failures:
-        print("WRONG results:", ", ".join(failures))
-        return 1
-    return 0
+    return report_failures(failures)
 
 
 if __name__ == "__main__":
