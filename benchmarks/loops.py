@@ -2,23 +2,32 @@
 
 Run from the repository root:
 
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m benchmarks.loops       # ~20 s
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m benchmarks.loops       # ~25 s
 
 The programs (512x512 float32 buffer): a ``fori_loop`` that fills the buffer row by row at
-the loop index (``buf.at[i].set(2 * x[i])``, 512 steps), and a ``scan`` that adds a row into
-row 0 and reads it back (64 steps). Medians of single calls after warm-up, timed
-interleaved, inputs on the device; each result is checked against NumPy once.
+the loop index (``buf.at[i].set(2 * x[i])``, 512 steps), a ``scan`` that adds a row into
+row 0 and reads it back (64 steps), and a ``scan`` of 1000 steps that decays the buffer.
+Each by ember with its host loop in chunks of ``ember.config.loop_run_ahead`` steps (the
+default, 32), by ember without chunks (``ember-run-ahead-0``) and by JAX. Medians of single
+calls after warm-up, timed interleaved, inputs on the device; each result is checked against
+NumPy once. "resident MiB": the memory a fresh process gains over the first three calls
+(``timing.resident_gain``, results dropped between calls; the median of three processes).
 
 IREE runs such a loop on the host, one command buffer per step, and copies the carried
-buffer at every step when a scatter updates it in place (DESIGN.md); XLA runs the loop in
-its compiled code. Figures (2-core development machine, 2026-12-02): the row fill 32 ms
-while a dynamic-index scatter copied its operand into a padded buffer and back, 18 ms since
-it updates in place (``ember/passes/lower_indexing.py``), JAX 0.13-0.46 ms; the scan 2.0-2.3
-ms, JAX 2.1-2.5 ms (1.04x ember's time).
+buffer at every step when a scatter updates it in place; XLA runs the loop in its compiled
+code. The host records steps ahead of the device, and every step in flight holds blocks of
+IREE's block pool, which it keeps (ember/passes/lower_control_flow.py).
+Figures (2-core development machine, 2026-12-02, two runs): the row fill 19-22 ms, the same
+without chunks (0.98-1.00x), JAX 0.54-0.60 ms (it was 32 ms while a dynamic-index scatter
+copied its operand into a padded buffer and back: ``ember/passes/lower_indexing.py``); the
+64-step scan 2.9 ms, 0.98-0.99x without chunks, JAX 1.03-1.19x ember's time; the 1000-step
+scan 60-72 ms and 1.1-2.1 MiB in chunks, 0.93-1.07x the time and 12.6-16.1 MiB without,
+JAX 0.66-0.78x the time and 4.1-4.8 MiB (three runs).
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 
@@ -31,6 +40,8 @@ from benchmarks.timing import (
     jax_modules,
     per_call_samples,
     report_failures,
+    resident_gain,
+    resident_in_child,
 )
 
 
@@ -48,9 +59,23 @@ def add_into_row(m, lax, x):
     return lax.scan(body, x, x[:64])
 
 
+def long_scan(m, lax, x):
+    """1000 steps over a 1 MiB carry: decay it and add one element of a row of ``x``."""
+    def body(buf, row):
+        buf = buf * 0.999 + row[0]
+        return buf, buf[0].sum()
+    return lax.scan(body, x, m.tile(x, (2, 1))[:1000])
+
+
 def _numpy(name, x):
     if name == "fill_rows":
         return x * 2.0
+    if name == "long_scan":
+        buf, sums = x.copy(), []
+        for row in np.tile(x, (2, 1))[:1000]:
+            buf = buf * np.float32(0.999) + row[0]
+            sums.append(buf[0].sum())
+        return buf, np.array(sums, np.float32)
     buf = x.copy()
     sums = []
     for row in x[:64]:
@@ -59,36 +84,70 @@ def _numpy(name, x):
     return buf, np.array(sums, np.float32)
 
 
-def main(argv=None) -> int:
+def _contender(which: str, prog, x):
+    """A function running ``prog`` once, compiled by ``which``: "ember", "ember-run-ahead-0"
+    (ember.config.loop_run_ahead 0: IREE records a host loop's steps as far ahead as it
+    likes) or "jax"; and its first result."""
+    if which == "jax":
+        jax, jnp = jax_modules()
+        jf = jax.jit(lambda x: prog(jnp, jax.lax, x))
+        xj = jax.device_put(x)
+        return lambda: jax.block_until_ready(jf(xj)), jf(xj)
     import ember
     import ember.lax as elax
     import ember.numpy as enp
+    saved = ember.config.loop_run_ahead
+    ember.config.update("loop_run_ahead", 0 if which == "ember-run-ahead-0" else saved)
+    try:
+        compiled = ember.jit(lambda x: prog(enp, elax, x)).lower(x).compile()
+    finally:
+        ember.config.update("loop_run_ahead", saved)
+    xe = ember.device_put(x)
+    return (lambda: ember.tree_util.tree_map(lambda a: a.block_until_ready(), compiled(xe)),
+            compiled(xe))
 
-    jax, jnp = jax_modules()
-    x = np.random.default_rng(0).standard_normal((512, 512)).astype(np.float32)
-    table = Table(["program", "implementation", "median", "this/ember"], "<<>>")
+
+def _inputs():
+    return np.random.default_rng(0).standard_normal((512, 512)).astype(np.float32)
+
+
+PROGRAMS = {"fill_rows": fill_rows, "add_into_row": add_into_row, "long_scan": long_scan}
+
+
+def main(argv=None) -> int:
+    import ember
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--resident", nargs=2, metavar=("WHICH", "PROGRAM"),
+                        help=argparse.SUPPRESS)       # the child of resident_in_child
+    args = parser.parse_args(argv)
+    if args.resident:
+        run, _ = _contender(args.resident[0], PROGRAMS[args.resident[1]], _inputs())
+        print(resident_gain(run))
+        return 0
+    jax, _ = jax_modules()
+    x = _inputs()
+    table = Table(["program", "implementation", "median", "this/ember", "resident MiB"],
+                  "<<>>>")
     failures = []
-    for prog in (fill_rows, add_into_row):
+    for name, prog in PROGRAMS.items():
+        which = ["ember", "ember-run-ahead-0"] + (["jax"] if jax is not None else [])
         fns = {}
-        ef = ember.jit(lambda x, prog=prog: prog(enp, elax, x))
-        xe = ember.device_put(x)
-        got = ef(xe)
-        want = _numpy(prog.__name__, x)
-        for g, w in zip(ember.tree_util.tree_leaves(got), ember.tree_util.tree_leaves(want)):
-            if not np.allclose(np.asarray(g), w, rtol=1e-4, atol=1e-3):
-                failures.append(f"ember {prog.__name__}")
-        fns["ember"] = lambda ef=ef, xe=xe: ember.tree_util.tree_map(
-            lambda a: a.block_until_ready(), ef(xe))
-        if jax is not None:
-            jf = jax.jit(lambda x, prog=prog: prog(jnp, jax.lax, x))
-            xj = jax.device_put(x)
-            fns["jax"] = lambda jf=jf, xj=xj: jax.block_until_ready(jf(xj))
+        want = _numpy(name, x)
+        for k in which:
+            fns[k], got = _contender(k, prog, x)
+            for g, w in zip(ember.tree_util.tree_leaves(got),
+                            ember.tree_util.tree_leaves(want)):
+                if not np.allclose(np.asarray(g), w, rtol=1e-4, atol=1e-3):
+                    failures.append(f"{k} {name}")
         samples = per_call_samples(fns, inner=1, batches=15, warmup=3)
         med = {k: statistics.median(v) for k, v in samples.items()}
         table.section()
         for k, t in med.items():
-            table.add(prog.__name__ if k == "ember" else "", k, fmt_time(t),
-                      "" if k == "ember" else fmt_ratio(t / med["ember"]))
+            gain = resident_in_child("benchmarks.loops", k, name)
+            table.add(name if k == "ember" else "", k, fmt_time(t),
+                      "" if k == "ember" else fmt_ratio(t / med["ember"]),
+                      "n/a" if gain is None else f"{gain / 2**20:.2f}")
     print(table.render())
     return report_failures(failures)
 

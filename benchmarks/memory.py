@@ -3,7 +3,7 @@ JAX. ``python -m benchmarks.memory``.
 
 Run from the repository root:
 
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m benchmarks.memory          # ~2 min
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m benchmarks.memory          # ~3 min
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m benchmarks.memory --quick
 
 For each program (issue 8, "Measured"), in one run:
@@ -20,10 +20,10 @@ For each program (issue 8, "Measured"), in one run:
 - measured: the resident memory a process gains over the first three calls of the program,
   from just before the first (arguments already on the device, each result dropped before the
   next call; Linux's peak-RSS counter, reset through ``/proc/self/clear_refs``), ember (planner
-  on) and JAX each in a fresh process with glibc's mmap threshold pinned at 64 KiB so that a
-  freed buffer leaves the process at once. This counts what the compilers' own figures leave
-  out (XLA's YNNPACK scratch, IREE's pooled transient memory, the results) and is the same
-  measure for both; n/a off Linux.
+  on) and JAX each in fresh processes (the median of three) with glibc's mmap threshold
+  pinned at 64 KiB so that a freed buffer leaves the process at once. This counts what the
+  compilers' own figures leave out (XLA's YNNPACK scratch, IREE's pooled transient memory,
+  the results) and is the same measure for both; n/a off Linux.
 
 Two extra rows: the optimizer-style update ``p - lr * g`` with ``p`` donated (ember and JAX
 both donate), and ``remat_elementwise`` under a feasible ``memory_budget`` (the planner's
@@ -36,24 +36,23 @@ matters; at or below JAX's temporary bytes; the donated update allocates no outp
 (transient 0); remat meets a feasible budget at <= 30% extra runtime; ember's prediction
 within 10% of IREE's figure.
 
-Figures (2-core development machine, 2026-12-02): planner on/off 0.50 and 0.54 where order
-matters, 0.86 for attention, 1.00 elsewhere; prediction 1.00 on 8/8; IREE's temporaries at
-or below JAX's reported temporaries on 3/8 (data tiling's packed copies count in IREE's
-figure; XLA's YNNPACK scratch does not count in JAX's: it reports 0 bytes for pairwise_min
-and 260 for sum_bad_order). Measured, ember's resident memory is at or below JAX's on 6/8
-(0.06x for pairwise_min, 0.39x attention, 0.53x residual_mlp, 0.68-0.94x sum, chain,
-layernorm); above on scan_update (1.42x: IREE copies the carried buffer at every step, see
-DESIGN.md) and remat_program (1.48x: 5.1 against 3.4 MiB). Donated sgd: 0 bytes. Remat
-under a budget 1.06x the runtime; data tiling given up (remat_program) 1.36x, since
-``ember-simplify`` rewrites its broadcast product (before, a slow loop nest hid it: 1.01x).
+Figures (2-core development machine, 2026-12-02, idle): planner on/off 0.50 and 0.54 where
+order matters, 0.86 for attention, 1.00 elsewhere; prediction 1.00 on 8/8; IREE's
+temporaries at or below JAX's reported temporaries on 3/8 (data tiling's packed copies count
+in IREE's figure; XLA's YNNPACK scratch does not count in JAX's: it reports 0 bytes for
+pairwise_min and sum_bad_order). Measured (median of 3 processes), ember's resident memory
+is at or below JAX's on 6/8 (0.06x for pairwise_min, 0.32x attention, 0.55x residual_mlp,
+0.61-0.76x sum, chain, layernorm); above on scan_update (1.65x, 6.6 against 4.0 MiB: IREE
+copies the carried buffer at every step, and its 32 steps in flight hold block-pool memory)
+and remat_program (1.32x: 5.1 against 3.9 MiB). A single process moves by 1-3 MiB (JAX's
+layernorm 2.9-3.98, remat_program 3.0-7.0), hence the medians. Donated sgd: 0 bytes. Remat
+under a budget 1.02-1.25x the runtime; data tiling given up (remat_program) 1.09-1.20x.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import warnings
 from dataclasses import dataclass
@@ -62,7 +61,12 @@ import numpy as np
 
 import ember
 import ember.numpy as enp
-from benchmarks.timing import per_call_samples, report_failures
+from benchmarks.timing import (
+    per_call_samples,
+    report_failures,
+    resident_gain,
+    resident_in_child,
+)
 from ember.backends import cpu
 from ember.backends.statistics import program_statistics
 from ember.frontend.memory import planned_flags
@@ -213,12 +217,6 @@ def _inputs(n: int):
     return x, w
 
 
-def _status_bytes(key: str) -> int:
-    with open("/proc/self/status") as f:
-        line = next(ln for ln in f if ln.startswith(key + ":"))
-    return int(line.split()[1]) * 1024       # the kernel reports kB
-
-
 def _resident_child(which: str, name: str, n: int) -> int:
     """In this (fresh) process: the resident bytes gained over three calls of program
     ``name`` compiled by ``which`` ("ember" or "jax"), from just before the first call."""
@@ -232,28 +230,14 @@ def _resident_child(which: str, name: str, n: int) -> int:
         compiled = ember.jit(lambda *a: fun(EMBER, *a)).lower(*args).compile()
         dev = [ember.device_put(a) for a in args]
 
-        def run():
+        def run():                               # its result is dropped before the next call
             ember.tree_util.tree_map(lambda a: a.block_until_ready(), compiled(*dev))
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")                             # the peak (VmHWM) restarts from now
-    start = _status_bytes("VmRSS")
-    for _ in range(3):
-        run()                                    # its result is dropped before the next call
-    return _status_bytes("VmHWM") - start
+    return resident_gain(run)
 
 
 def resident_growth(which: str, name: str, n: int) -> int | None:
     """``_resident_child`` run in a fresh process (None off Linux, or when it fails)."""
-    if not os.path.exists("/proc/self/clear_refs"):
-        return None
-    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.memory", "--resident", which,
-                           name, "--n", str(n)], env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        print(f"  ... resident {which} {name} failed: {proc.stderr.strip()[-300:]}",
-              file=sys.stderr)
-        return None
-    return int(proc.stdout.split()[-1])
+    return resident_in_child("benchmarks.memory", which, name, "--n", str(n))
 
 
 def _fmt_mib(b):
@@ -368,8 +352,8 @@ def main(argv=None) -> int:
     fair = [r for r in rows if r[4] is not None]
     print(f"\nIREE's temporaries at or below JAX's: {sum(r[5] <= r[4] for r in fair)}/{len(fair)}")
 
-    print("\nmeasured: resident memory gained over the first 3 calls, each in a fresh process "
-          "(MiB; results, scratch and pools included)")
+    print("\nmeasured: resident memory gained over the first 3 calls, in a fresh process "
+          "(MiB, the median of 3 processes; results, scratch and pools included)")
     print(f"{'program':<18}{'ember':>9}{'JAX':>9}{'ember/JAX':>11}")
     measured = []
     for name, *_ in rows:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gc
+import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -169,3 +171,39 @@ def jax_modules():
         return None, None
     jax.jit(lambda x: x * 2)(1.0).block_until_ready()
     return jax, jnp
+
+
+def _status_bytes(key: str) -> int:
+    with open("/proc/self/status") as f:
+        line = next(ln for ln in f if ln.startswith(key + ":"))
+    return int(line.split()[1]) * 1024       # the kernel reports kB
+
+
+def resident_gain(run: Callable[[], object], calls: int = 3) -> int:
+    """The resident bytes this process gains over ``calls`` calls of ``run``, from just
+    before the first (Linux's peak-RSS counter, reset through ``/proc/self/clear_refs``)."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")                             # the peak (VmHWM) restarts from now
+    start = _status_bytes("VmRSS")
+    for _ in range(calls):
+        run()
+    return _status_bytes("VmHWM") - start
+
+
+def resident_in_child(module: str, *args: str, runs: int = 3) -> int | None:
+    """The median over ``runs`` fresh processes of what ``python -m module --resident *args``
+    prints (what :func:`resident_gain` measured there; XLA's figure moves by 2-3 MiB from one
+    process to the next). glibc's mmap threshold is pinned at 64 KiB there, so a freed buffer
+    leaves the process at once. None off Linux, or when a child fails."""
+    if not os.path.exists("/proc/self/clear_refs"):
+        return None
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
+    gains = []
+    for _ in range(runs):
+        proc = subprocess.run([sys.executable, "-m", module, "--resident", *args], env=env,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            log(f"resident {' '.join(args)} failed: {proc.stderr.strip()[-300:]}")
+            return None
+        gains.append(int(proc.stdout.split()[-1]))
+    return int(statistics.median(gains))

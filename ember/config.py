@@ -9,6 +9,20 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+# The steps of a host loop IREE may record before ember makes the host wait for the device
+# (ember/passes/lower_control_flow.py says why).
+DEFAULT_LOOP_RUN_AHEAD = 32
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    if not value.isdigit():
+        raise ValueError(f"{name}={value!r}: expected a whole number of loop steps, e.g. 32")
+    return int(value)
+
+
 class Config:
     """Options read by the tracer and the compiler.
 
@@ -27,6 +41,9 @@ class Config:
             "donation_strict": _env_flag("EMBER_DONATION_STRICT"),
             # The ember-plan-memory pass reorders and rematerializes (off: analysis only).
             "memory_planner": not _env_flag("EMBER_NO_MEMORY_PLANNER"),
+            # The steps of a host loop (scan, fori_loop) IREE may record before the host waits
+            # for the device: each step in flight holds memory IREE keeps (0: no limit).
+            "loop_run_ahead": _env_int("EMBER_LOOP_RUN_AHEAD", DEFAULT_LOOP_RUN_AHEAD),
             # Default memory budget of every jitted function (a size: "12 GB", 12e9, ...).
             "memory_budget": os.environ.get("EMBER_MEMORY_BUDGET", "").strip() or None,
             # The backend ember.jit compiles for when given none ("cpu", "vulkan", "cuda").
@@ -44,12 +61,16 @@ class Config:
     def update(self, name: str, value) -> None:
         if name not in self._values:
             raise KeyError(f"unknown ember config option {name!r}; known: {sorted(self._values)}")
+        if name == "loop_run_ahead" and (isinstance(value, bool) or not isinstance(value, int)
+                                         or value < 0):
+            raise ValueError(f"loop_run_ahead must be a number of loop steps >= 0 (0: no "
+                             f"limit), got {value!r}")
         if name == "default_backend":
             from ember.backends import get_backend
             get_backend(value)  # an unknown name fails here, not at the next call
         self._values[name] = value
-        if name in ("enable_x64", "memory_planner", "memory_budget", "cpu_target",
-                    "cpu_features", "vulkan_target", "cuda_arch"):
+        if name in ("enable_x64", "memory_planner", "memory_budget", "loop_run_ahead",
+                    "cpu_target", "cpu_features", "vulkan_target", "cuda_arch"):
             # Traced programs depend on it: cached executables would be wrong.
             from ember.frontend import api
             api.clear_caches()

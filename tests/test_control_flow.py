@@ -175,6 +175,60 @@ def test_scan_reverse():
     np.testing.assert_array_equal(np.asarray(ys), want)
 
 
+@pytest.fixture(params=[None, 0, 7], ids=["default", "no-chunks", "run-ahead-7"])
+def run_ahead(request):
+    """ember.config.loop_run_ahead set for one test (None: the default, 32), then restored."""
+    saved = ember.config.loop_run_ahead
+    if request.param is not None:
+        ember.config.update("loop_run_ahead", request.param)
+    yield ember.config.loop_run_ahead
+    ember.config.update("loop_run_ahead", saved)
+
+
+def _long_loops(xs, lo, hi):
+    def step(c, x):
+        c = c * 0.5 + x
+        return c, c.sum()
+    fwd = lax.scan(step, enp.zeros(3, np.float32), xs)
+    rev = lax.scan(step, enp.zeros(3, np.float32), xs, reverse=True)
+    fori = lax.fori_loop(lo, hi, lambda i, c: (c[0] * 0.5 + xs[i % xs.shape[0]], c[1] + i),
+                         (enp.zeros(3, np.float32), 0))
+    return fwd, rev, fori
+
+
+def test_long_loops_run_in_chunks(rng, run_ahead):
+    """Loops longer than loop_run_ahead run in chunks the host waits for (see
+    lower_control_flow): the same results as one loop, for a length that is not a
+    multiple of the chunk, in reverse, and from a negative start."""
+    xs = rng.standard_normal((70, 3)).astype(F32)
+    lo, hi = np.int32(-5), np.int32(66)
+    lowered = ember.jit(_long_loops).lower(xs, lo, hi)
+    assert ("util.optimization_barrier" in lowered.as_text("linalg")) == (run_ahead > 0)
+    (c, ys), (rc, rys), (fc, fi) = lowered.compile()(xs, lo, hi)
+
+    def numpy_scan(order):
+        acc, out = np.zeros(3, F32), np.zeros(70, F32)
+        for t in order:
+            acc = acc * F32(0.5) + xs[t]
+            out[t] = acc.sum()
+        return acc, out
+    for (got_c, got_ys), order in [((c, ys), range(70)), ((rc, rys), reversed(range(70)))]:
+        want_c, want_ys = numpy_scan(order)
+        np.testing.assert_allclose(np.asarray(got_c), want_c, rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(got_ys), want_ys, rtol=1e-5, atol=1e-6)
+    acc = np.zeros(3, F32)
+    for i in range(lo, hi):
+        acc = acc * F32(0.5) + xs[i % 70]
+    np.testing.assert_allclose(np.asarray(fc), acc, rtol=1e-5)
+    assert int(fi) == sum(range(lo, hi))
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, "32", True])
+def test_loop_run_ahead_must_be_a_step_count(bad):
+    with pytest.raises(ValueError, match="loop_run_ahead must be a number of loop steps"):
+        ember.config.update("loop_run_ahead", bad)
+
+
 def test_map_eager():
     xs = np.arange(6, dtype=np.int32).reshape(3, 2)
     out = lax.map(lambda r: r * r.sum(), xs)

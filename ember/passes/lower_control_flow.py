@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember._mlir import arith, ir, scf, tensor, walk
+from ember._mlir import arith, ir, scf, tensor, util, walk
+from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes.lowering import (
     LOWERINGS,
@@ -73,6 +74,58 @@ def _const_index(n: int) -> ir.Value:
     return arith.ConstantOp(index, ir.IntegerAttr.get(index, n)).result
 
 
+# IREE runs an scf.for on the host: it records each iteration's dispatches while earlier ones
+# still run, and every iteration in flight holds blocks of the device's block pool, which keeps
+# them for good. 1000 steps over a 1 MiB carry grew the process by 8-48 MiB on local-task, so
+# a loop longer than ember-to-linalg's run-ahead runs in chunks of that many steps, and the
+# host reads one element of a chunk's results before it records the next: the next chunk
+# starts at j + 0 * element (the 0 hidden behind a util.optimization_barrier), so IREE cannot
+# move the read. (A hal.fence.await on a hal.tensor.barrier has no such dependency: IREE
+# hoisted it above the work that signals it, and the program hung. Chunks of 4 or 8 steps
+# cost 1.6-2.5x on a 1000-step scan of 50 us steps, 32 nothing measurable.)
+# benchmarks/loops.py measures both.
+
+
+def _host_loop(c: LowerCall, lo: ir.Value, hi: ir.Value, init: list[ir.Value],
+               trips: int | None = None):
+    """An ``scf.for`` from ``lo`` to ``hi`` carrying ``init``, in chunks of ``run_ahead``
+    steps unless ``trips`` (when known) says it is shorter: (the loop whose body the caller
+    fills, the results)."""
+    one = _const_index(1)
+    steps = c.options.get("run_ahead", DEFAULT_LOOP_RUN_AHEAD)
+    probe = next((i for i, v in enumerate(init) if _readable(v.type)), None)
+    if not steps or (trips is not None and trips <= steps) or probe is None:
+        loop = scf.ForOp(lo, hi, one, init)
+        return loop, list(loop.results)
+    chunk = _const_index(steps)
+    outer = scf.ForOp(lo, hi, chunk, [*init, _const_index(0)])
+    with ir.InsertionPoint(outer.body):
+        j, *carry, zero = list(outer.body.arguments)
+        start = arith.AddIOp(j, zero).result
+        top = arith.MinSIOp(arith.AddIOp(j, chunk).result, hi).result
+        inner = scf.ForOp(start, top, one, carry)
+        scf.YieldOp([*inner.results, _read_as_zero(inner.results[probe])])
+    return inner, list(outer.results)[:-1]
+
+
+def _readable(t: ir.Type) -> bool:
+    """A tensor with an element whose bits the host can read as an integer."""
+    return (isinstance(t, ir.RankedTensorType) and 0 not in t.shape
+            and isinstance(t.element_type, ir.IntegerType | ir.FloatType))
+
+
+def _read_as_zero(t: ir.Value) -> ir.Value:
+    """An ``index`` 0 that IREE can only know after reading the first element of ``t``."""
+    ty = ir.RankedTensorType(t.type)
+    x = tensor.ExtractOp(t, [_const_index(0)] * ty.rank).result
+    if isinstance(ty.element_type, ir.FloatType):
+        width = ir.FloatType(ty.element_type).width
+        x = arith.BitcastOp(ir.IntegerType.get_signless(width), x).result
+    x = arith.IndexCastUIOp(ir.IndexType.get(), x).result
+    hidden = util.OptimizationBarrierOp([x.type], [_const_index(0)]).results[0]
+    return arith.MulIOp(x, hidden).result
+
+
 @lowering("yield")
 def _lower_yield(c: LowerCall):
     # The region op's rule replaces its regions' yields; ember-to-linalg skips terminators.
@@ -106,7 +159,7 @@ def _lower_while(c: LowerCall):
 def _lower_for(c: LowerCall):
     lo, hi, *init = c.operands
     dt = c.in_avals[0].dtype
-    loop = scf.ForOp(_index(lo, dt), _index(hi, dt), _const_index(1), init)
+    loop, results = _host_loop(c, _index(lo, dt), _index(hi, dt), init)
     body = loop.body
     with ir.InsertionPoint(body):
         cast = arith.IndexCastUIOp if dtypes.is_unsigned(dt) else arith.IndexCastOp
@@ -115,7 +168,7 @@ def _lower_for(c: LowerCall):
     values = _move_body(_block(c.op, 0), body, [i, *list(body.arguments)[1:]])
     with ir.InsertionPoint(body):
         scf.YieldOp(values)
-    return list(loop.results)
+    return results
 
 
 @lowering("scan")
@@ -125,8 +178,8 @@ def _lower_scan(c: LowerCall):
     x_avals, ys_avals = c.in_avals[nc:], c.out_avals[nc:]
     if n == 0:   # the body never runs
         return list(init) + [empty(y) for y in ys_avals]
-    loop = scf.ForOp(_const_index(0), _const_index(n), _const_index(1),
-                     list(init) + [empty(y) for y in ys_avals])
+    loop, results = _host_loop(c, _const_index(0), _const_index(n),
+                               list(init) + [empty(y) for y in ys_avals], n)
     body = loop.body
     args = list(body.arguments)
     dyn = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -156,7 +209,7 @@ def _lower_scan(c: LowerCall):
                 y, buf, [t], [], [], [dyn] + [0] * (rank - 1), [1, *ya.shape[1:]],
                 [1] * rank).result)
         scf.YieldOp(values[:nc] + ys)
-    return list(loop.results)
+    return results
 
 
 # --- map ----------------------------------------------------------------------------------

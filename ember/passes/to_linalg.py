@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from ember._mlir import ir, signless, walk
+from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes import (  # noqa: F401  (each registers its rules into LOWERINGS)
     lower_bits,
@@ -53,6 +54,10 @@ class ToLinalg(Pass):
     exact_rounding: bool = dataclasses.field(default=True, metadata={
         "help": "the target rounds float arithmetic as written (false: Vulkan, whose drivers "
                 "may reassociate float adds: ember pins its error-free steps there)"})
+    run_ahead: int = dataclasses.field(default=DEFAULT_LOOP_RUN_AHEAD, metadata={
+        "help": "a host loop (scan, fori_loop) longer than this runs in chunks of this many "
+                "steps, the host waiting for each before it records the next, which bounds "
+                "the memory IREE keeps for steps in flight (0: no chunks)"})
 
     def run(self, module: ir.Module) -> None:
         token = TRAITS.set(Traits(**{f.name: getattr(self, f.name)
@@ -104,7 +109,8 @@ class ToLinalg(Pass):
                              [self._aval(v) for v in operation.operands],
                              [aval_of_type(r.type) for r in operation.results],
                              decode_attrs(opdef, operation),
-                             {"dispatch_regions": self.dispatch_regions})
+                             {"dispatch_regions": self.dispatch_regions,
+                              "run_ahead": self.run_ahead})
             with operation.location, ir.InsertionPoint(operation):
                 if REMAT_ATTR in operation.attributes:
                     call.operands = [optimization_barrier(v)
