@@ -11,6 +11,7 @@ arguments go to the new ones) and ends the block with the scf terminator:
   reaches the body as a rank-0 tensor (``tensor.from_elements``);
 - ``ember.scan``  -> ``scf.for`` carrying the carry and the ys buffers: each iteration reads
   ``x[i]`` with ``tensor.extract_slice`` and writes ``y[i]`` with ``tensor.insert_slice``;
+  both loops run in chunks of ``run-ahead`` steps when longer (``_host_loop``);
 - ``ember.map``   -> one ``linalg.generic`` whose body is the region as scalar code: each
   elementwise op's scalar emitter (``lowering.SCALAR``), and ``scf.while``/``scf.if``/
   ``scf.for`` on scalars for the control flow inside (``lowers_per_element``). IREE compiles
@@ -108,6 +109,15 @@ def _host_loop(c: LowerCall, lo: ir.Value, hi: ir.Value, init: list[ir.Value],
     return inner, list(outer.results)[:-1]
 
 
+def _constant_int(v: ir.Value) -> int | None:
+    """The value of a rank-0 integer tensor that is an ``arith.constant``, else None."""
+    owner = v.owner
+    if not isinstance(owner, ir.OpView | ir.Operation) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return int(attr[0]) if isinstance(attr, ir.DenseIntElementsAttr) else None
+
+
 def _readable(t: ir.Type) -> bool:
     """A tensor with an element whose bits the host can read as an integer."""
     return (isinstance(t, ir.RankedTensorType) and 0 not in t.shape
@@ -159,7 +169,9 @@ def _lower_while(c: LowerCall):
 def _lower_for(c: LowerCall):
     lo, hi, *init = c.operands
     dt = c.in_avals[0].dtype
-    loop, results = _host_loop(c, _index(lo, dt), _index(hi, dt), init)
+    bounds = [_constant_int(v) for v in (lo, hi)]
+    trips = None if None in bounds else max(bounds[1] - bounds[0], 0)
+    loop, results = _host_loop(c, _index(lo, dt), _index(hi, dt), init, trips)
     body = loop.body
     with ir.InsertionPoint(body):
         cast = arith.IndexCastUIOp if dtypes.is_unsigned(dt) else arith.IndexCastOp

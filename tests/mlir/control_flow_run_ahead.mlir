@@ -3,9 +3,9 @@
 // whose first step is j + 0 * element (the 0 behind util.optimization_barrier, so IREE can
 // neither fold the read away nor move it), so IREE never holds more than run-ahead steps in
 // flight. run-ahead=0 keeps one loop.
-// RUN: ember-opt %s --ember-verify --ember-to-linalg | filecheck %s
-// RUN: ember-opt %s --ember-verify --ember-to-linalg=run-ahead=0 | filecheck %s --check-prefix=ONE
-// RUN: ember-opt %s --ember-verify --ember-to-linalg=run-ahead=8 | filecheck %s --check-prefix=EIGHT
+// RUN: ember-opt %s --split-input-file --ember-verify --ember-to-linalg | filecheck %s
+// RUN: ember-opt %s --split-input-file --ember-verify --ember-to-linalg=run-ahead=0 | filecheck %s --check-prefix=ONE
+// RUN: ember-opt %s --split-input-file --ember-verify --ember-to-linalg=run-ahead=8 | filecheck %s --check-prefix=EIGHT
 
 // 40 steps: chunks [0, 32) and [32, 40); every step still reads x[t] at its own index, and
 // the ys buffer is carried through both loops.
@@ -43,4 +43,30 @@ func.func @scan_long(%c: tensor<4xf32>, %xs: tensor<40x4xf32>) -> (tensor<4xf32>
     "ember.yield"(%n, %n) : (tensor<4xf32>, tensor<4xf32>) -> ()
   }) {num_carry = 1 : i64, num_xs = 1 : i64, length = 40 : i64, reverse = false} : (tensor<4xf32>, tensor<40x4xf32>) -> (tensor<4xf32>, tensor<40x4xf32>)
   return %0#0, %0#1 : tensor<4xf32>, tensor<40x4xf32>
+}
+
+// -----
+
+// A fori_loop with constant bounds: 5 steps stay one loop with no read; 40 run in chunks.
+// CHECK-LABEL: func.func @for_constant_bounds
+// CHECK: scf.for
+// CHECK-NOT: util.optimization_barrier
+// CHECK: %[[LONG:.*]]:2 = scf.for {{.*}} -> (tensor<f32>, index)
+// CHECK: util.optimization_barrier
+// CHECK: return
+func.func @for_constant_bounds(%x: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  %lo = "ember.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %five = "ember.constant"() {value = dense<5> : tensor<i32>} : () -> tensor<i32>
+  %forty = "ember.constant"() {value = dense<40> : tensor<i32>} : () -> tensor<i32>
+  %0 = "ember.for"(%lo, %five, %x) ({
+  ^bb0(%i: tensor<i32>, %a: tensor<f32>):
+    %1 = "ember.add"(%a, %a) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "ember.yield"(%1) : (tensor<f32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<f32>) -> tensor<f32>
+  %2 = "ember.for"(%lo, %forty, %x) ({
+  ^bb0(%i: tensor<i32>, %a: tensor<f32>):
+    %1 = "ember.add"(%a, %a) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "ember.yield"(%1) : (tensor<f32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<f32>) -> tensor<f32>
+  return %0, %2 : tensor<f32>, tensor<f32>
 }
