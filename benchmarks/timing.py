@@ -192,8 +192,8 @@ def resident_gain(run: Callable[[], object], calls: int = 3) -> int:
 
 def resident_in_child(module: str, *args: str, runs: int = 3) -> int | None:
     """The median over ``runs`` fresh processes of what ``python -m module --resident *args``
-    prints (what :func:`resident_gain` measured there; XLA's figure moves by 2-3 MiB from one
-    process to the next). glibc's mmap threshold is pinned at 64 KiB there, so a freed buffer
+    prints (what :func:`resident_gain` measured there; XLA's figure moved by up to 4 MiB from
+    one process to the next). glibc's mmap threshold is pinned at 64 KiB there, so a freed buffer
     leaves the process at once. None off Linux, or when a child fails."""
     if not os.path.exists("/proc/self/clear_refs"):
         return None

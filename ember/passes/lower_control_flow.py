@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember._mlir import arith, ir, scf, tensor, util, walk
+from ember._mlir import arith, ir, scf, tensor, walk
 from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes.lowering import (
@@ -36,8 +36,10 @@ from ember.passes.lowering import (
     extract_index,
     generic,
     identity_map,
+    int_constant,
     lower_elementwise,
     lowering,
+    optimization_barrier,
     scalar_const,
     scf_while,
     to_index,
@@ -109,15 +111,6 @@ def _host_loop(c: LowerCall, lo: ir.Value, hi: ir.Value, init: list[ir.Value],
     return inner, list(outer.results)[:-1]
 
 
-def _constant_int(v: ir.Value) -> int | None:
-    """The value of a rank-0 integer tensor that is an ``arith.constant``, else None."""
-    owner = v.owner
-    if not isinstance(owner, ir.OpView | ir.Operation) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    return int(attr[0]) if isinstance(attr, ir.DenseIntElementsAttr) else None
-
-
 def _readable(t: ir.Type) -> bool:
     """A tensor with an element whose bits the host can read as an integer."""
     return (isinstance(t, ir.RankedTensorType) and 0 not in t.shape
@@ -132,8 +125,7 @@ def _read_as_zero(t: ir.Value) -> ir.Value:
         width = ir.FloatType(ty.element_type).width
         x = arith.BitcastOp(ir.IntegerType.get_signless(width), x).result
     x = arith.IndexCastUIOp(ir.IndexType.get(), x).result
-    hidden = util.OptimizationBarrierOp([x.type], [_const_index(0)]).results[0]
-    return arith.MulIOp(x, hidden).result
+    return arith.MulIOp(x, optimization_barrier(_const_index(0))).result
 
 
 @lowering("yield")
@@ -169,8 +161,8 @@ def _lower_while(c: LowerCall):
 def _lower_for(c: LowerCall):
     lo, hi, *init = c.operands
     dt = c.in_avals[0].dtype
-    bounds = [_constant_int(v) for v in (lo, hi)]
-    trips = None if None in bounds else max(bounds[1] - bounds[0], 0)
+    bounds = [int_constant(v) for v in (lo, hi)]
+    trips = None if any(b is None for b in bounds) else max(int(bounds[1] - bounds[0]), 0)
     loop, results = _host_loop(c, _index(lo, dt), _index(hi, dt), init, trips)
     body = loop.body
     with ir.InsertionPoint(body):

@@ -20,7 +20,6 @@ import numpy as np
 from ember import dtypes
 from ember._mlir import arith, ir, linalg, tensor
 from ember.core import ShapedArray
-from ember.dialects.base import decode_attr
 from ember.passes.lowering import (
     SCALAR,
     LowerCall,
@@ -35,6 +34,7 @@ from ember.passes.lowering import (
     filled,
     generic,
     identity_map,
+    int_constant,
     lowering,
     scalar_const,
     to_index,
@@ -119,7 +119,7 @@ def _lower_scatter(c: LowerCall):
     idx_dt = np.dtype("int64") if ia.dtype.itemsize > 4 or \
         (dtypes.is_unsigned(ia.dtype) and ia.dtype.itemsize == 4) else np.dtype("int32")
     sizes = np.array([xa.shape[a] for a in axes], dtype=idx_dt)
-    known = _constant(idx)
+    known = int_constant(idx)
     upd2 = _reshape(upd, ua, (n,) + tuple(xta.shape[k:]))
     if known is not None and ((known >= 0) & (known < sizes)).all():
         # Constant indices in bounds (x.at[0].add(row)): no trash rows, so the operand is
@@ -159,15 +159,6 @@ def _lower_scatter(c: LowerCall):
                                     list(xta.shape), [1] * xa.ndim).result
     inv = [perm.index(d) for d in range(xa.ndim)]
     return [_transpose(res, xta, inv)[0]]
-
-
-def _constant(v: ir.Value) -> np.ndarray | None:
-    """The values of a constant integer tensor, else None."""
-    owner = v.owner
-    if not isinstance(owner, ir.Block) and owner.name == "arith.constant" \
-            and isinstance(owner.attributes["value"], ir.DenseIntElementsAttr):
-        return decode_attr("dense", owner.attributes["value"])
-    return None
 
 
 def _identity(kind: str, dt) -> ir.Value:

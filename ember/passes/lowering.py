@@ -18,6 +18,7 @@ import numpy as np
 from ember import dtypes
 from ember._mlir import arith, element_type, func, ir, linalg, math_d, scf, signless, tensor, util
 from ember.core import ShapedArray
+from ember.dialects.base import decode_attr
 
 LOWERINGS: dict[str, Callable] = {}
 SCALAR: dict[str, Callable] = {}   # elementwise op name -> scalar emitter
@@ -1132,6 +1133,16 @@ def _uniform_along(v: ir.Value, dims) -> bool:
     used = {ir.AffineDimExpr(e).position for m in maps[:-1] for e in m.results
             if isinstance(e, ir.AffineDimExpr)}
     return bool(used) and any(d not in used for d in dims)
+
+
+def int_constant(v: ir.Value) -> np.ndarray | None:
+    """The values of ``v`` when it is a constant integer tensor (``arith.constant``), else
+    None."""
+    owner = v.owner
+    if not isinstance(owner, ir.Block) and owner.name == "arith.constant" \
+            and isinstance(owner.attributes["value"], ir.DenseIntElementsAttr):
+        return decode_attr("dense", owner.attributes["value"])
+    return None
 
 
 def optimization_barrier(v: ir.Value) -> ir.Value:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from ember._mlir import ir
+from ember.config import config
 from ember.passes.registry import make_pass, run_pipeline
 
 OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify", "ember-fuse", "ember-plan-memory"]
@@ -38,18 +39,15 @@ def optimized(module: ir.Module, fusion: bool | None = None,
     run_pipeline(module, steps(names))
 
 
-def linalg(module: ir.Module, dispatch_regions: bool = True, run_ahead: int | None = None,
-           **traits: bool) -> None:
+def linalg(module: ir.Module, dispatch_regions: bool = True, **traits: bool) -> None:
     """"optimized" -> "linalg": lower every ember op, then tidy with upstream passes;
     ``dispatch_regions``: fusions become IREE dispatch regions where IREE's codegen takes them
-    (the CPU's; ``ember.backends.dispatch_regions``); ``run_ahead``: the steps of a host loop
-    IREE may record ahead (default ``ember.config.loop_run_ahead``); ``traits``: the target's
-    arithmetic (``float64``, ``exact_division``, ``outer_reductions``, ``exact_rounding``:
+    (the CPU's; ``ember.backends.dispatch_regions``); a host loop runs in chunks of
+    ``ember.config.loop_run_ahead`` steps (ember-to-linalg's run-ahead); ``traits``: the
+    target's arithmetic (``float64``, ``exact_division``, ``outer_reductions``, ``exact_rounding``:
     ``ember.backends.traits``)."""
-    from ember.config import config
     off = [name.replace("_", "-") + "=false" for name, on in
            {"dispatch_regions": dispatch_regions, **traits}.items() if not on]
-    run_ahead = config.loop_run_ahead if run_ahead is None else run_ahead
-    opts = "{" + " ".join([*off, f"run-ahead={run_ahead}"]) + "}"
+    opts = "{" + " ".join([*off, f"run-ahead={config.loop_run_ahead}"]) + "}"
     names = [n + opts if n == "ember-to-linalg" else n for n in LOWER]
     run_pipeline(module, steps(names))
