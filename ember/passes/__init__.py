@@ -3,6 +3,7 @@
 from ember.passes import (  # noqa: F401  (registers the passes)
     batch,
     fuse,
+    pin_carries,
     plan_memory,
     protect_arguments,
     simplify,

@@ -53,16 +53,20 @@ def tensor_bytes(t: ir.Type) -> int:
 def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
     """Bytes IREE 3.13 allocates for a control-flow op besides its results, apart from the
     rest of the program's buffers (they add to its peak wherever that is): the results once
-    more for ``cond``/``while``/``for`` (a branch's or an iteration's values are live with
-    the op's), the carries once more for ``scan`` (one more when the body reads a carry
-    after updating it in place, which this does not model), and the packed operand copies
-    of the contractions inside (``encoded``), as for top-level ones. Measured with IREE's
+    more for ``cond``/``while`` (a branch's or an iteration's values are live with
+    the op's; a ``for`` updates its carries in place, ember-pin-loop-carries), the carries
+    once more for ``scan`` (its step's results; twice for one that starts as an argument,
+    which the loop gets a copy of), and the packed operand copies of the
+    contractions inside (``encoded``), as for top-level ones. Measured with IREE's
     statistics on programs of 1-4 MiB values (``tests/test_memory.py``)."""
     if op.name not in CONTROL_FLOW:
         return 0
-    results = list(op.results)
+    results = [] if op.name == "ember.for" else list(op.results)
     if op.name == "ember.scan":
-        results = results[:ir.IntegerAttr(op.attributes["num_carry"]).value]
+        nc = ir.IntegerAttr(op.attributes["num_carry"]).value
+        # and the loop's own copy of a carry that starts as an argument (protect_arguments)
+        results = results[:nc] + [r for r, a in zip(results, list(op.operands)[:nc])
+                                  if isinstance(a, ir.BlockArgument)]
     inside = 0          # regions run one at a time (a cond's branches, a loop's cond and body)
     for region in op.regions:
         n = 0

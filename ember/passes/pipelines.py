@@ -9,7 +9,8 @@ from ember.config import config
 from ember.passes.registry import make_pass, run_pipeline
 
 OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify", "ember-fuse", "ember-plan-memory"]
-LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-protect-arguments",
+LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-pin-loop-carries",
+         "ember-protect-arguments",
          "ember-donate-buffers"]
 
 

@@ -8,7 +8,9 @@ array changed, and a result that returns the argument itself came back modified:
 IREE elides an explicit ``flow.tensor.clone`` of the argument too, and a barrier keeping
 the argument alive to the end breaks its stream conversion when a result is a constant it
 hoists. What it cannot elide: the argument inserted into a buffer one row longer and read
-back at an offset that is 0 behind an optimization barrier.
+back at an offset that is 0 behind an optimization barrier. A loop whose carry
+ember-pin-loop-carries pinned writes into that carry's buffer in place, so a pinned loop that
+starts from an argument it writes into gets a copy of its own, which nothing else reads.
 """
 
 from __future__ import annotations
@@ -18,36 +20,61 @@ from ember.passes.registry import Pass, func_ops, register
 
 # Ops whose result is a view of their first operand, so that writing into the view writes
 # into it; and clones, which IREE elides for arguments (the sort's own, say).
-_VIEWS = frozenset({"tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice",
-                    "tensor.cast", "tensor.bitcast", "tensor.reshape", "flow.tensor.clone"})
+VIEW_OPS = frozenset({"tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice",
+                      "tensor.cast", "tensor.bitcast", "tensor.reshape", "flow.tensor.clone",
+                      "flow.tensor.barrier"})
 
 
-def _written(value) -> bool:
-    """Whether an op may write its result into ``value``'s buffer (through views). (A loop
-    carry that starts as an argument is copied by IREE itself: checked with a
-    dynamic_update_slice in a fori_loop, tests/test_jit.py.)"""
-    for use in value.uses:
-        op, i = use.owner, use.operand_number
-        name = op.name
-        if name in ("tensor.insert_slice", "tensor.insert") and i == 1:
-            return True
-        if name == "iree_linalg_ext.sort":
-            return True
-        if "operandSegmentSizes" in op.attributes and name.startswith(("linalg.",
-                                                                        "iree_linalg")):
-            segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-            if i >= sum(segments[:-1]):          # destination-style: the outs come last
-                return True
-        if name in _VIEWS and i == 0 and any(_written(r) for r in op.results):
-            return True
+def _written(value, seen=None) -> bool:
+    """Whether an op may write its result into ``value``'s buffer (through views, and through
+    the carries of loops that ember-pin-loop-carries lets IREE update in place)."""
+    seen = set() if seen is None else seen
+    if value in seen:                   # a carry that a step passes on unchanged
+        return False
+    seen.add(value)
+    return any(_writes(use, seen) for use in value.uses)
+
+
+def _writes(use, seen) -> bool:
+    """Whether ``use`` may write into its operand's buffer (``_written``)."""
+    op, i = use.owner, use.operand_number
+    name = op.name
+    if name in ("tensor.insert_slice", "tensor.insert") and i == 1:
+        return True
+    if name == "iree_linalg_ext.sort":
+        return True
+    if "operandSegmentSizes" in op.attributes and name.startswith(("linalg.", "iree_linalg")):
+        segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+        return i >= sum(segments[:-1])          # destination-style: the outs come last
+    if name in VIEW_OPS and i == 0:
+        return any(_written(r, seen) for r in op.results)
+    if _pinned_init(use):       # (IREE copies a carry that is not pinned before each use)
+        carry = op.regions[0].blocks[0].arguments[i - 2]
+        return _written(carry, seen) or _written(op.results[i - 3], seen)
     return False
+
+
+def _pinned_init(use) -> bool:
+    """Whether ``use`` starts an ``scf.for`` carry that ember-pin-loop-carries pinned."""
+    op, i = use.owner, use.operand_number
+    if op.name != "scf.for" or i < 3:                   # lower, upper, step, then the inits
+        return False
+    carry = op.regions[0].blocks[0].arguments[i - 2]
+    return any(u.owner.name == "flow.tensor.barrier" for u in carry.uses)
+
+
+def donated_arguments(f) -> set[int]:
+    """The indices of the arguments of ``f`` its caller gave up (ember-donate-buffers)."""
+    if "ember.donation" not in f.attributes:
+        return set()
+    return set(list(ir.DenseI64ArrayAttr(f.attributes["ember.donation"]))[0::2])
 
 
 @register
 class ProtectArguments(Pass):
-    """Give each argument the lowered program writes into a copy of its own to write into
-    (see the module docstring). Donated arguments are left to be written: the caller gave
-    them up."""
+    """Give each argument the lowered program writes into a copy of its own to write into,
+    and each pinned loop that writes into an argument a copy of its own (see the module
+    docstring). Donated arguments are left to be written: the caller gave them up."""
 
     name = "ember-protect-arguments"
     summary = "Copy arguments the program writes into (IREE would update the caller's buffer)"
@@ -58,27 +85,28 @@ class ProtectArguments(Pass):
                 if not f.regions[0].blocks:
                     continue
                 block = f.regions[0].blocks[0]
-                donated = set()     # given up by the caller (ember-donate-buffers): writable
-                if "ember.donation" in f.attributes:
-                    donated = set(list(ir.DenseI64ArrayAttr(f.attributes["ember.donation"]))[0::2])
-                written = [a for i, a in enumerate(block.arguments) if i not in donated
-                           and isinstance(a.type, ir.RankedTensorType) and _written(a)]
-                if not written:
-                    continue
+                donated = donated_arguments(f)
+                args = [a for i, a in enumerate(block.arguments) if i not in donated
+                        and isinstance(a.type, ir.RankedTensorType)]
+                loops = [(a, u) for a in args for u in a.uses
+                         if _pinned_init(u) and _writes(u, set())]
                 with ir.InsertionPoint(block.operations[0]):
-                    index = ir.IndexType.get()
-                    zero = ir.Operation.create(
-                        "util.optimization_barrier", results=[index],
-                        operands=[arith.ConstantOp(index, ir.IntegerAttr.get(index, 0)).result]
-                    ).result
-                    for a in written:
-                        copy, reader = _fresh_copy(a, zero)
-                        a.replace_all_uses_except(copy, reader)
+                    for a, use in loops:                   # each loop a copy of its own
+                        use.owner.operands[use.operand_number] = _fresh_copy(a)[0]
+                    for a in args:
+                        if _written(a):
+                            copy, reader = _fresh_copy(a)
+                            a.replace_all_uses_except(copy, reader)
 
 
-def _fresh_copy(a: ir.Value, zero: ir.Value):
+def _fresh_copy(a: ir.Value):
     """(``a`` copied into a new buffer, the op reading ``a``): inserted into a buffer one
-    row longer, read back at the opaque offset ``zero``."""
+    row longer, read back at an offset that is 0 behind an optimization barrier of its own
+    (IREE would merge two copies that shared one)."""
+    index = ir.IndexType.get()
+    zero = ir.Operation.create(
+        "util.optimization_barrier", results=[index],
+        operands=[arith.ConstantOp(index, ir.IntegerAttr.get(index, 0)).result]).result
     t = ir.RankedTensorType(a.type)
     shape, dt = list(t.shape), t.element_type
     src = a

@@ -1,0 +1,102 @@
+// IREE 3.13 copies an scf.for carry before each op that reads it, unless the carry is behind
+// a flow.tensor.barrier naming the device; then it updates the carry in place. Its
+// copy-on-write does not follow a carry through the loop, so ember-pin-loop-carries pins only
+// a carry whose buffer is the loop's own: its init has no other use (an argument may have:
+// ember-protect-arguments then gives the loop a copy of its own), and each step passes on the
+// carry itself or a value the step made, in no other carry too.
+// RUN: ember-opt %s --split-input-file --ember-pin-loop-carries --ember-protect-arguments | filecheck %s
+
+// A buffer filled before the loop, a row written per step; the ys-like buffer too.
+// CHECK-LABEL: func.func @own
+// CHECK: %[[F:.*]] = linalg.fill
+// CHECK: scf.for %{{.*}} iter_args(%[[B:.*]] = %[[F]], %[[Y:.*]] = %{{.*}})
+// CHECK-DAG: %[[PB:.*]] = flow.tensor.barrier %[[B]] : tensor<8x4xf32> on #hal.device.affinity<@__device_0>
+// CHECK-DAG: %[[PY:.*]] = flow.tensor.barrier %[[Y]] : tensor<8xf32> on #hal.device.affinity<@__device_0>
+// CHECK-DAG: %[[W:.*]] = tensor.insert_slice %{{.*}} into %[[PB]]
+// CHECK-DAG: %[[V:.*]] = tensor.insert_slice %{{.*}} into %[[PY]]
+// CHECK: scf.yield %[[W]], %[[V]]
+func.func @own(%row: tensor<1x4xf32>, %s: tensor<1xf32>) -> (tensor<8x4xf32>, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %ys = tensor.empty() : tensor<8xf32>
+  %r:2 = scf.for %i = %c0 to %c8 step %c1 iter_args(%b = %f, %y = %ys) -> (tensor<8x4xf32>, tensor<8xf32>) {
+    %w = tensor.insert_slice %row into %b[%i, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+    %v = tensor.insert_slice %s into %y[%i] [1] [1] : tensor<1xf32> into tensor<8xf32>
+    scf.yield %w, %v : tensor<8x4xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1 : tensor<8x4xf32>, tensor<8xf32>
+}
+
+// -----
+
+// The init is still used after the loop: IREE would write into it.
+// CHECK-LABEL: func.func @init_used_after
+// CHECK-NOT: flow.tensor.barrier
+// CHECK: return
+func.func @init_used_after(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %e = tensor.empty() : tensor<8x4xf32>
+  %base = linalg.copy ins(%x : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %r = scf.for %i = %c0 to %c8 step %c1 iter_args(%b = %base) -> (tensor<8x4xf32>) {
+    %w = tensor.insert_slice %row into %b[%i, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+    scf.yield %w : tensor<8x4xf32>
+  }
+  return %r, %base : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// One value starts two carries, and a step passes on a value from outside the loop (here an
+// argument) and the same value in two carries: none is pinned.
+// CHECK-LABEL: func.func @shared
+// CHECK-NOT: flow.tensor.barrier
+// CHECK: return
+func.func @shared(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %e = tensor.empty() : tensor<8x4xf32>
+  %a = linalg.copy ins(%x : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %r:3 = scf.for %i = %c0 to %c8 step %c1 iter_args(%p = %a, %q = %a, %t = %x) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+    %w = tensor.insert_slice %row into %p[%i, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+    scf.yield %x, %w, %w : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// A carry that starts as an argument the program also reads elsewhere is pinned, and
+// ember-protect-arguments gives the loop a copy of its own (the other use keeps the
+// argument). Loops inside a loop (the chunks of a long loop) are pinned at every level.
+// CHECK-LABEL: func.func @argument_in_chunks
+// CHECK-SAME: (%[[X:.*]]: tensor<8x4xf32>
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[X]] into %{{.*}} : tensor<8x4xf32> into tensor<9x4xf32>
+// CHECK: %[[C:.*]] = tensor.extract_slice %[[P]]
+// CHECK: scf.for %{{.*}} iter_args(%[[O:.*]] = %[[C]])
+// CHECK: %[[PO:.*]] = flow.tensor.barrier %[[O]]
+// CHECK: scf.for %{{.*}} iter_args(%[[I:.*]] = %[[PO]])
+// CHECK: %[[PI:.*]] = flow.tensor.barrier %[[I]]
+// CHECK: tensor.insert_slice %{{.*}} into %[[PI]]
+// CHECK: return %{{.*}}, %[[X]]
+func.func @argument_in_chunks(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %r = scf.for %j = %c0 to %c8 step %c4 iter_args(%o = %x) -> (tensor<8x4xf32>) {
+    %top = arith.addi %j, %c4 : index
+    %s = scf.for %i = %j to %top step %c1 iter_args(%b = %o) -> (tensor<8x4xf32>) {
+      %w = tensor.insert_slice %row into %b[%i, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+      scf.yield %w : tensor<8x4xf32>
+    }
+    scf.yield %s : tensor<8x4xf32>
+  }
+  return %r, %x : tensor<8x4xf32>, tensor<8x4xf32>
+}
