@@ -42,8 +42,7 @@ class PinLoopCarries(Pass):
                 if not f.regions[0].blocks:
                     continue
                 entry = f.regions[0].blocks[0]
-                shared = [a for i, a in enumerate(entry.arguments)
-                          if i in donated_arguments(f)]
+                shared = [entry.arguments[i] for i in donated_arguments(f)]
                 pinned: list[ir.Value] = []
                 # pre-order: a loop's carries are pinned before those of the loops inside it
                 for loop in [op for op in walk(f) if op.name == "scf.for"]:

@@ -16,6 +16,7 @@ starts from an argument it writes into gets a copy of its own, which nothing els
 from __future__ import annotations
 
 from ember._mlir import arith, ir, tensor
+from ember.passes.lowering import optimization_barrier
 from ember.passes.registry import Pass, func_ops, register
 
 # Ops whose result is a view of their first operand, so that writing into the view writes
@@ -104,9 +105,7 @@ def _fresh_copy(a: ir.Value):
     row longer, read back at an offset that is 0 behind an optimization barrier of its own
     (IREE would merge two copies that shared one)."""
     index = ir.IndexType.get()
-    zero = ir.Operation.create(
-        "util.optimization_barrier", results=[index],
-        operands=[arith.ConstantOp(index, ir.IntegerAttr.get(index, 0)).result]).result
+    zero = optimization_barrier(arith.ConstantOp(index, ir.IntegerAttr.get(index, 0)).result)
     t = ir.RankedTensorType(a.type)
     shape, dt = list(t.shape), t.element_type
     src = a
