@@ -49,19 +49,20 @@ def _writes(use, seen) -> bool:
         return i >= sum(segments[:-1])          # destination-style: the outs come last
     if name in VIEW_OPS and i == 0:
         return any(_written(r, seen) for r in op.results)
-    if _pinned_init(use):       # (IREE copies a carry that is not pinned before each use)
-        carry = op.regions[0].blocks[0].arguments[i - 2]
+    carry = _pinned_carry(use)  # (IREE copies a carry that is not pinned before each use)
+    if carry is not None:
         return _written(carry, seen) or _written(op.results[i - 3], seen)
     return False
 
 
-def _pinned_init(use) -> bool:
-    """Whether ``use`` starts an ``scf.for`` carry that ember-pin-loop-carries pinned."""
+def _pinned_carry(use):
+    """The ``scf.for`` carry that ``use`` starts, if ember-pin-loop-carries pinned it."""
     op, i = use.owner, use.operand_number
     if op.name != "scf.for" or i < 3:                   # lower, upper, step, then the inits
-        return False
+        return None
     carry = op.regions[0].blocks[0].arguments[i - 2]
-    return any(u.owner.name == "flow.tensor.barrier" for u in carry.uses)
+    pinned = any(u.owner.name == "flow.tensor.barrier" for u in carry.uses)
+    return carry if pinned else None
 
 
 def donated_arguments(f) -> set[int]:
@@ -90,7 +91,7 @@ class ProtectArguments(Pass):
                 args = [a for i, a in enumerate(block.arguments) if i not in donated
                         and isinstance(a.type, ir.RankedTensorType)]
                 loops = [(a, u) for a in args for u in a.uses
-                         if _pinned_init(u) and _writes(u, set())]
+                         if _pinned_carry(u) is not None and _writes(u, set())]
                 with ir.InsertionPoint(block.operations[0]):
                     for a, use in loops:                   # each loop a copy of its own
                         use.owner.operands[use.operand_number] = _fresh_copy(a)[0]
