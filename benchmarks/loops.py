@@ -13,16 +13,17 @@ calls after warm-up, timed interleaved, inputs on the device; each result is che
 NumPy once. "resident MiB": the memory a fresh process gains over the first three calls
 (``timing.resident_gain``, results dropped between calls; the median of three processes).
 
-IREE runs such a loop on the host, one command buffer per step, and copies the carried
-buffer at every step when a scatter updates it in place; XLA runs the loop in its compiled
-code. The host records steps ahead of the device, and every step in flight holds blocks of
-IREE's block pool, which it keeps (ember/passes/lower_control_flow.py).
-Figures (2-core development machine, 2026-12-02, two runs): the row fill 19-22 ms, the same
-without chunks (0.98-1.00x), JAX 0.54-0.60 ms (it was 32 ms while a dynamic-index scatter
-copied its operand into a padded buffer and back: ``ember/passes/lower_indexing.py``); the
-64-step scan 2.9 ms, 0.98-0.99x without chunks, JAX 1.03-1.19x ember's time; the 1000-step
-scan 60-72 ms and 1.1-2.1 MiB in chunks, 0.93-1.07x the time and 12.6-16.1 MiB without,
-JAX 0.66-0.78x the time and 4.1-4.8 MiB (three runs).
+IREE runs such a loop on the host, one command buffer per step; XLA runs it in its compiled
+code. IREE copies a carried buffer before each op that reads it unless
+``ember-pin-loop-carries`` placed the carry on the device ("ember-unpinned" is ember without
+that pass). The host records steps ahead of the device, and every step in flight holds blocks
+of IREE's block pool, which it keeps (ember/passes/lower_control_flow.py).
+Figures (2-core development machine, 2026-12-02, idle): the row fill 3.7 ms, the same
+without chunks 0.98x, unpinned 9.2x (34 ms), JAX 0.15x (0.55 ms); the 64-step scan 0.79 ms,
+0.93x without chunks, unpinned 5.7x, JAX 6.1x ember's time; the 1000-step scan 40 ms and
+2.1 MiB in chunks, 0.94x the time and 12.0 MiB without, unpinned 1.48x, JAX 1.50x the time
+and 4.5 MiB. Before ember-pin-loop-carries: the row fill 19-22 ms, the 64-step scan 2.9 ms,
+the 1000-step scan 60-72 ms.
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def _numpy(name, x):
 def _contender(which: str, prog, x):
     """A function running ``prog`` once, compiled by ``which``: "ember", "ember-run-ahead-0"
     (ember.config.loop_run_ahead 0: IREE records a host loop's steps as far ahead as it
-    likes) or "jax"; and its first result."""
+    likes), "ember-unpinned" (without ember-pin-loop-carries: IREE copies a carry before
+    each use) or "jax"; and its first result."""
     if which == "jax":
         jax, jnp = jax_modules()
         jf = jax.jit(lambda x: prog(jnp, jax.lax, x))
@@ -96,12 +98,16 @@ def _contender(which: str, prog, x):
     import ember
     import ember.lax as elax
     import ember.numpy as enp
-    saved = ember.config.loop_run_ahead
+    from ember.passes import pipelines
+    saved, lower = ember.config.loop_run_ahead, pipelines.LOWER
     ember.config.update("loop_run_ahead", 0 if which == "ember-run-ahead-0" else saved)
+    if which == "ember-unpinned":
+        pipelines.LOWER = [n for n in lower if n != "ember-pin-loop-carries"]
     try:
         compiled = ember.jit(lambda x: prog(enp, elax, x)).lower(x).compile()
     finally:
         ember.config.update("loop_run_ahead", saved)
+        pipelines.LOWER = lower
     xe = ember.device_put(x)
     return (lambda: ember.tree_util.tree_map(lambda a: a.block_until_ready(), compiled(xe)),
             compiled(xe))
@@ -131,7 +137,7 @@ def main(argv=None) -> int:
                   "<<>>>")
     failures = []
     for name, prog in PROGRAMS.items():
-        which = ["ember", "ember-run-ahead-0"] + (["jax"] if jax is not None else [])
+        which = ["ember", "ember-run-ahead-0", "ember-unpinned"] + (["jax"] if jax else [])
         fns = {}
         want = _numpy(name, x)
         for k in which:
