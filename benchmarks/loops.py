@@ -2,13 +2,15 @@
 
 Run from the repository root:
 
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m benchmarks.loops       # ~25 s
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m benchmarks.loops       # ~2 min
 
 The programs (512x512 float32 buffer): a ``fori_loop`` that fills the buffer row by row at
-the loop index (``buf.at[i].set(2 * x[i])``, 512 steps), a ``scan`` that adds a row into
+the loop index (``buf.at[i].set(2 * x[i])``, 512 steps), the same as a ``while_loop`` on a
+counter, a ``scan`` that adds a row into
 row 0 and reads it back (64 steps), and a ``scan`` of 1000 steps that decays the buffer.
 Each by ember with its host loop in chunks of ``ember.config.loop_run_ahead`` steps (the
-default, 32), by ember without chunks (``ember-run-ahead-0``) and by JAX. Medians of single
+default, 32), by ember without chunks (``ember-run-ahead-0``), by ember without
+``ember-pin-loop-carries`` (``ember-unpinned``) and by JAX. Medians of single
 calls after warm-up, timed interleaved, inputs on the device; each result is checked against
 NumPy once. "resident MiB": the memory a fresh process gains over the first three calls
 (``timing.resident_gain``, results dropped between calls; the median of three processes).
@@ -18,12 +20,13 @@ code. IREE copies a carried buffer before each op that reads it unless
 ``ember-pin-loop-carries`` placed the carry on the device ("ember-unpinned" is ember without
 that pass). The host records steps ahead of the device, and every step in flight holds blocks
 of IREE's block pool, which it keeps (ember/passes/lower_control_flow.py).
-Figures (2-core development machine, 2026-12-02, idle): the row fill 3.7 ms, the same
-without chunks 0.98x, unpinned 9.2x (34 ms), JAX 0.15x (0.55 ms); the 64-step scan 0.79 ms,
-0.93x without chunks, unpinned 5.7x, JAX 6.1x ember's time; the 1000-step scan 40 ms and
-2.1 MiB in chunks, 0.94x the time and 12.0 MiB without, unpinned 1.48x, JAX 1.50x the time
-and 4.5 MiB. Before ember-pin-loop-carries: the row fill 19-22 ms, the 64-step scan 2.9 ms,
-the 1000-step scan 60-72 ms.
+Figures (2-core development machine, 2026-12-02, idle, two runs): the row fill 3.7 ms, the
+same without chunks 0.98x, unpinned 9.1-9.2x (34 ms), JAX 0.15x (0.55 ms); as a while_loop
+4.1 ms, unpinned 8.2x, JAX 0.15x; the 64-step scan 0.63-0.79 ms, 0.93x without chunks,
+unpinned 5.7-7.0x, JAX 6.1-7.9x ember's time; the 1000-step scan 30-40 ms and 2.0-2.1 MiB in
+chunks, 0.94-1.04x the time and 11.8-12.0 MiB without, unpinned 1.48-1.72x, JAX 1.50-1.76x
+the time and 4.5-5.1 MiB. Before ember-pin-loop-carries: the row fill 19-22 ms, the 64-step
+scan 2.9 ms, the 1000-step scan 60-72 ms.
 """
 
 from __future__ import annotations
@@ -52,6 +55,14 @@ def fill_rows(m, lax, x):
                          m.zeros_like(x))
 
 
+def fill_rows_while(m, lax, x):
+    """fill_rows as a ``while_loop`` on a counter."""
+    def body(c):
+        i, buf = c
+        return i + 1, buf.at[i].set(x[i] * 2.0)
+    return lax.while_loop(lambda c: c[0] < x.shape[0], body, (0, m.zeros_like(x)))[1]
+
+
 def add_into_row(m, lax, x):
     """64 steps, each adding a row of ``x`` into row 0 and reading row 0's sum."""
     def body(buf, row):
@@ -69,7 +80,7 @@ def long_scan(m, lax, x):
 
 
 def _numpy(name, x):
-    if name == "fill_rows":
+    if name in ("fill_rows", "fill_rows_while"):
         return x * 2.0
     if name == "long_scan":
         buf, sums = x.copy(), []
@@ -117,7 +128,8 @@ def _inputs():
     return np.random.default_rng(0).standard_normal((512, 512)).astype(np.float32)
 
 
-PROGRAMS = {"fill_rows": fill_rows, "add_into_row": add_into_row, "long_scan": long_scan}
+PROGRAMS = {"fill_rows": fill_rows, "fill_rows_while": fill_rows_while,
+            "add_into_row": add_into_row, "long_scan": long_scan}
 
 
 def main(argv=None) -> int:

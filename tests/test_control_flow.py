@@ -228,6 +228,10 @@ def _carries(x):
     loops whose carries share a buffer with something else, which it must not update."""
     n = x.shape[0]
     base, zeros = x * 3.0, enp.zeros_like(x)
+
+    def whiles(body, init):                         # fori_loop's body as a while_loop
+        return lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, body(c[0], c[1])),
+                              (0, init))[1]
     return {
         "from_constant": lax.fori_loop(0, n, lambda i, b: b.at[i].set(x[i] * 2.0), zeros),
         "from_argument": lax.fori_loop(0, n, lambda i, b: b.at[i].add(1.0), x),
@@ -242,6 +246,12 @@ def _carries(x):
         "passes_on_outside": lax.fori_loop(
             0, n, lambda i, c: (base, c[0].at[i].add(1.0)), (zeros, zeros)),
         "scan_argument_also_xs": lax.scan(lambda b, r: (b.at[0].add(r), b[0].sum()), x, x),
+        "while_from_argument": whiles(lambda i, b: b.at[i].add(1.0), x),
+        "while_init_used_after": (whiles(lambda i, b: b.at[i].add(x[0]), base), base),
+        "while_swapped": whiles(lambda i, c: (c[1].at[i].add(1.0), c[0]), (zeros, base)),
+        "while_passes_on_argument": whiles(lambda i, c: (x, c[0].at[i].add(1.0)), (base, base)),
+        "while_reads_carry": lax.while_loop(lambda b: b[0, 1] < 30.0,
+                                            lambda b: b.at[0].add(2.0), x),
     }
 
 
@@ -262,6 +272,9 @@ def _carries_numpy(x):
     for r in x:
         ys.append(b[0].sum())
         b = at(b, 0, r)
+    w = x.copy()
+    while w[0, 1] < 30:
+        w[0] += 2
     return {
         "from_constant": x * 2,
         "from_argument": x + 1,
@@ -272,13 +285,19 @@ def _carries_numpy(x):
         "passes_on_argument": fori(lambda i, c: (x, at(c[0], i, 1)), (base, base)),
         "passes_on_outside": fori(lambda i, c: (base, at(c[0], i, 1)), (zeros, zeros)),
         "scan_argument_also_xs": (b, np.array(ys, F32)),
+        "while_from_argument": x + 1,
+        "while_init_used_after": (fori(lambda i, b: at(b, i, x[0]), base), base),
+        "while_swapped": fori(lambda i, c: (at(c[1], i, 1), c[0]), (zeros, base)),
+        "while_passes_on_argument": fori(lambda i, c: (x, at(c[0], i, 1)), (base, base)),
+        "while_reads_carry": w,
     }
 
 
 def test_loop_carries_updated_in_place_share_nothing(run_ahead):
     """ember-pin-loop-carries lets IREE update a carry in place only when its buffer is the
     loop's own: the results match NumPy on every call, in one program and under chunks (9
-    steps against run-ahead 7), and neither the argument nor a constant changes."""
+    steps against run-ahead 7), for fori_loop, scan and while_loop, and neither the argument
+    nor a constant changes."""
     x0 = np.arange(36, dtype=F32).reshape(9, 4)
     lowered = ember.jit(_carries).lower(x0)
     assert "flow.tensor.barrier" in lowered.as_text("linalg")

@@ -53,15 +53,15 @@ def tensor_bytes(t: ir.Type) -> int:
 def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
     """Bytes IREE 3.13 allocates for a control-flow op besides its results, apart from the
     rest of the program's buffers (they add to its peak wherever that is): the results once
-    more for ``cond``/``while`` (a branch's or an iteration's values are live with
-    the op's; a ``for`` updates its carries in place, ember-pin-loop-carries), the carries
+    more for ``cond`` (a branch's values are live with the op's; a ``for`` or ``while``
+    updates its carries in place, ember-pin-loop-carries), the carries
     once more for ``scan`` (its step's results; twice for one that starts as an argument,
     which the loop gets a copy of), and the packed operand copies of the
     contractions inside (``encoded``), as for top-level ones. Measured with IREE's
     statistics on programs of 1-4 MiB values (``tests/test_memory.py``)."""
     if op.name not in CONTROL_FLOW:
         return 0
-    results = [] if op.name == "ember.for" else list(op.results)
+    results = [] if op.name in ("ember.for", "ember.while") else list(op.results)
     if op.name == "ember.scan":
         nc = ir.IntegerAttr(op.attributes["num_carry"]).value
         # and the loop's own copy of a carry that starts as an argument (protect_arguments)

@@ -49,20 +49,24 @@ def _writes(use, seen) -> bool:
         return i >= sum(segments[:-1])          # destination-style: the outs come last
     if name in VIEW_OPS and i == 0:
         return any(_written(r, seen) for r in op.results)
-    carry = _pinned_carry(use)  # (IREE copies a carry that is not pinned before each use)
-    if carry is not None:
-        return _written(carry, seen) or _written(op.results[i - 3], seen)
-    return False
+    aliases = _pinned_carry(use)  # (IREE copies a carry that is not pinned before each use)
+    return any(_written(v, seen) for v in aliases)
 
 
-def _pinned_carry(use):
-    """The ``scf.for`` carry that ``use`` starts, if ember-pin-loop-carries pinned it."""
+def _pinned_carry(use) -> list[ir.Value]:
+    """If ``use`` starts an ``scf.for`` or ``scf.while`` carry that ember-pin-loop-carries
+    pinned: the block arguments that carry it and the loop's result, which share its buffer
+    ([] otherwise)."""
     op, i = use.owner, use.operand_number
-    if op.name != "scf.for" or i < 3:                   # lower, upper, step, then the inits
-        return None
-    carry = op.regions[0].blocks[0].arguments[i - 2]
-    pinned = any(u.owner.name == "flow.tensor.barrier" for u in carry.uses)
-    return carry if pinned else None
+    if op.name == "scf.for" and i >= 3:                 # lower, upper, step, then the inits
+        args, result = [op.regions[0].blocks[0].arguments[i - 2]], op.results[i - 3]
+    elif op.name == "scf.while":
+        args, result = [r.blocks[0].arguments[i] for r in op.regions], op.results[i]
+    else:
+        return []
+    if not any(u.owner.name == "flow.tensor.barrier" for u in args[0].uses):
+        return []
+    return [*args, result]
 
 
 def donated_arguments(f) -> set[int]:
@@ -91,7 +95,7 @@ class ProtectArguments(Pass):
                 args = [a for i, a in enumerate(block.arguments) if i not in donated
                         and isinstance(a.type, ir.RankedTensorType)]
                 loops = [(a, u) for a in args for u in a.uses
-                         if _pinned_carry(u) is not None and _writes(u, set())]
+                         if _pinned_carry(u) and _writes(u, set())]
                 with ir.InsertionPoint(block.operations[0]):
                     for a, use in loops:                   # each loop a copy of its own
                         use.owner.operands[use.operand_number] = _fresh_copy(a)[0]

@@ -100,3 +100,43 @@ func.func @argument_in_chunks(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>) -> (te
   }
   return %r, %x : tensor<8x4xf32>, tensor<8x4xf32>
 }
+
+// -----
+
+// An scf.while: the carry is pinned in both regions (the condition reads it, the body writes
+// into it), and the argument it starts as is copied for the loop. The counter, a tensor too,
+// is pinned as well; the row from outside is not a carry.
+// CHECK-LABEL: func.func @while_argument
+// CHECK-SAME: (%[[X:.*]]: tensor<8x4xf32>
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[X]] into %{{.*}} : tensor<8x4xf32> into tensor<9x4xf32>
+// CHECK: %[[C:.*]] = tensor.extract_slice %[[P]]
+// CHECK: scf.while (%[[B:.*]] = %[[C]], %{{.*}} = %{{.*}})
+// CHECK-DAG: %[[PB:.*]] = flow.tensor.barrier %[[B]] : tensor<8x4xf32> on #hal.device.affinity<@__device_0>
+// CHECK-DAG: flow.tensor.barrier %{{.*}} : tensor<i32> on #hal.device.affinity<@__device_0>
+// CHECK: tensor.extract %[[PB]]
+// CHECK: scf.condition
+// CHECK: ^bb0(%[[A:.*]]: tensor<8x4xf32>, %{{.*}}: tensor<i32>):
+// CHECK-DAG: %[[PA:.*]] = flow.tensor.barrier %[[A]] : tensor<8x4xf32> on #hal.device.affinity<@__device_0>
+// CHECK-DAG: flow.tensor.barrier %{{.*}} : tensor<i32> on #hal.device.affinity<@__device_0>
+// CHECK: tensor.insert_slice %{{.*}} into %[[PA]]
+// CHECK: return %{{.*}}, %[[X]]
+func.func @while_argument(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %i0 = arith.constant dense<0> : tensor<i32>
+  %one = arith.constant 1 : i32
+  %lim = arith.constant 8.0 : f32
+  %r:2 = scf.while (%b = %x, %k = %i0) : (tensor<8x4xf32>, tensor<i32>) -> (tensor<8x4xf32>, tensor<i32>) {
+    %v = tensor.extract %b[%c0, %c0] : tensor<8x4xf32>
+    %go = arith.cmpf olt, %v, %lim : f32
+    scf.condition(%go) %b, %k : tensor<8x4xf32>, tensor<i32>
+  } do {
+  ^bb0(%a: tensor<8x4xf32>, %n: tensor<i32>):
+    %i = tensor.extract %n[] : tensor<i32>
+    %idx = arith.index_cast %i : i32 to index
+    %w = tensor.insert_slice %row into %a[%idx, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+    %i1 = arith.addi %i, %one : i32
+    %n1 = tensor.from_elements %i1 : tensor<i32>
+    scf.yield %w, %n1 : tensor<8x4xf32>, tensor<i32>
+  }
+  return %r#0, %x : tensor<8x4xf32>, tensor<8x4xf32>
+}
