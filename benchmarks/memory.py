@@ -36,17 +36,23 @@ matters; at or below JAX's temporary bytes; the donated update allocates no outp
 (transient 0); remat meets a feasible budget at <= 30% extra runtime; ember's prediction
 within 10% of IREE's figure.
 
-Figures (2-core development machine, 2026-12-02, idle): planner on/off 0.50 and 0.54 where
-order matters, 0.86 for attention, 1.00 elsewhere; prediction 1.00 on 8/8; IREE's
-temporaries at or below JAX's reported temporaries on 3/8 (data tiling's packed copies count
-in IREE's figure; XLA's YNNPACK scratch does not count in JAX's: it reports 0 bytes for
-pairwise_min and sum_bad_order). Measured (median of 3 processes), ember's resident memory
-is at or below JAX's on 6/8 (0.06x for pairwise_min, 0.32x attention, 0.55x residual_mlp,
-0.61-0.76x sum, chain, layernorm); above on scan_update (1.65x, 6.6 against 4.0 MiB: IREE
-copies the carried buffer at every step, and its 32 steps in flight hold block-pool memory)
-and remat_program (1.32x: 5.1 against 3.9 MiB). A single process moves by 1-3 MiB (JAX's
-layernorm 2.9-3.98, remat_program 3.0-7.0), hence the medians. Donated sgd: 0 bytes. Remat
-under a budget 1.02-1.25x the runtime; data tiling given up (remat_program) 1.09-1.20x.
+Figures (2-core development machine, 2026-12-02, idle, with ember-pin-loop-carries): planner
+on/off 0.50 and 0.54 where order matters, 0.86 for attention, 1.00 elsewhere; prediction 1.00
+on 8/8; IREE's temporaries at or below JAX's reported temporaries on 2/8 (data tiling's packed
+copies count in IREE's figure; XLA's YNNPACK scratch does not count in JAX's: it reports 0
+bytes for pairwise_min and sum_bad_order; scan_update 3.0 against 2.1 MiB: the loop's copy of
+its argument, which IREE packs with the ys buffer so that it lives through the loop, and each
+step's new buffer). Measured (median of 3 processes), ember's resident memory is at or below
+JAX's on 6/8 (0.06x for pairwise_min, 0.37x attention, 0.46x residual_mlp, 0.60-0.67x sum,
+chain, layernorm); above on scan_update (1.36x, 5.1 against 3.8 MiB; 1.65x, 6.6 MiB, before
+the carries were pinned: IREE copied the carried buffer at every step; the rest is the steps
+in flight: 3.1 MiB with ``loop_run_ahead`` 1, at 3.2x the time) and remat_program (1.16x:
+5.1 against 4.4 MiB; data tiling's packed copies of both operands and the second matmul's
+result live in one 3 MiB block beside ``h`` and the result; 4 MiB of IREE transient memory
+without data tiling, which the planner gives up under a budget). scan_update runs in 3.9 ms,
+JAX's 7.6 ms (7.7 ms before pinning). A single process moves by 1-3 MiB (JAX's layernorm
+2.9-3.98, remat_program 3.0-7.0), hence the medians. Donated sgd: 0 bytes. Remat under a
+budget 1.01-1.25x the runtime; data tiling given up (remat_program) 1.09-1.20x.
 """
 
 from __future__ import annotations

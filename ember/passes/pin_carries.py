@@ -5,8 +5,10 @@ argument lives, and copies ("transfers") it before each op that reads it: a ``fo
 that writes one row of a 1 MiB buffer per step copied the buffer at every step (a 512-step
 row fill took 20 ms; JAX 0.5 ms), a ``while_loop`` as well (35 ms). Behind a
 ``flow.tensor.barrier`` naming the device, IREE's own way to place a value, the update is in
-place (3.3 and 5.1 ms). An ``scf.while`` carry is pinned in both regions, the condition's
-and the body's.
+place (3.3 and 2.9 ms). An ``scf.while`` carry is pinned in its body, not in its condition
+region: pinned there too, IREE's runtime rejected some programs' command buffers ("indirect
+buffer reference slot 0 is out range of the declared binding capacity", two batched
+``while_loop``s of ember.scipy.special.expi and expn in one program).
 
 IREE's copy-on-write does not follow a carry through the loop, though. It copies a constant
 that a carry starts as, but it wrote into an init still used after the loop, into one value
@@ -51,40 +53,39 @@ class PinLoopCarries(Pass):
                     pinned += _pin(loop, entry, shared, pinned, target)
 
 
-def loop_carries(loop) -> list[tuple[ir.Value, list[ir.BlockArgument], ir.Value]]:
-    """(init, the block arguments carrying it, the value a step passes on) of each carry of
-    an ``scf.for``, or of an ``scf.while`` whose condition passes its arguments on unchanged
-    (as ember's lowering builds it; [] otherwise)."""
+def _loop_carries(loop) -> list[tuple[ir.Value, ir.BlockArgument, ir.Value]]:
+    """(init, the body's block argument carrying it, the value a step passes on) of each
+    carry of an ``scf.for``, or of an ``scf.while`` whose condition passes its arguments on
+    unchanged (as ember's lowering builds it; [] otherwise)."""
     if loop.name == "scf.for":
         body = loop.regions[0].blocks[0]
         steps = list(body.operations[len(body.operations) - 1].operands)
-        args = [[a] for a in list(body.arguments)[1:]]
-        return list(zip(list(loop.operands)[3:], args, steps))  # after lower, upper and step
-    before, after = (r.blocks[0] for r in loop.regions)
+        return list(zip(list(loop.operands)[3:], list(body.arguments)[1:], steps))
+    before, body = (r.blocks[0] for r in loop.regions)
     condition = before.operations[len(before.operations) - 1]
     if list(condition.operands)[1:] != list(before.arguments):
         return []
-    steps = list(after.operations[len(after.operations) - 1].operands)
-    args = [list(a) for a in zip(before.arguments, after.arguments)]
-    return list(zip(loop.operands, args, steps))
+    steps = list(body.operations[len(body.operations) - 1].operands)
+    return list(zip(loop.operands, body.arguments, steps))
 
 
 def _pin(loop, entry, shared, pinned, target) -> list[ir.Value]:
-    carries = loop_carries(loop)
+    carries = _loop_carries(loop)
     inits = [c[0] for c in carries]
     yields = [c[2] for c in carries]
     out = []
-    for init, args, step in carries:
-        if not (isinstance(init.type, ir.RankedTensorType)
-                and _own_carry(args[-1], init, step, inits, yields, entry, shared, pinned)):
+    for init, arg, step in carries:
+        if not (isinstance(arg.type, ir.RankedTensorType)
+                and _own_carry(arg, init, step, inits, yields, entry, shared, pinned)):
             continue
-        for arg in args:
-            with ir.InsertionPoint.at_block_begin(arg.owner):
-                value = ir.Operation.create("flow.tensor.barrier", results=[arg.type],
-                                            operands=[arg], attributes={"target": target})
-            arg.replace_all_uses_except(value.result, value)
-            out.append(value.result)
+        with ir.InsertionPoint.at_block_begin(arg.owner):
+            value = ir.Operation.create("flow.tensor.barrier", results=[arg.type],
+                                        operands=[arg], attributes={"target": target}).result
+        arg.replace_all_uses_except(value, value.owner.operation)
+        out.append(value)
     return out
+
+
 def _own_carry(arg, init, step, inits, yields, entry, shared, pinned) -> bool:
     """Whether the buffer of the carry ``arg`` is the loop's alone: it starts as ``init``,
     which nothing else uses (an argument may be used elsewhere: ember-protect-arguments gives

@@ -60,11 +60,11 @@ def _pinned_carry(use) -> list[ir.Value]:
     op, i = use.owner, use.operand_number
     if op.name == "scf.for" and i >= 3:                 # lower, upper, step, then the inits
         args, result = [op.regions[0].blocks[0].arguments[i - 2]], op.results[i - 3]
-    elif op.name == "scf.while":
+    elif op.name == "scf.while":                        # the condition's, then the body's
         args, result = [r.blocks[0].arguments[i] for r in op.regions], op.results[i]
     else:
         return []
-    if not any(u.owner.name == "flow.tensor.barrier" for u in args[0].uses):
+    if not any(u.owner.name == "flow.tensor.barrier" for u in args[-1].uses):
         return []
     return [*args, result]
 
