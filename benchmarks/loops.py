@@ -20,13 +20,15 @@ code. IREE copies a carried buffer before each op that reads it unless
 ``ember-pin-loop-carries`` placed the carry on the device ("ember-unpinned" is ember without
 that pass). The host records steps ahead of the device, and every step in flight holds blocks
 of IREE's block pool, which it keeps (ember/passes/lower_control_flow.py).
-Figures (2-core development machine, 2026-12-02, idle, two runs): the row fill 3.7 ms, the
-same without chunks 0.98x, unpinned 9.1-9.2x (34 ms), JAX 0.15x (0.55 ms); as a while_loop
-4.1 ms, unpinned 8.2x, JAX 0.15x; the 64-step scan 0.63-0.79 ms, 0.93x without chunks,
-unpinned 5.7-7.0x, JAX 6.1-7.9x ember's time; the 1000-step scan 30-40 ms and 2.0-2.1 MiB in
-chunks, 0.94-1.04x the time and 11.8-12.0 MiB without, unpinned 1.48-1.72x, JAX 1.50-1.76x
-the time and 4.5-5.1 MiB. Before ember-pin-loop-carries: the row fill 19-22 ms, the 64-step
-scan 2.9 ms, the 1000-step scan 60-72 ms.
+Figures (2-core development machine, 2026-12-03, idle): the row fill 2.8 ms, the same without
+chunks 0.97x, unpinned 11.5x (33 ms), JAX 0.14x (0.41 ms); as a while_loop 2.9 ms, unpinned
+11.3x, JAX 0.17x; the 64-step scan 0.70 ms, 0.88x without chunks, unpinned 6.8x, JAX 7.8x
+ember's time; the 1000-step scan 29 ms and 2.0 MiB in chunks, 1.15x the time and 12.1 MiB
+without, unpinned 1.82x, JAX 1.95x the time and 4.8 MiB. On 2026-12-02 (two runs): the row
+fill 3.7 ms, the 64-step scan 0.63-0.79 ms, the 1000-step scan 30-40 ms, the ratios within
+those of 2026-12-03 but for JAX's 1000-step scan (1.50-1.76x), and the while_loop 4.1 ms
+while its carry was pinned in the condition region too. Before ember-pin-loop-carries: the
+row fill 19-22 ms, the 64-step scan 2.9 ms, the 1000-step scan 60-72 ms.
 """
 
 from __future__ import annotations

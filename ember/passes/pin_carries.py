@@ -5,8 +5,8 @@ argument lives, and copies ("transfers") it before each op that reads it: a ``fo
 that writes one row of a 1 MiB buffer per step copied the buffer at every step (a 512-step
 row fill took 20 ms; JAX 0.5 ms), a ``while_loop`` as well (35 ms). Behind a
 ``flow.tensor.barrier`` naming the device, IREE's own way to place a value, the update is in
-place (3.3 and 2.9 ms). An ``scf.while`` carry is pinned in its body, not in its condition
-region: pinned there too, IREE's runtime rejected some programs' command buffers ("indirect
+place (2.8 and 2.9 ms, benchmarks/loops.py). An ``scf.while`` carry is pinned in its body,
+not in its condition region: pinned there too, IREE's runtime rejected some programs' command buffers ("indirect
 buffer reference slot 0 is out range of the declared binding capacity", two batched
 ``while_loop``s of ember.scipy.special.expi and expn in one program).
 
