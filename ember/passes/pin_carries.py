@@ -6,9 +6,9 @@ that writes one row of a 1 MiB buffer per step copied the buffer at every step (
 row fill took 20 ms; JAX 0.5 ms), a ``while_loop`` as well (35 ms). Behind a
 ``flow.tensor.barrier`` naming the device, IREE's own way to place a value, the update is in
 place (2.8 and 2.9 ms, benchmarks/loops.py). An ``scf.while`` carry is pinned in its body,
-not in its condition region: pinned there too, IREE's runtime rejected some programs' command buffers ("indirect
-buffer reference slot 0 is out range of the declared binding capacity", two batched
-``while_loop``s of ember.scipy.special.expi and expn in one program).
+not in its condition region: pinned there too, IREE's runtime rejected some programs' command
+buffers ("indirect buffer reference slot 0 is out range of the declared binding capacity",
+two batched ``while_loop``s of ember.scipy.special.expi and expn in one program).
 
 IREE's copy-on-write does not follow a carry through the loop, though. It copies a constant
 that a carry starts as, but it wrote into an init still used after the loop, into one value
