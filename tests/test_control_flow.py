@@ -1,5 +1,7 @@
 """ember.lax structured control flow against plain Python loops and ifs on NumPy."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -246,6 +248,9 @@ def _carries(x):
         "passes_on_outside": lax.fori_loop(
             0, n, lambda i, c: (base, c[0].at[i].add(1.0)), (zeros, zeros)),
         "scan_argument_also_xs": lax.scan(lambda b, r: (b.at[0].add(r), b[0].sum()), x, x),
+        # a carry made anew by each step beside a ys buffer (ember-split-loop-inits)
+        "scan_decays_argument": lax.scan(lambda b, r: (b.at[0].add(r) * 0.5, b[0].sum()), x, x),
+        "scan_decays_computed": lax.scan(lambda b, r: (b * 0.5 + r, b.sum()), x * 2.0, x),
         "while_from_argument": whiles(lambda i, b: b.at[i].add(1.0), x),
         "while_init_used_after": (whiles(lambda i, b: b.at[i].add(x[0]), base), base),
         "while_swapped": whiles(lambda i, c: (c[1].at[i].add(1.0), c[0]), (zeros, base)),
@@ -272,6 +277,14 @@ def _carries_numpy(x):
     for r in x:
         ys.append(b[0].sum())
         b = at(b, 0, r)
+    d, dys = x.copy(), []
+    for r in x:
+        dys.append(d[0].sum())
+        d = at(d, 0, r) * F32(0.5)
+    e, eys = x * F32(2), []
+    for r in x:
+        eys.append(e.sum())
+        e = e * F32(0.5) + r
     w = x.copy()
     while w[0, 1] < 30:
         w[0] += 2
@@ -285,6 +298,8 @@ def _carries_numpy(x):
         "passes_on_argument": fori(lambda i, c: (x, at(c[0], i, 1)), (base, base)),
         "passes_on_outside": fori(lambda i, c: (base, at(c[0], i, 1)), (zeros, zeros)),
         "scan_argument_also_xs": (b, np.array(ys, F32)),
+        "scan_decays_argument": (d, np.array(dys, F32)),
+        "scan_decays_computed": (e, np.array(eys, F32)),
         "while_from_argument": x + 1,
         "while_init_used_after": (fori(lambda i, b: at(b, i, x[0]), base), base),
         "while_swapped": fori(lambda i, c: (at(c[1], i, 1), c[0]), (zeros, base)),
@@ -300,7 +315,9 @@ def test_loop_carries_updated_in_place_share_nothing(run_ahead):
     nor a constant changes."""
     x0 = np.arange(36, dtype=F32).reshape(9, 4)
     lowered = ember.jit(_carries).lower(x0)
-    assert "flow.tensor.barrier" in lowered.as_text("linalg")
+    text = lowered.as_text("linalg")
+    assert "flow.tensor.barrier" in text
+    assert re.search(r"util.optimization_barrier %\S+ : tensor", text)    # split loop inits
     compiled, want = lowered.compile(), _carries_numpy(x0)
     for _ in range(2):                               # a constant written into shows at call 2
         x = ember.device_put(x0)

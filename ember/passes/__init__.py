@@ -7,6 +7,7 @@ from ember.passes import (  # noqa: F401  (registers the passes)
     plan_memory,
     protect_arguments,
     simplify,
+    split_loop_inits,
     to_linalg,
     verify,
 )

@@ -25,7 +25,7 @@ ember's backends compile for one target device, which IREE names ``@__device_0``
 from __future__ import annotations
 
 from ember._mlir import ir, walk
-from ember.passes.protect_arguments import VIEW_OPS, donated_arguments
+from ember.passes.protect_arguments import VIEW_OPS, donated_arguments, forwards_arguments
 from ember.passes.registry import Pass, func_ops, register
 
 DEVICE = "#hal.device.affinity<@__device_0>"
@@ -61,10 +61,9 @@ def _loop_carries(loop) -> list[tuple[ir.Value, ir.BlockArgument, ir.Value]]:
         body = loop.regions[0].blocks[0]
         steps = list(body.operations[len(body.operations) - 1].operands)
         return list(zip(list(loop.operands)[3:], list(body.arguments)[1:], steps))
-    before, body = (r.blocks[0] for r in loop.regions)
-    condition = before.operations[len(before.operations) - 1]
-    if list(condition.operands)[1:] != list(before.arguments):
+    if not forwards_arguments(loop):
         return []
+    body = loop.regions[1].blocks[0]
     steps = list(body.operations[len(body.operations) - 1].operands)
     return list(zip(loop.operands, body.arguments, steps))
 

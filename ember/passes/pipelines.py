@@ -10,8 +10,7 @@ from ember.passes.registry import make_pass, run_pipeline
 
 OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify", "ember-fuse", "ember-plan-memory"]
 LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-pin-loop-carries",
-         "ember-protect-arguments",
-         "ember-donate-buffers"]
+         "ember-protect-arguments", "ember-split-loop-inits", "ember-donate-buffers"]
 
 
 def steps(names):

@@ -60,13 +60,21 @@ def _pinned_carry(use) -> list[ir.Value]:
     op, i = use.owner, use.operand_number
     if op.name == "scf.for" and i >= 3:                 # lower, upper, step, then the inits
         args, result = [op.regions[0].blocks[0].arguments[i - 2]], op.results[i - 3]
-    elif op.name == "scf.while":                        # the condition's, then the body's
+    elif op.name == "scf.while" and forwards_arguments(op):  # the condition's, the body's
         args, result = [r.blocks[0].arguments[i] for r in op.regions], op.results[i]
     else:
         return []
     if not any(u.owner.name == "flow.tensor.barrier" for u in args[-1].uses):
         return []
     return [*args, result]
+
+
+def forwards_arguments(loop) -> bool:
+    """Whether the condition of the ``scf.while`` ``loop`` passes its arguments on to the body
+    unchanged (as ember's lowering builds it), so that its carries are the loop's operands."""
+    before = loop.regions[0].blocks[0]
+    condition = before.operations[len(before.operations) - 1]
+    return list(condition.operands)[1:] == list(before.arguments)
 
 
 def donated_arguments(f) -> set[int]:

@@ -1,0 +1,83 @@
+"""``ember-split-loop-inits``: let IREE free a loop's first carried buffer after its first step.
+
+IREE 3.13 allocates the values that leave one of its execution regions in one block of
+memory, freed when the last of them is. A loop starts from values computed before it, in
+one region: its output buffers (a ``scan``'s ys, a ``tensor.empty`` the steps fill in
+place, living through the loop) and its carries. A carry that each step computes anew (a
+``scan`` that decays its buffer) is done with the buffer it started in after the first step,
+but that buffer shared the ys buffers' block and lived through the loop too: a 64-step
+``scan`` over a 1 MiB buffer kept 1 MiB more resident to its end (benchmarks/memory.py,
+scan_update: 5.1 -> 4.0 MiB; JAX 3.8-4.3 MiB). A ``util.optimization_barrier`` ends a
+region: behind one, the carries' inits are allocated before the loop's output buffers and
+apart from them.
+
+Only the inits of carries whose buffer is the loop's own (those ember-pin-loop-carries
+pinned, the copies ember-protect-arguments gave them) that are computed from the function's
+arguments are put behind a barrier: IREE's copy-on-write does not see through one, and a
+constant behind it would be written into (ember/passes/pin_carries.py).
+"""
+
+from __future__ import annotations
+
+from ember._mlir import ir, walk
+from ember.passes.lowering import optimization_barrier
+from ember.passes.protect_arguments import _pinned_carry
+from ember.passes.registry import Pass, func_ops, register
+
+
+@register
+class SplitLoopInits(Pass):
+    """Put the inits of each loop's own carries behind a barrier and its output buffers
+    after it (see the module docstring)."""
+
+    name = "ember-split-loop-inits"
+    summary = "Allocate a loop's carries apart from its output buffers, so IREE frees them"
+
+    def run(self, module: ir.Module) -> None:
+        with module.context, ir.Location.unknown():
+            for f in func_ops(module):
+                for loop in [op for op in walk(f) if op.name in ("scf.for", "scf.while")]:
+                    _split(loop)
+
+
+def _split(loop) -> None:
+    first = 3 if loop.name == "scf.for" else 0          # an scf.for: lower, upper, step first
+    uses = {u.operand_number: u for v in list(loop.operands)[first:] for u in v.uses
+            if u.owner.operation == loop and u.operand_number >= first}
+    empties = [i for i in uses if _made_by(loop.operands[i], loop, ("tensor.empty",))]
+    carries = [i for i, u in uses.items() if i not in empties and _pinned_carry(u)
+               and _made_by(loop.operands[i], loop) and _from_arguments(loop.operands[i])]
+    if not (empties and carries):
+        return
+    with ir.InsertionPoint(loop):
+        for i in carries:
+            loop.operands[i] = optimization_barrier(loop.operands[i])
+        for i in empties:        # a fresh one: canonicalize and cse may have shared the first
+            empty = loop.operands[i].owner
+            loop.operands[i] = empty.clone().results[0]
+            if not list(empty.results[0].uses):
+                empty.erase()
+
+
+def _made_by(value, loop, names=None) -> bool:
+    """Whether ``value`` is the result of an op in ``loop``'s block (named one of ``names``
+    when given)."""
+    return (isinstance(value, ir.OpResult) and value.owner.operation.block == loop.block
+            and (names is None or value.owner.name in names))
+
+
+def _from_arguments(value) -> bool:
+    """Whether ``value`` is computed from an argument of its function (so that IREE cannot
+    have made it a constant)."""
+    seen, stack = set(), [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, ir.BlockArgument):
+            if v.owner.owner.operation.name == "func.func":
+                return True
+            continue
+        if v in seen:
+            continue
+        seen.add(v)
+        stack.extend(v.owner.operands)
+    return False

@@ -1,0 +1,122 @@
+// IREE 3.13 allocates the values leaving one execution region in one block of memory, freed
+// when the last of them is: a carry that starts in the region of a scan's ys buffer holds
+// its first buffer through the loop. ember-split-loop-inits puts the inits of a loop's own
+// carries that are computed from the arguments behind an optimization barrier (which ends a
+// region) and gives the loop its output buffers (tensor.empty) after it.
+// RUN: ember-opt %s --split-input-file --ember-pin-loop-carries --ember-protect-arguments --ember-split-loop-inits | filecheck %s
+
+// A carry starting from an argument the loop writes into (ember-protect-arguments' copy of
+// it), and a ys buffer.
+// CHECK-LABEL: func.func @argument_carry
+// CHECK: %[[C:.*]] = tensor.extract_slice %{{.*}} : tensor<9x4xf32> to tensor<8x4xf32>
+// CHECK: %[[B:.*]] = util.optimization_barrier %[[C]] : tensor<8x4xf32>
+// CHECK-NEXT: %[[Y:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK-NEXT: scf.for %{{.*}} iter_args(%{{.*}} = %[[B]], %{{.*}} = %[[Y]])
+func.func @argument_carry(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>, %s: tensor<1xf32>) -> (tensor<8x4xf32>, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %ys = tensor.empty() : tensor<8xf32>
+  %r:2 = scf.for %i = %c0 to %c8 step %c1 iter_args(%b = %x, %y = %ys) -> (tensor<8x4xf32>, tensor<8xf32>) {
+    %w = tensor.insert_slice %row into %b[%i, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+    %v = tensor.insert_slice %s into %y[%i] [1] [1] : tensor<1xf32> into tensor<8xf32>
+    scf.yield %w, %v : tensor<8x4xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1 : tensor<8x4xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A carry computed from an argument, made anew by each step; the ys buffer's tensor.empty
+// is shared (as cse leaves it) with an op before the loop, which keeps it.
+// CHECK-LABEL: func.func @computed_carry
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK: %[[D:.*]] = linalg.generic {{.*}} outs(%[[E]] : tensor<8xf32>)
+// CHECK: %[[B:.*]] = util.optimization_barrier %[[D]] : tensor<8xf32>
+// CHECK-NEXT: %[[Y:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK-NEXT: scf.for %{{.*}} iter_args(%{{.*}} = %[[B]], %{{.*}} = %[[Y]])
+#map = affine_map<(d0) -> (d0)>
+func.func @computed_carry(%x: tensor<8xf32>, %s: tensor<1xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %e = tensor.empty() : tensor<8xf32>
+  %d = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.addf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %r:2 = scf.for %i = %c0 to %c8 step %c1 iter_args(%b = %d, %y = %e) -> (tensor<8xf32>, tensor<8xf32>) {
+    %n = tensor.empty() : tensor<8xf32>
+    %h = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%b : tensor<8xf32>) outs(%n : tensor<8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %m = arith.mulf %in, %in : f32
+      linalg.yield %m : f32
+    } -> tensor<8xf32>
+    %v = tensor.insert_slice %s into %y[%i] [1] [1] : tensor<1xf32> into tensor<8xf32>
+    scf.yield %h, %v : tensor<8xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A carry starting as a constant stays as it is (IREE copies the constant, and would not
+// through a barrier); so does a loop without an output buffer.
+// CHECK-LABEL: func.func @constant_carry
+// CHECK-NOT: util.optimization_barrier {{.*}} : tensor
+// CHECK: return
+func.func @constant_carry(%s: tensor<1xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %ys = tensor.empty() : tensor<8xf32>
+  %r:2 = scf.for %i = %c0 to %c8 step %c1 iter_args(%b = %f, %y = %ys) -> (tensor<8xf32>, tensor<8xf32>) {
+    %w = tensor.insert_slice %s into %b[%i] [1] [1] : tensor<1xf32> into tensor<8xf32>
+    %v = tensor.insert_slice %s into %y[%i] [1] [1] : tensor<1xf32> into tensor<8xf32>
+    scf.yield %w, %v : tensor<8xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @no_output_buffer
+// CHECK-NOT: util.optimization_barrier {{.*}} : tensor
+// CHECK: return
+func.func @no_output_buffer(%x: tensor<8xf32>, %s: tensor<1xf32>) -> tensor<8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %r = scf.for %i = %c0 to %c8 step %c1 iter_args(%b = %x) -> (tensor<8xf32>) {
+    %w = tensor.insert_slice %s into %b[%i] [1] [1] : tensor<1xf32> into tensor<8xf32>
+    scf.yield %w : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// An scf.while whose condition passes other values on to its body is left alone.
+// CHECK-LABEL: func.func @while_passing_other_values
+// CHECK-NOT: util.optimization_barrier {{.*}} : tensor
+// CHECK: scf.while
+func.func @while_passing_other_values(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty() : tensor<8xf32>
+  %r = scf.while (%b = %e, %a = %x) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+    %v = tensor.extract %a[%c0] : tensor<8xf32>
+    %zero = arith.constant 0.0 : f32
+    %go = arith.cmpf olt, %v, %zero : f32
+    scf.condition(%go) %a : tensor<8xf32>
+  } do {
+  ^bb0(%a2: tensor<8xf32>):
+    %n = tensor.empty() : tensor<8xf32>
+    %s = linalg.copy ins(%a2 : tensor<8xf32>) outs(%n : tensor<8xf32>) -> tensor<8xf32>
+    scf.yield %a2, %s : tensor<8xf32>, tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
