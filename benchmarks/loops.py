@@ -20,14 +20,15 @@ code. IREE copies a carried buffer before each op that reads it unless
 ``ember-pin-loop-carries`` placed the carry on the device ("ember-unpinned" is ember without
 that pass). The host records steps ahead of the device, and every step in flight holds blocks
 of IREE's block pool, which it keeps (ember/passes/lower_control_flow.py).
-Figures (2-core development machine, 2026-12-03, idle): the row fill 2.8 ms, the same without
-chunks 0.97x, unpinned 11.5x (33 ms), JAX 0.14x (0.41 ms); as a while_loop 2.9 ms, unpinned
-11.3x, JAX 0.17x; the 64-step scan 0.70 ms, 0.88x without chunks, unpinned 6.8x, JAX 7.8x
-ember's time; the 1000-step scan 29 ms and 2.0 MiB in chunks, 1.15x the time and 12.1 MiB
-without, unpinned 1.82x, JAX 1.95x the time and 4.8 MiB. On 2026-12-02 (two runs): the row
-fill 3.7 ms, the 64-step scan 0.63-0.79 ms, the 1000-step scan 30-40 ms, the ratios within
-those of 2026-12-03 but for JAX's 1000-step scan (1.50-1.76x), and the while_loop 4.1 ms
-while its carry was pinned in the condition region too. Before ember-pin-loop-carries: the
+Figures (2-core development machine, 2026-12-03, idle, two runs): the row fill 2.8-3.2 ms,
+the same without chunks 0.97-0.99x, unpinned 8.7-11.5x (28-33 ms), JAX 0.14-0.17x (0.41-0.56
+ms); as a while_loop 2.9-3.3 ms, unpinned 10.2-11.3x, JAX 0.16-0.17x; the 64-step scan
+0.70-0.82 ms, 0.88-0.95x without chunks, unpinned 5.8-6.8x, JAX 6.4-7.8x ember's time; the
+1000-step scan 29-30 ms and 2.0 MiB in chunks, 1.15-1.17x the time and 11.8-12.1 MiB
+without, unpinned 1.77-1.82x, JAX 1.90-1.95x the time and 4.8-4.9 MiB. On 2026-12-02 (two
+runs): the row fill 3.7 ms, the 64-step scan 0.63-0.79 ms, the 1000-step scan 30-40 ms (JAX
+1.50-1.76x), and the while_loop 4.1 ms while its carry was pinned in the condition region
+too. Before ember-pin-loop-carries: the
 row fill 19-22 ms, the 64-step scan 2.9 ms, the 1000-step scan 60-72 ms.
 """
 

@@ -36,23 +36,25 @@ matters; at or below JAX's temporary bytes; the donated update allocates no outp
 (transient 0); remat meets a feasible budget at <= 30% extra runtime; ember's prediction
 within 10% of IREE's figure.
 
-Figures (2-core development machine, 2026-12-02, idle, with ember-pin-loop-carries): planner
-on/off 0.50 and 0.54 where order matters, 0.86 for attention, 1.00 elsewhere; prediction 1.00
-on 8/8; IREE's temporaries at or below JAX's reported temporaries on 2/8 (data tiling's packed
+Figures (2-core development machine, 2026-12-03, idle, four runs): planner on/off 0.50 and
+0.54 where order matters, 0.86 for attention, 1.00 elsewhere; prediction 1.00 on 8/8;
+IREE's temporaries at or below JAX's reported temporaries on 2/8 (data tiling's packed
 copies count in IREE's figure; XLA's YNNPACK scratch does not count in JAX's: it reports 0
-bytes for pairwise_min and sum_bad_order; scan_update 3.0 against 2.1 MiB: the loop's copy of
-its argument, which IREE packs with the ys buffer so that it lives through the loop, and each
-step's new buffer). Measured (median of 3 processes), ember's resident memory is at or below
-JAX's on 6/8 (0.06x for pairwise_min, 0.37x attention, 0.46x residual_mlp, 0.60-0.67x sum,
-chain, layernorm); above on scan_update (1.36x, 5.1 against 3.8 MiB; 1.65x, 6.6 MiB, before
-the carries were pinned: IREE copied the carried buffer at every step; the rest is the steps
-in flight: 3.1 MiB with ``loop_run_ahead`` 1, at 3.2x the time) and remat_program (1.16x:
-5.1 against 4.4 MiB; data tiling's packed copies of both operands and the second matmul's
-result live in one 3 MiB block beside ``h`` and the result; 4 MiB of IREE transient memory
-without data tiling, which the planner gives up under a budget). scan_update runs in 3.9 ms,
-JAX's 7.6 ms (7.7 ms before pinning). A single process moves by 1-3 MiB (JAX's layernorm
-2.9-3.98, remat_program 3.0-7.0), hence the medians. Donated sgd: 0 bytes. Remat under a
-budget 1.01-1.25x the runtime; data tiling given up (remat_program) 1.09-1.20x.
+bytes for pairwise_min and sum_bad_order; scan_update 3.0 against 2.1 MiB, IREE's figure
+being the sum of its allocations, not their peak). Measured (median of 3 processes), ember's
+resident memory is at or below JAX's on 7/8 in two runs and 6/8 in two: 0.06x for
+pairwise_min, 0.42-0.43x attention, 0.44-0.52x residual_mlp, 0.65-0.90x sum, chain,
+layernorm; scan_update 0.95-0.96x (4.05-4.07 against 4.23-4.25 MiB) in two runs and 1.35x
+(5.03-5.05 against 3.70-3.74) in two: the program gains 4.0-4.3 MiB in 20 of 21 processes
+run alone, 5.0 in one; 5.0-6.1 MiB before ember-split-loop-inits, which lets IREE free the
+loop's first carried buffer after the first step (it shared a block with the ys buffer);
+6.6 MiB before the carries were pinned. remat_program 1.04-1.33x (5.1 against 3.8-4.9 MiB:
+data tiling's packed copies of both operands and the second matmul's result live in one
+3 MiB block beside ``h`` and the result; 4 MiB of IREE transient memory without data tiling,
+which the planner gives up under a budget). JAX's figure moves by up to 1 MiB between runs
+(remat_program 3.8-4.9, layernorm 4.2-4.5), hence the medians. scan_update runs in
+4.1-5.0 ms, JAX's 7.2-7.6 ms. Donated sgd: 0 bytes. Remat under a budget 0.88-1.00x the
+runtime; data tiling given up (remat_program, not a recomputation) 1.19-1.50x (three runs).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ place, living through the loop) and its carries. A carry that each step computes
 ``scan`` that decays its buffer) is done with the buffer it started in after the first step,
 but that buffer shared the ys buffers' block and lived through the loop too: a 64-step
 ``scan`` over a 1 MiB buffer kept 1 MiB more resident to its end (benchmarks/memory.py,
-scan_update: 5.1 -> 4.0 MiB; JAX 3.8-4.3 MiB). A ``util.optimization_barrier`` ends a
+scan_update: 5.0-6.1 -> 4.0-4.3 MiB; JAX 3.7-4.3 MiB). A ``util.optimization_barrier`` ends a
 region: behind one, the carries' inits are allocated before the loop's output buffers and
 apart from them.
 
