@@ -251,6 +251,9 @@ def _carries(x):
         # a carry made anew by each step beside a ys buffer (ember-split-loop-inits)
         "scan_decays_argument": lax.scan(lambda b, r: (b.at[0].add(r) * 0.5, b[0].sum()), x, x),
         "scan_decays_computed": lax.scan(lambda b, r: (b * 0.5 + r, b.sum()), x * 2.0, x),
+        "scan_two_carries": lax.scan(
+            lambda c, r: ((c[0] * 0.5 + r, c[1].at[0].add(r)), c[0].sum() + c[1][0].sum()),
+            (x * 2.0, x * 1.5), x),
         "while_from_argument": whiles(lambda i, b: b.at[i].add(1.0), x),
         "while_init_used_after": (whiles(lambda i, b: b.at[i].add(x[0]), base), base),
         "while_swapped": whiles(lambda i, c: (c[1].at[i].add(1.0), c[0]), (zeros, base)),
@@ -285,6 +288,10 @@ def _carries_numpy(x):
     for r in x:
         eys.append(e.sum())
         e = e * F32(0.5) + r
+    t, tys = (x * F32(2), x * F32(1.5)), []
+    for r in x:
+        tys.append(t[0].sum() + t[1][0].sum())
+        t = (t[0] * F32(0.5) + r, at(t[1], 0, r))
     w = x.copy()
     while w[0, 1] < 30:
         w[0] += 2
@@ -300,6 +307,7 @@ def _carries_numpy(x):
         "scan_argument_also_xs": (b, np.array(ys, F32)),
         "scan_decays_argument": (d, np.array(dys, F32)),
         "scan_decays_computed": (e, np.array(eys, F32)),
+        "scan_two_carries": (t, np.array(tys, F32)),
         "while_from_argument": x + 1,
         "while_init_used_after": (fori(lambda i, b: at(b, i, x[0]), base), base),
         "while_swapped": fori(lambda i, c: (at(c[1], i, 1), c[0]), (zeros, base)),

@@ -1,16 +1,17 @@
 // IREE 3.13 allocates the values leaving one execution region in one block of memory, freed
 // when the last of them is: a carry that starts in the region of a scan's ys buffer holds
-// its first buffer through the loop. ember-split-loop-inits puts the inits of a loop's own
-// carries that are computed from the arguments behind an optimization barrier (which ends a
-// region) and gives the loop its output buffers (tensor.empty) after it.
+// its first buffer through the loop. ember-split-loop-inits puts each init of a loop's own
+// carries that is computed from the arguments behind an optimization barrier (which ends a
+// region) right after the op making it, and gives the loop its output buffers (tensor.empty)
+// just before it.
 // RUN: ember-opt %s --split-input-file --ember-pin-loop-carries --ember-protect-arguments --ember-split-loop-inits | filecheck %s
 
 // A carry starting from an argument the loop writes into (ember-protect-arguments' copy of
 // it), and a ys buffer.
 // CHECK-LABEL: func.func @argument_carry
 // CHECK: %[[C:.*]] = tensor.extract_slice %{{.*}} : tensor<9x4xf32> to tensor<8x4xf32>
-// CHECK: %[[B:.*]] = util.optimization_barrier %[[C]] : tensor<8x4xf32>
-// CHECK-NEXT: %[[Y:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK-NEXT: %[[B:.*]] = util.optimization_barrier %[[C]] : tensor<8x4xf32>
+// CHECK: %[[Y:.*]] = tensor.empty() : tensor<8xf32>
 // CHECK-NEXT: scf.for %{{.*}} iter_args(%{{.*}} = %[[B]], %{{.*}} = %[[Y]])
 func.func @argument_carry(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>, %s: tensor<1xf32>) -> (tensor<8x4xf32>, tensor<8xf32>) {
   %c0 = arith.constant 0 : index
@@ -33,7 +34,7 @@ func.func @argument_carry(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>, %s: tensor
 // CHECK: %[[E:.*]] = tensor.empty() : tensor<8xf32>
 // CHECK: %[[D:.*]] = linalg.generic {{.*}} outs(%[[E]] : tensor<8xf32>)
 // CHECK: %[[B:.*]] = util.optimization_barrier %[[D]] : tensor<8xf32>
-// CHECK-NEXT: %[[Y:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK: %[[Y:.*]] = tensor.empty() : tensor<8xf32>
 // CHECK-NEXT: scf.for %{{.*}} iter_args(%{{.*}} = %[[B]], %{{.*}} = %[[Y]])
 #map = affine_map<(d0) -> (d0)>
 func.func @computed_carry(%x: tensor<8xf32>, %s: tensor<1xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
@@ -57,6 +58,52 @@ func.func @computed_carry(%x: tensor<8xf32>, %s: tensor<1xf32>) -> (tensor<8xf32
     scf.yield %h, %v : tensor<8xf32>, tensor<8xf32>
   }
   return %r#0, %r#1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Two carries computed from the arguments: each behind a barrier of its own, right after
+// the op making it, so that neither shares an allocation with the other.
+// CHECK-LABEL: func.func @two_carries
+// CHECK: %[[P:.*]] = linalg.generic
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[BP:.*]] = util.optimization_barrier %[[P]] : tensor<8xf32>
+// CHECK-NEXT: %[[Q:.*]] = linalg.generic
+// CHECK: %[[BQ:.*]] = util.optimization_barrier %[[Q]] : tensor<8xf32>
+// CHECK: %[[Y:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK-NEXT: scf.for %{{.*}} iter_args(%{{.*}} = %[[BP]], %{{.*}} = %[[BQ]], %{{.*}} = %[[Y]])
+#map = affine_map<(d0) -> (d0)>
+func.func @two_carries(%x: tensor<8xf32>, %s: tensor<1xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %e = tensor.empty() : tensor<8xf32>
+  %p = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.addf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %q = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %ys = tensor.empty() : tensor<8xf32>
+  %r:3 = scf.for %i = %c0 to %c8 step %c1 iter_args(%a = %p, %b = %q, %y = %ys) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+    %n = tensor.empty() : tensor<8xf32>
+    %h = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%a : tensor<8xf32>) outs(%n : tensor<8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %m = arith.mulf %in, %in : f32
+      linalg.yield %m : f32
+    } -> tensor<8xf32>
+    %w = tensor.insert_slice %s into %b[%i] [1] [1] : tensor<1xf32> into tensor<8xf32>
+    %v = tensor.insert_slice %s into %y[%i] [1] [1] : tensor<1xf32> into tensor<8xf32>
+    scf.yield %h, %w, %v : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 }
 
 // -----
