@@ -49,11 +49,11 @@ def _writes(use, seen) -> bool:
         return i >= sum(segments[:-1])          # destination-style: the outs come last
     if name in VIEW_OPS and i == 0:
         return any(_written(r, seen) for r in op.results)
-    aliases = _pinned_carry(use)  # (IREE copies a carry that is not pinned before each use)
+    aliases = pinned_carry(use)  # (IREE copies a carry that is not pinned before each use)
     return any(_written(v, seen) for v in aliases)
 
 
-def _pinned_carry(use) -> list[ir.Value]:
+def pinned_carry(use) -> list[ir.Value]:
     """If ``use`` starts an ``scf.for`` or ``scf.while`` carry that ember-pin-loop-carries
     pinned: the block arguments that carry it and the loop's result, which share its buffer
     ([] otherwise)."""
@@ -103,7 +103,7 @@ class ProtectArguments(Pass):
                 args = [a for i, a in enumerate(block.arguments) if i not in donated
                         and isinstance(a.type, ir.RankedTensorType)]
                 loops = [(a, u) for a in args for u in a.uses
-                         if _pinned_carry(u) and _writes(u, set())]
+                         if pinned_carry(u) and _writes(u, set())]
                 with ir.InsertionPoint(block.operations[0]):
                     for a, use in loops:                   # each loop a copy of its own
                         use.owner.operands[use.operand_number] = _fresh_copy(a)[0]

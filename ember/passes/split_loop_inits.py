@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ember._mlir import ir, walk
 from ember.passes.lowering import optimization_barrier
-from ember.passes.protect_arguments import _pinned_carry
+from ember.passes.protect_arguments import pinned_carry
 from ember.passes.registry import Pass, func_ops, register
 
 
@@ -47,7 +47,7 @@ def _split(loop) -> None:
     uses = {u.operand_number: u for v in list(loop.operands)[first:] for u in v.uses
             if u.owner.operation == loop and u.operand_number >= first}
     empties = [i for i in uses if _made_by(loop.operands[i], loop, ("tensor.empty",))]
-    carries = [i for i, u in uses.items() if i not in empties and _pinned_carry(u)
+    carries = [i for i, u in uses.items() if i not in empties and pinned_carry(u)
                and _made_by(loop.operands[i], loop) and _from_arguments(loop.operands[i])]
     if not (empties and carries):
         return
