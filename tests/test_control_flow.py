@@ -276,22 +276,14 @@ def _carries_numpy(x):
         b = b.copy()
         b[i] += v
         return b
-    b, ys = x.copy(), []
-    for r in x:
-        ys.append(b[0].sum())
-        b = at(b, 0, r)
-    d, dys = x.copy(), []
-    for r in x:
-        dys.append(d[0].sum())
-        d = at(d, 0, r) * F32(0.5)
-    e, eys = x * F32(2), []
-    for r in x:
-        eys.append(e.sum())
-        e = e * F32(0.5) + r
-    t, tys = (x * F32(2), x * F32(1.5)), []
-    for r in x:
-        tys.append(t[0].sum() + t[1][0].sum())
-        t = (t[0] * F32(0.5) + r, at(t[1], 0, r))
+
+    def scan(body, c):
+        ys = []
+        for r in x:
+            c, y = body(c, r)
+            ys.append(y)
+        return c, np.array(ys, F32)
+
     w = x.copy()
     while w[0, 1] < 30:
         w[0] += 2
@@ -304,10 +296,12 @@ def _carries_numpy(x):
         "swapped": fori(lambda i, c: (at(c[1], i, 1), c[0]), (zeros, base)),
         "passes_on_argument": fori(lambda i, c: (x, at(c[0], i, 1)), (base, base)),
         "passes_on_outside": fori(lambda i, c: (base, at(c[0], i, 1)), (zeros, zeros)),
-        "scan_argument_also_xs": (b, np.array(ys, F32)),
-        "scan_decays_argument": (d, np.array(dys, F32)),
-        "scan_decays_computed": (e, np.array(eys, F32)),
-        "scan_two_carries": (t, np.array(tys, F32)),
+        "scan_argument_also_xs": scan(lambda b, r: (at(b, 0, r), b[0].sum()), x),
+        "scan_decays_argument": scan(lambda b, r: (at(b, 0, r) * F32(0.5), b[0].sum()), x),
+        "scan_decays_computed": scan(lambda b, r: (b * F32(0.5) + r, b.sum()), x * F32(2)),
+        "scan_two_carries": scan(lambda c, r: ((c[0] * F32(0.5) + r, at(c[1], 0, r)),
+                                               c[0].sum() + c[1][0].sum()),
+                                 (x * F32(2), x * F32(1.5))),
         "while_from_argument": x + 1,
         "while_init_used_after": (fori(lambda i, b: at(b, i, x[0]), base), base),
         "while_swapped": fori(lambda i, c: (at(c[1], i, 1), c[0]), (zeros, base)),
