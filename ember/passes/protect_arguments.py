@@ -49,15 +49,14 @@ def _writes(use, seen) -> bool:
         return i >= sum(segments[:-1])          # destination-style: the outs come last
     if name in VIEW_OPS and i == 0:
         return any(_written(r, seen) for r in op.results)
-    aliases = pinned_carry(use)  # (IREE copies a carry that is not pinned before each use)
+    aliases = pinned_carry(op, i)  # (IREE copies a carry that is not pinned before each use)
     return any(_written(v, seen) for v in aliases)
 
 
-def pinned_carry(use) -> list[ir.Value]:
-    """If ``use`` starts an ``scf.for`` or ``scf.while`` carry that ember-pin-loop-carries
-    pinned: the block arguments that carry it and the loop's result, which share its buffer
-    ([] otherwise)."""
-    op, i = use.owner, use.operand_number
+def pinned_carry(op, i: int) -> list[ir.Value]:
+    """If operand ``i`` of ``op`` starts an ``scf.for`` or ``scf.while`` carry that
+    ember-pin-loop-carries pinned: the block arguments that carry it and the loop's result,
+    which share its buffer ([] otherwise)."""
     if op.name == "scf.for" and i >= 3:                 # lower, upper, step, then the inits
         args, result = [op.regions[0].blocks[0].arguments[i - 2]], op.results[i - 3]
     elif op.name == "scf.while" and forwards_arguments(op):  # the condition's, the body's
@@ -103,7 +102,7 @@ class ProtectArguments(Pass):
                 args = [a for i, a in enumerate(block.arguments) if i not in donated
                         and isinstance(a.type, ir.RankedTensorType)]
                 loops = [(a, u) for a in args for u in a.uses
-                         if pinned_carry(u) and _writes(u, set())]
+                         if pinned_carry(u.owner, u.operand_number) and _writes(u, set())]
                 with ir.InsertionPoint(block.operations[0]):
                     for a, use in loops:                   # each loop a copy of its own
                         use.owner.operands[use.operand_number] = _fresh_copy(a)[0]

@@ -43,21 +43,18 @@ class SplitLoopInits(Pass):
 
 
 def _split(loop) -> None:
-    first = 3 if loop.name == "scf.for" else 0          # an scf.for: lower, upper, step first
-    uses = {u.operand_number: u for v in list(loop.operands)[first:] for u in v.uses
-            if u.owner.operation == loop and u.operand_number >= first}
-    empties = [i for i in uses if _made_by(loop.operands[i], loop, ("tensor.empty",))]
-    carries = [i for i, u in uses.items() if i not in empties and pinned_carry(u)
-               and _made_by(loop.operands[i], loop) and _from_arguments(loop.operands[i])]
+    operands = list(loop.operands)           # an scf.for's bounds are neither kind below
+    empties = [i for i, v in enumerate(operands) if _made_by(v, loop, ("tensor.empty",))]
+    carries = [i for i, v in enumerate(operands) if i not in empties and pinned_carry(loop, i)
+               and _made_by(v, loop) and _from_arguments(v)]
     if not (empties and carries):
         return
     with ir.InsertionPoint(loop):
         for i in carries:         # each right after the op making it, in a region of its own
-            init = loop.operands[i]
-            loop.operands[i] = optimization_barrier(init)
-            loop.operands[i].owner.move_after(init.owner)
+            loop.operands[i] = optimization_barrier(operands[i])
+            loop.operands[i].owner.move_after(operands[i].owner)
         for i in empties:        # a fresh one: canonicalize and cse may have shared the first
-            empty = loop.operands[i].owner
+            empty = operands[i].owner
             loop.operands[i] = empty.clone().results[0]
             if not list(empty.results[0].uses):
                 empty.erase()
