@@ -22,6 +22,13 @@ class ConcretizationError(EmberError, TypeError):
     """
 
 
+class UnexpectedTracerError(TracingError):
+    """A traced value was used after the trace that made it ended (JAX's
+    UnexpectedTracerError): it was stored outside the function being traced (a list, a
+    global, an attribute) and read back later. The message names the function it came from.
+    """
+
+
 class VerificationError(EmberError):
     """The ember IR breaks an op's declaration (found by the ``ember-verify`` pass)."""
 

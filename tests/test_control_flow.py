@@ -8,7 +8,7 @@ import pytest
 import ember
 import ember.numpy as enp
 from ember import lax
-from ember.errors import ConcretizationError, TracingError
+from ember.errors import ConcretizationError, TracingError, UnexpectedTracerError
 
 F32 = np.float32
 
@@ -413,6 +413,26 @@ def test_escaped_tracer_is_reported():
         return box[0] + 1
     with pytest.raises(TracingError, match="escaped"):
         _trace(f, True, np.zeros(2, F32))
+
+
+def test_tracer_leaked_from_a_finished_trace_is_reported():
+    # As JAX's UnexpectedTracerError: before, the stale tracer became an argument of the new
+    # program that no caller passed, and IREE failed at the call.
+    x = np.ones(3, F32)
+    leak = []
+    ember.jit(lambda a: leak.append(a) or a * 2)(x)
+    with pytest.raises(UnexpectedTracerError, match=r"f32\[3\] escaped from <lambda>, traced by "
+                       r"ember.jit.*test_control_flow.py"):
+        ember.jit(lambda b: b + leak[0])(x)
+    with pytest.raises(UnexpectedTracerError):
+        leak[0] + 1
+
+    def outer(a):
+        store = []
+        ember.vmap(lambda r: store.append(r) or r)(a)
+        return store[0] * 2
+    with pytest.raises(UnexpectedTracerError, match="traced by ember.vmap"):
+        ember.jit(outer)(np.ones((2, 3), F32))
 
 
 @ember.jit

@@ -243,6 +243,17 @@ def test_stages_as_text():
     np.testing.assert_allclose(np.asarray(compiled(np.ones(4, np.float32))), np.e, rtol=1e-6)
 
 
+def test_compiled_takes_the_arguments_but_the_static_ones():
+    # As jax.jit(f, static_argnums=...).lower(...).compile(): the static values are compiled in.
+    f = ember.jit(lambda a, n, b, m: a * n + b * m, static_argnums=(1, 3))
+    compiled = f.lower(X, 5, X, 2).compile()
+    np.testing.assert_allclose(np.asarray(compiled(X, X)), X * 7)
+    with pytest.raises(errors.ArgumentError, match=r"leave out the static arguments .*\[1, 3\]"):
+        compiled(X, 5, X, 2)
+    by_name = ember.jit(lambda a, n: a * n, static_argnames="n").lower(X, n=3).compile()
+    np.testing.assert_allclose(np.asarray(by_name(X)), X * 3)
+
+
 def test_compiled_rejects_other_signature():
     compiled = ember.jit(lambda x: x + 1).lower(X).compile()
     with pytest.raises(errors.ArgumentError, match="f32\\[3,4\\].*f32\\[4\\]"):

@@ -101,6 +101,7 @@ class Lowered:
         # fusions as IREE dispatch regions; None: as the backend allows (export: all targets)
         self.dispatch_regions: bool | None = None
         self.traits: dict | None = None     # the target's arithmetic; None: the backend's
+        self.static_positions: tuple[int, ...] = ()   # static positional arguments given
 
     def _stage(self, stage: str) -> ir.Module:
         if stage not in STAGES:
@@ -295,10 +296,17 @@ class Compiled:
         return self.runner(leaves)
 
     def __call__(self, *args, **kwargs):
-        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        static = self.lowered.static_positions
+        if static:             # as in JAX, a Compiled takes the arguments but the static ones
+            args = list(args)
+            for i in static:
+                args.insert(i, None)
+        leaves, tree = tree_util.tree_flatten((tuple(args), kwargs))
         if tree != self.in_tree:
+            hint = (f"; leave out the static arguments (positions {list(static)}), they are "
+                    "compiled in" if static else "")
             raise ArgumentError(f"{self.lowered.fun_name} was compiled for arguments "
-                                f"{self.in_tree}, got {tree}")
+                                f"{self.in_tree}, got {tree}{hint}")
         for i, (leaf, aval) in enumerate(zip(leaves, self.in_avals)):
             got = _leaf_aval(leaf, f"#{i}")
             if got.shape != aval.shape or got.dtype != aval.dtype:
@@ -536,6 +544,8 @@ class JitFunction:
         lowered = Lowered(module, self.fun_name, tree, avals, out_tree, [o.aval for o in outs],
                           backend, device)
         lowered.fusion = self.fusion
+        lowered.static_positions = tuple(sorted(
+            k for k, _ in static if isinstance(k, int) and k < len(args)))
         memory.annotate(self, lowered, leaves, tree, names)
         return lowered
 

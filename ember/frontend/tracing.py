@@ -16,7 +16,7 @@ from ember.core import ShapedArray
 from ember.dialects import OPS, OpTypeError
 from ember.dialects.base import encode_attrs
 from ember.dialects.ops import fmt
-from ember.errors import ConcretizationError, TracingError
+from ember.errors import ConcretizationError, TracingError, UnexpectedTracerError
 
 _TRACES: list[Trace] = []
 # The named vmap axes being traced, innermost last: (axis_name, axis_size).
@@ -71,7 +71,7 @@ class Trace:
         if isinstance(x, Tracer):
             if x._trace is self:
                 return x
-            if isinstance(x._trace, RegionTrace) and x._trace not in _TRACES:
+            if x._trace not in _TRACES:
                 raise _escaped(x)
             return self._capture(x)
         hit = self.consts.get(id(x))
@@ -102,11 +102,18 @@ class Trace:
                 [a.type for a in self.block.arguments], [t.value.type for t in outs]))
 
 
-def _escaped(x: Tracer) -> TracingError:
-    return TracingError(
-        f"a traced value {x.aval.str_short()} escaped from the cond branch or loop body that "
-        f"computed it (it was stored outside the function passed to ember.lax) and was used "
-        f"at {user_where()}; return it from the function instead")
+def _escaped(x: Tracer) -> UnexpectedTracerError:
+    """A tracer of a trace that has ended: only the tracers of the traces being built (the
+    current one and those enclosing it) may be used."""
+    if isinstance(x._trace, RegionTrace):
+        source = ("the cond branch or loop body that computed it (it was stored outside the "
+                  "function passed to ember.lax)")
+    else:
+        source = (f"{x._trace.fun_name}, traced by ember.{x._trace.transform}, which computed it "
+                  "(it was stored outside the function, e.g. in a list or a global)")
+    return UnexpectedTracerError(
+        f"a traced value {x.aval.str_short()} escaped from {source} and was used at "
+        f"{user_where()}, after that trace ended; return it from the function instead")
 
 
 class RegionTrace(Trace):
