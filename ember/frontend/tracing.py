@@ -351,9 +351,9 @@ def concretization_message(t: Tracer, what: str) -> str:
             "abstract value."
         names = tuple(sorted(o.split("'")[1] for o in t.origin if o.count("'") >= 2))
         if t._trace.transform == "vmap":
-            hint = (" ember.vmap traces every argument (its value differs per example when "
-                    "batched); pass a configuration value by closure (functools.partial) "
-                    "instead.")
+            hint = (" ember.vmap traces every array argument (its value differs per example "
+                    "when batched); pass a configuration value as a Python value with in_axes "
+                    "None (it reaches the function as it is), or by closure.")
         else:
             hint = (f" If that argument is a configuration value, mark it static: "
                     f"ember.jit({fun}, static_argnames={names!r}) (or static_argnums)."

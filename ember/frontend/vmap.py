@@ -13,6 +13,7 @@ import numpy as np
 
 from ember import tree_util
 from ember._mlir import ir, tensor_type
+from ember.backends.array import Array
 from ember.dialects import OPS
 from ember.dialects.base import encode_attrs
 from ember.dialects.vmap import with_batch
@@ -70,8 +71,30 @@ class VmapFunction:
         return JitFunction(self)
 
     def __call__(self, *args, **kwargs):
-        if not tracing._TRACES:
+        if tracing._TRACES:
+            return self._call_traced(args, kwargs)
+        passing = _Passing(args, kwargs, self._axes_of_args(args, kwargs))
+        if not passing.values:
             return self._jitted(*args, **kwargs)      # eager: compile the batched program
+        # The values passed as they are are compiled in, one program per value (as static
+        # arguments of a jit): the jit sees the arguments without them.
+        key = (passing.tree, tuple((i, type(v), v) for i, v in passing.values.items()))
+        try:
+            jitted = self._passing_jits.get(key)
+        except TypeError:
+            raise VmapError(f"vmap passes {passing.describe()} to {self.fun_name} as it is "
+                            "(in_axes None, not an array), so it must be hashable") from None
+        if jitted is None:
+            from ember.frontend.api import JitFunction
+            call = functools.wraps(self.fun)(passing.wrap(self._call_traced_pairs))
+            jitted = self._passing_jits[key] = JitFunction(call)
+        return jitted(*passing.args, **passing.kwargs)
+
+    @functools.cached_property
+    def _passing_jits(self) -> dict:
+        return {}
+
+    def _call_traced_pairs(self, *args, **kwargs):
         return self._call_traced(args, kwargs)
 
     def _axes_of_args(self, args, kwargs) -> list:
@@ -92,7 +115,9 @@ class VmapFunction:
         from ember.frontend.api import _path_str, _unique_symbol, trace_flat
 
         outer = tracing.current_trace()
-        axes = self._axes_of_args(args, kwargs)
+        passing = _Passing(args, kwargs, self._axes_of_args(args, kwargs))
+        fun, args, kwargs, axes = passing.wrap(self.fun), passing.args, passing.kwargs, \
+            passing.axes
         leaves, tree = tree_util.tree_flatten((args, kwargs))
         paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(
             (args, kwargs))[0]]
@@ -116,7 +141,7 @@ class VmapFunction:
         if self.axis_name is not None:
             tracing.AXES.append((self.axis_name, size))
         try:
-            _, inner, out_tree, outs = trace_flat(self.fun, self.fun_name, tree, inner_avals,
+            _, inner, out_tree, outs = trace_flat(fun, self.fun_name, tree, inner_avals,
                                                   names, module=outer.module, name=name,
                                                   public=False, transform="vmap")
         finally:
@@ -191,6 +216,57 @@ class VmapFunction:
         return norm
 
 
+def _passes_as_is(x, axis) -> bool:
+    """An unmapped value that is not an array reaches ``fun`` as it is, as in JAX: a Python
+    int can size a slice or be a jit's static argument, a string can select a branch."""
+    return axis is None and not isinstance(x, Tracer | Array | np.ndarray | np.generic)
+
+
+class _Passing:
+    """The arguments of a vmap split into those it traces and those it passes as they are.
+
+    ``args``/``kwargs`` have the passed values replaced by None (an empty pytree, so the
+    trace does not see them), ``axes`` are the remaining leaves' in_axes, and ``wrap(fun)``
+    calls ``fun`` with the passed values put back.
+    """
+
+    def __init__(self, args, kwargs, axes):
+        is_none = lambda x: x is None  # noqa: E731 (None entries of the user's pytrees)
+        leaves, self.tree = tree_util.tree_flatten((args, kwargs), is_leaf=is_none)
+        self.values, self.axes, self._paths = {}, [], {}
+        axes = iter(axes)
+        for i, x in enumerate(leaves):
+            if x is None:
+                continue
+            axis = next(axes)
+            if _passes_as_is(x, axis):
+                self.values[i] = x
+                leaves[i] = None
+            else:
+                self.axes.append(axis)
+        self.args, self.kwargs = tree_util.tree_unflatten(self.tree, leaves) \
+            if self.values else (args, kwargs)
+
+    def describe(self) -> str:
+        paths = tree_util.tree_flatten_with_path(
+            tree_util.tree_unflatten(self.tree, list(range(self.tree.num_leaves))))[0]
+        return ", ".join(f"argument {_describe(tree_util.keystr(p))} "
+                         f"({type(self.values[i]).__name__})"
+                         for p, i in paths if i in self.values)
+
+    def wrap(self, fun):
+        if not self.values:
+            return fun
+
+        def call(*args, **kwargs):
+            leaves = tree_util.tree_leaves((args, kwargs), is_leaf=lambda x: x is None)
+            for i, x in self.values.items():
+                leaves[i] = x
+            args, kwargs = tree_util.tree_unflatten(self.tree, leaves)
+            return fun(*args, **kwargs)
+        return call
+
+
 def _describe(path: str) -> str:
     """'[0][1]' (a path into (args, kwargs)) as ``args[1]`` / ``kwargs['k']``."""
     if path.startswith("[0]"):
@@ -221,10 +297,14 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
     The batching is done by the ``ember-batch`` compiler pass, not by tracing tricks.
     ``axis_name`` names the mapped axis for the collectives ``fun`` calls
     (``ember.lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``axis_index``).
+    As in JAX, an unmapped argument (``in_axes`` None) that is not an array (a Python int,
+    float or string, any other object) reaches ``fun`` as it is; called outside ``jit``, the
+    batched program is compiled once per such value.
 
     Example:
         >>> per_example = lambda w, x: enp.tanh(w @ x)
         >>> ys = ember.vmap(per_example, in_axes=(None, 0))(w, xs)
         >>> centered = ember.vmap(lambda x: x - ember.lax.pmean(x, "i"), axis_name="i")(xs)
+        >>> heads = ember.vmap(lambda x, n: x[:n], in_axes=(0, None))(xs, 2)   # n is an int
     """
     return VmapFunction(fun, in_axes, out_axes, axis_size, axis_name)
