@@ -442,6 +442,25 @@ def test_using_a_donated_array_raises():
     assert p.shape == (8,)
 
 
+@pytest.mark.parametrize("share", [
+    lambda x: x.copy(),
+    lambda x: ember.jit(lambda a: (a, a * 2))(x)[0],      # IREE returns the argument's buffer
+    lambda x: ember.jit(lambda a: a.reshape(2, 4))(x),
+    lambda x: enp.reshape(x, (4, 2)),
+    lambda x: ember.jit(lambda a, p: lax.cond(p, lambda: a, lambda: a + 1))(x, True),
+    lambda x: ember.jit(lambda a, b: (a, b - 1), donate_argnums=1)(x, np.ones(8, np.float32))[0],
+], ids=["copy", "returned", "reshaped", "eager_reshape", "cond", "kept_beside_donated"])
+def test_donating_an_array_leaves_the_arrays_made_from_it_as_they_are(share):
+    # Was a silently wrong result: these shared the donated buffer, which took the result.
+    x = ember.device_put(np.arange(8, dtype=np.float32))
+    other = share(x)
+    ember.jit(lambda p: p * 100, donate_argnums=0)(x)
+    assert x.is_deleted()
+    np.testing.assert_array_equal(np.asarray(other).ravel(), np.arange(8, dtype=np.float32))
+    with pytest.raises(DonatedArrayError):
+        x.copy()
+
+
 def test_donation_in_a_loop_and_pytrees():
     @ember.jit
     def step(state, g):

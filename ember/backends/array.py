@@ -38,14 +38,19 @@ class Array:
     weak_type = property(lambda self: self.aval.weak_type)
     nbytes = property(lambda self: self.aval.nbytes)
 
-    def _ember_host(self) -> np.ndarray:
+    def _live_bv(self):
+        """The buffer view, or DonatedArrayError once the array was donated."""
         if self._bv is None:
             raise DonatedArrayError(
                 f"this {self.aval.str_short()} Array was donated to {self._donated_to} (its "
                 "buffer now holds a result of that call) and cannot be used any more; use "
                 "the call's result, or do not donate it")
+        return self._bv
+
+    def _ember_host(self) -> np.ndarray:
+        bv = self._live_bv()
         if self._host is None:
-            self._host = self.device.to_host(self._bv, self.aval)
+            self._host = self.device.to_host(bv, self.aval)
             self._host.flags.writeable = False
         return self._host
 

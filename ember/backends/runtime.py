@@ -115,6 +115,17 @@ class Device:
             device=self.hal, buffer=host.view(_RAW[host.dtype.itemsize]),
             element_type=_HAL_TYPE[host.dtype])
 
+    def copy(self, bv: rt.HalBufferView) -> rt.HalBufferView:
+        """A copy of a buffer view's contents in a new device buffer (a queued device copy)."""
+        buffer = self.allocator.allocate_buffer(
+            memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
+            allocation_size=max(bv.byte_length, 1))
+        if bv.byte_length:
+            semaphore = self.hal.create_semaphore(0)
+            self.hal.queue_copy(bv.get_buffer(), buffer, [], [(semaphore, 1)])
+            wait(semaphore, 1)
+        return rt.HalBufferView(buffer, bv.shape, bv.element_type)
+
     def to_host(self, bv: rt.HalBufferView, aval: ShapedArray) -> np.ndarray:
         """Copy a buffer view's contents into a new NumPy array of the aval's dtype."""
         if aval.size == 0:
@@ -234,19 +245,26 @@ class Executable:
         self.reflection = self.function.reflection
         self.invoke = invoker(self.vm_context, self.function, device)
 
-    def runner(self, in_avals, out_avals, array_type):
+    def runner(self, in_avals, out_avals, array_type, branches: bool = True):
         """``run(leaves)``: call the function on argument leaves (``array_type`` instances are
         passed as their buffers, anything else is uploaded); results come back as
         ``array_type(buffer_view, device, aval)``. The per-call hot path, with everything it
         looks up bound once (about 0.7 us of the 5 us a small call takes).
 
         An ``array_type`` leaf on another device raises DeviceMismatchError: a program never
-        copies an array between devices behind the caller's back."""
+        copies an array between devices behind the caller's back.
+
+        IREE hands back an argument's own buffer for a result that is the argument or a
+        reshape of it; such a result is copied (as XLA copies a returned parameter), so that
+        donating either Array later cannot change the other. Which results those are is
+        fixed for a program without branches (``branches`` False): it is found on the first
+        call, and later calls check nothing unless there were any."""
         variant_list, buffer_view = _VariantList, _BufferView
         invoke, function, device = self.invoke, self.function, self.device
         space, upload = device.space, device.upload
         n_in, n_out = len(in_avals), len(out_avals)
         out0 = out_avals[0] if n_out == 1 else None
+        check = [True]          # check for results aliasing arguments on the next call
 
         def run(leaves):
             args = variant_list(n_in)
@@ -264,12 +282,31 @@ class Executable:
             except Exception as e:
                 raise RuntimeFailure(
                     f"IREE runtime error while running the program: {e}") from None
+            if check[0]:
+                views = unaliased_results(device, results, n_out, [
+                    args.get_as_object(i, buffer_view) for i in range(n_in)])
+                check[0] = branches or views is not None
+                if views is not None:
+                    return [array_type(v, device, a) for v, a in zip(views, out_avals)]
             if out0 is not None:
                 return [array_type(results.get_as_object(0, buffer_view), device, out0)]
             get = results.get_as_object
             return [array_type(get(i, buffer_view), device, aval)
                     for i, aval in enumerate(out_avals)]
         return run
+
+
+def unaliased_results(device: Device, results, n_out: int, arguments) -> list | None:
+    """The buffer views of a call's results with those whose buffer is one of the
+    ``arguments`` views' replaced by a copy, or None when none is."""
+    buffers = [a.get_buffer() for a in arguments]
+    views = [results.get_as_object(i, _BufferView) for i in range(n_out)]
+    aliased = [i for i, v in enumerate(views) if any(v.get_buffer() == b for b in buffers)]
+    if not aliased:
+        return None
+    for i in aliased:
+        views[i] = device.copy(views[i])
+    return views
 
 
 def _mismatch(leaves, array_type, device: Device) -> DeviceMismatchError:

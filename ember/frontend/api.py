@@ -287,7 +287,8 @@ class Compiled:
     @functools.cached_property
     def runner(self):
         """``runner(leaves)``: flat Arrays (the executable's runner, loaded on first use)."""
-        return self.executable.runner(self.in_avals, self.out_avals, Array)
+        return self.executable.runner(self.in_avals, self.out_avals, Array,
+                                      branches="scf." in self.lowered.as_text("linalg"))
 
     def run_flat(self, leaves) -> list[Array]:
         """Run on flat argument leaves (already matching ``in_avals``); returns flat Arrays."""

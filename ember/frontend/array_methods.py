@@ -258,11 +258,11 @@ def tolist(self):
 
 
 def copy(self, order="C"):
-    """A copy. Ember arrays are immutable, so it shares the device buffer."""
+    """A copy in a buffer of its own (so that donating either leaves the other as it is)."""
     if _is_tracer(self):
         return self
     from ember.backends.array import Array
-    return Array(self._bv, self.device, self.aval)
+    return Array(self.device.copy(self._live_bv()), self.device, self.aval)
 
 
 def view(self, dtype=None, type=None):  # noqa: A002
