@@ -48,6 +48,31 @@ def run_all(cases, *args):
             raise AssertionError(f"{label}: {e}") from None
 
 
+# --- batched matmul of computed operands --------------------------------------------------
+
+@pytest.mark.parametrize("rows", [3, 5, 7, 13, 16])
+def test_batched_matmul_of_row_scaled_operand(rows):
+    """IREE 3.13's data tiling shifted the second batch's rows by one when the left operand's
+    kernel read a value broadcast along rows (ember.passes.lowering._batched_lhs): 3, 5-7 and
+    13 rows of 5 at batch 2 came out wrong; 16 keeps the fused packing."""
+    x, w, s = rand((2, rows, 5), seed=1), rand((2, 5, 4), seed=2), rand((2, rows), seed=3)
+
+    def softmax(a):
+        e = np.exp(a - a.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+    run_all([
+        ("scaled", lambda x, w, s: (x * s[..., None]) @ w, lambda x, w, s: (x * s[..., None]) @ w,
+         None),
+        ("centered", lambda x, w, s: (x - x.max(-1, keepdims=True)) @ w,
+         lambda x, w, s: (x - x.max(-1, keepdims=True)) @ w, None),
+        ("softmax", lambda x, w, s: enp.einsum("bts,bsh->bth", ember.nn.softmax(x), w),
+         lambda x, w, s: softmax(x) @ w, None),
+    ], x, w, s)
+    q, k, v = rand((1, rows, 2, 4), seed=4), rand((1, 5, 2, 4), seed=5), rand((1, 5, 2, 4), seed=6)
+    p = softmax(np.einsum("btnh,bsnh->bnts", q, k) / 2.0)
+    check(ember.nn.dot_product_attention(q, k, v), np.einsum("bnts,bsnh->btnh", p, v))
+
+
 # --- einsum ---------------------------------------------------------------------------------
 
 _EINSUM = [
