@@ -1173,8 +1173,11 @@ def _batched_lhs(v: ir.Value, rows: int) -> ir.Value:
     packing out of such a kernel; row counts a multiple of 16 (every CPU tile divides it)
     need none (attention over 128 positions keeps its fused packing; with a barrier it ran
     17% slower)."""
-    if rows % 16 == 0:
-        return v
+    if rows % 16 == 0 or not isinstance(v, ir.OpResult) or _in_dispatch_region(v.owner):
+        return v                            # (IREE rejects a barrier in a dispatch region)
+    for use in v.uses:                      # one barrier for all the products reading v
+        if use.owner.name == "util.optimization_barrier":
+            return use.owner.results[0]
     seen, stack = set(), [v]
     while stack:
         x = stack.pop()
@@ -1186,10 +1189,21 @@ def _batched_lhs(v: ir.Value, rows: int) -> ir.Value:
             maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
             if "reduction" in str(op.attributes["iterator_types"]) or any(
                     not m.is_permutation for m in maps[:len(op.operands) - len(op.results)]):
-                return optimization_barrier(v)
+                with ir.InsertionPoint(v.owner):
+                    barrier = optimization_barrier(v)
+                barrier.owner.move_after(v.owner)
+                return barrier
         if op.name in _ELEMENTWISE:
             stack.extend(op.operands)
     return v
+
+
+def _in_dispatch_region(op) -> bool:
+    while op is not None and op.name != "func.func":
+        if op.name == "flow.dispatch.region":
+            return True
+        op = op.parent
+    return False
 
 
 @lowering("dot_general")
