@@ -7,7 +7,19 @@ class EmberError(Exception):
     """Base class of ember's errors."""
 
 
-class TracingError(EmberError, TypeError):
+class _Located:
+    """An error whose message ends with the user's source line (the innermost frame outside
+    ember) unless it names that line already."""
+
+    def __init__(self, message="", *args):
+        from ember._traceback import user_where
+        where = user_where()
+        if isinstance(message, str) and where != "<unknown>" and where not in message:
+            message = f"{message}\n  at {where}"
+        super().__init__(message, *args)
+
+
+class TracingError(_Located, EmberError, TypeError):
     """An operation got operands of the wrong shape or dtype while tracing.
 
     The message names the op, the shapes and dtypes it got, and the user's source line.
@@ -20,6 +32,10 @@ class ConcretizationError(EmberError, TypeError):
     Like JAX's ConcretizationTypeError: the message names the function argument the value came
     from and how to make it static.
     """
+
+
+class IndexingError(TracingError, IndexError):
+    """A bad index: an ember error that is also NumPy's ``IndexError``."""
 
 
 class UnexpectedTracerError(TracingError):

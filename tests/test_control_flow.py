@@ -415,6 +415,13 @@ def test_escaped_tracer_is_reported():
         _trace(f, True, np.zeros(2, F32))
 
 
+def test_control_flow_errors_name_the_users_line():
+    f = ember.jit(lambda x: lax.scan(lambda c, r: (c.astype(np.int32), r), x, x[None]))
+    with pytest.raises(TracingError, match=r"(?s)f carry output has type i32\[3\].*\n  at "
+                       r".*test_control_flow.py:\d+"):
+        f(np.ones(3, F32))
+
+
 def test_tracer_leaked_from_a_finished_trace_is_reported():
     # As JAX's UnexpectedTracerError: before, the stale tracer became an argument of the new
     # program that no caller passed, and IREE failed at the call.

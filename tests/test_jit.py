@@ -254,6 +254,30 @@ def test_compiled_takes_the_arguments_but_the_static_ones():
     np.testing.assert_allclose(np.asarray(by_name(X)), X * 3)
 
 
+def test_bad_static_and_donate_argnums():
+    one = lambda x: x                                           # noqa: E731
+    with pytest.raises(errors.ArgumentError, match=r"static_argnums=\(-3,\), but takes 1"):
+        ember.jit(one, static_argnums=-3)
+    with pytest.raises(errors.ArgumentError, match="static_argnums of <lambda> must be ints"):
+        ember.jit(one, static_argnums="a")
+    with pytest.raises(errors.DonationError, match=r"donate_argnums=\(4,\), but takes 1"):
+        ember.jit(one, donate_argnums=4)
+    # Negative numbers count from the last positional parameter, as in JAX.
+    np.testing.assert_allclose(np.asarray(ember.jit(lambda x, n: x * n, static_argnums=-1)(X, 3)),
+                               X * 3)
+
+
+def test_shapes_no_array_can_have():
+    with pytest.raises(errors.ArgumentError, match="argument 'v' of <lambda>: shape \\(-2,\\) "
+                       "has a negative dimension"):
+        ember.jit(lambda v: v).lower(ember.ShapeDtypeStruct((-2,), np.float32))
+    # IREE compiled a program with more elements than an int64 byte count for ever.
+    with pytest.raises(errors.TracingError, match="(?s)more than any array can hold.*test_jit.py"):
+        ember.jit(lambda: enp.zeros((2**40, 2**40), np.float32).sum()).lower()
+    with pytest.raises(errors.ArgumentError, match="axis_size must be a non-negative int"):
+        ember.vmap(lambda a: a, in_axes=None, axis_size=-1)(X)
+
+
 def test_compiled_rejects_other_signature():
     compiled = ember.jit(lambda x: x + 1).lower(X).compile()
     with pytest.raises(errors.ArgumentError, match="f32\\[3,4\\].*f32\\[4\\]"):

@@ -350,3 +350,8 @@ def test_more_shape_errors():
         enp.select([], [])
     with pytest.raises(TracingError, match=r"concatenate"):
         enp.append(x, np.ones((2, 2), np.float32), axis=0)
+
+
+def test_concatenate_nothing():
+    with pytest.raises(TracingError, match="need at least one array to concatenate"):
+        enp.concatenate([])

@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import hashlib
 import json
 import re
 
@@ -236,19 +237,39 @@ def _check_against_abi(sig: Signature, declaration: str | None, where: str) -> N
 
 # --- reading and loading --------------------------------------------------------------------
 
+# A file ember writes is IREE's module followed by this marker and the module's SHA-256:
+# IREE reads a module from its start and checks neither the bytes after it nor the
+# executables in it (a damaged CPU executable crashed the process when called).
+_SEAL = b"ember.sha256:"
+
+
+def seal(vmfb: bytes) -> bytes:
+    """``vmfb`` with its checksum appended, as ``.vmfb`` files are written."""
+    return vmfb + _SEAL + hashlib.sha256(vmfb).digest()
+
+
 def _read(path) -> bytes:
+    """The module in the file at ``path``, its checksum checked when it has one (files
+    written by other tools have none)."""
     try:
         with open(path, "rb") as f:
-            return f.read()
+            data = f.read()
     except OSError as e:
         raise ExportError(f"cannot read exported module '{path}': "
                           f"{e.strerror or e}") from None
+    n = len(_SEAL) + 32
+    if len(data) >= n and data[-n:-32] == _SEAL:
+        data, digest = data[:-n], data[-32:]
+        if hashlib.sha256(data).digest() != digest:
+            raise ExportError(f"{path}: the module does not match its checksum: the file was "
+                              "changed or damaged after ember wrote it; export it again")
+    return data
 
 
 def _vm_module(instance, data: bytes, where: str):
     try:
         return rt.VmModule.copy_buffer(instance, data)
-    except (ValueError, RuntimeError) as e:
+    except (ValueError, RuntimeError, IndexError) as e:
         detail = str(e).split("; ")[-1]
         raise ExportError(f"{where}: not a valid IREE module (corrupt or truncated file?): "
                           f"{detail}") from None
@@ -259,7 +280,11 @@ def _signature_of(vm_module, where: str) -> tuple[Signature, object]:
     if function is None:
         raise ExportError(f"{where}: the module has no function '{FUNCTION}'; it was not "
                           "exported by ember")
-    reflection = function.reflection or {}
+    try:
+        reflection = function.reflection or {}
+    except (ValueError, RuntimeError) as e:     # undecodable metadata strings
+        raise ExportError(f"{where}: the module's metadata cannot be read (corrupt file?): "
+                          f"{e}") from None
     text = reflection.get(SIGNATURE_KEY)
     if text is None:
         raise ExportError(f"{where}: the module has no ember signature metadata "
@@ -301,7 +326,7 @@ class Loaded:
         self._names = [d["name"] for d in sig.inputs]
         try:
             self._context = rt.SystemContext(vm_modules=[vm_module], config=device.config)
-        except (ValueError, RuntimeError) as e:
+        except (ValueError, RuntimeError, IndexError) as e:
             raise ExportError(f"{self.path}: cannot load the module on backend '{backend}' "
                               f"(compiled for {', '.join(sig.targets)}): "
                               f"{str(e).splitlines()[0][:300]}") from None
@@ -430,5 +455,5 @@ def load(path, backend: str | None = None) -> Loaded:
                       f"({'; '.join(problems)})")
 
 
-__all__ = ["FORMAT", "Loaded", "Signature", "load", "read_signature", "tree_from_json",
+__all__ = ["FORMAT", "Loaded", "Signature", "load", "read_signature", "seal", "tree_from_json",
            "tree_to_json"]

@@ -16,6 +16,7 @@ from ember.exported import (
     SIGNATURE_KEY,
     Signature,
     leaf_json,
+    seal,
     tree_to_json,
 )
 
@@ -229,7 +230,8 @@ class Exported:
         return all(get_backend(t).fenced_calls(*size) for t in self.targets)
 
     def serialize(self) -> bytes:
-        """The ``.vmfb`` bytes (compiled once, then kept)."""
+        """The ``.vmfb`` bytes (compiled once, then kept), with the checksum ``ember.load``
+        checks appended."""
         if self._vmfb is None:
             self.check_targets()
 
@@ -237,7 +239,7 @@ class Exported:
                 self._text = None       # the linalg stage changes if regions are dropped
                 return compile_for_targets(self.mlir_text(), self.targets,
                                            self.lowered._stage("optimized"), self.fenced())
-            self._vmfb = self.lowered.compile_linalg(build)
+            self._vmfb = seal(self.lowered.compile_linalg(build))
         return self._vmfb
 
     def save(self, path) -> None:

@@ -22,6 +22,7 @@ from ember.errors import (
     ArgumentError,
     CompileError,
     DeviceMismatchError,
+    DonationError,
     EmberError,
     UnsupportedDtypeError,
 )
@@ -365,7 +366,8 @@ class JitFunction:
             self._sig, params = None, []
         self._argnames = [p.name for p in params
                           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        static_argnums = _as_tuple(static_argnums)
+        static_argnums = _argnums(_as_tuple(static_argnums), "static_argnums", self.fun_name,
+                                  self._sig, len(self._argnames))
         static_argnames = _as_tuple(static_argnames)
         nums = set(static_argnums)
         for n in static_argnames:
@@ -383,7 +385,9 @@ class JitFunction:
             i: (self._argnames[i], params[i].default) for i in nums
             if i < len(self._argnames) and params[i].default is not params[i].empty}
         self.donate_argnums, self.donate_argnames = memory.donated_args(
-            self.fun_name, self._sig, self._argnames, _as_tuple(donate_argnums),
+            self.fun_name, self._sig, self._argnames,
+            _argnums(_as_tuple(donate_argnums), "donate_argnums", self.fun_name, self._sig,
+                     len(self._argnames), DonationError),
             _as_tuple(donate_argnames), self.static_argnums, self.static_argnames)
         self.memory_budget = None if memory_budget is None else \
             memory.parse_size(memory_budget, f"memory_budget of {self.fun_name}")
@@ -647,6 +651,24 @@ def _as_tuple(x):
     if isinstance(x, int | str):
         return (x,)
     return tuple(x)
+
+
+def _argnums(nums, what: str, fun_name: str, sig, positional: int, error=ArgumentError):
+    """``static_argnums``/``donate_argnums`` checked against the signature, negative ones
+    counted from the last positional parameter (as JAX does)."""
+    varargs = sig is None or any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
+    out = []
+    for n in nums:
+        if not isinstance(n, int | np.integer) or isinstance(n, bool):
+            raise error(f"{what} of {fun_name} must be ints, got {n!r}")
+        n = int(n)
+        if n < 0 and not varargs:
+            n += positional
+        if n < 0 or not varargs and n >= positional:
+            raise error(f"{fun_name} has {what}={tuple(nums)}, but takes {positional} "
+                        f"positional argument{'s' if positional != 1 else ''}")
+        out.append(n)
+    return tuple(out)
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None,

@@ -16,7 +16,12 @@ from ember.core import ShapedArray
 from ember.dialects import OPS, OpTypeError
 from ember.dialects.base import encode_attrs
 from ember.dialects.ops import fmt
-from ember.errors import ConcretizationError, TracingError, UnexpectedTracerError
+from ember.errors import (
+    ArgumentError,
+    ConcretizationError,
+    TracingError,
+    UnexpectedTracerError,
+)
 
 _TRACES: list[Trace] = []
 # The named vmap axes being traced, innermost last: (axis_name, axis_size).
@@ -49,6 +54,11 @@ class Trace:
         self.transform = transform      # what traces the function: "jit" or "vmap"
         self.consts: dict[int, tuple[object, Tracer]] = {}
         self.captured: list[tuple[Tracer, Tracer]] = []   # (outer tracer, our argument)
+        for a, o in zip(arg_avals, arg_origins):
+            try:
+                check_shape(a.shape)
+            except OpTypeError as e:
+                raise ArgumentError(f"{o} of {fun_name}: {e}") from None
         with module.context, ir.Location.unknown():
             ftype = ir.FunctionType.get([tensor_type(a.shape, a.dtype) for a in arg_avals], [])
             with ir.InsertionPoint(module.body):
@@ -266,6 +276,8 @@ def bind(name: str, *operands, _weak: bool = False, **attrs) -> list[Tracer]:
     try:
         attrs = opdef.check_attrs(attrs)
         outs = opdef.result_avals(avals, attrs)
+        for o in outs:
+            check_shape(o.shape)
     except OpTypeError as e:
         raise TracingError(f"{name}: {e} (operands: {fmt(avals) or 'none'})\n  at "
                            f"{user_where()}") from None
@@ -277,6 +289,23 @@ def bind(name: str, *operands, _weak: bool = False, **attrs) -> list[Tracer]:
     origin = frozenset().union(*(a.origin for a in args)) if args else frozenset()
     return [Tracer(trace, r, o._replace(weak_type=_weak), origin)
             for r, o in zip(op.results, outs)]
+
+
+# The most elements an array may have: IREE's sizes are int64 byte counts.
+MAX_ELEMENTS = 2**60
+
+
+def check_shape(shape) -> None:
+    """OpTypeError for a shape no array can have: a negative dimension, or more elements
+    than an int64 byte count holds (IREE compiled such a program for ever)."""
+    if any(d < 0 for d in shape):
+        raise OpTypeError(f"shape {tuple(shape)} has a negative dimension")
+    n = 1
+    for d in shape:
+        n *= d
+    if n > MAX_ELEMENTS:
+        raise OpTypeError(f"shape {tuple(shape)} has {n} elements, more than any array can "
+                          f"hold (at most 2**60)")
 
 
 def new_module() -> ir.Module:

@@ -17,15 +17,16 @@ from ember.backends.array import Array
 from ember.dialects import OPS
 from ember.dialects.base import encode_attrs
 from ember.dialects.vmap import with_batch
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, _Located
 from ember.frontend import tracing
 from ember.frontend.tracing import Tracer
 
 __all__ = ["vmap"]
 
 
-class VmapError(ArgumentError, ValueError):
-    """vmap's arguments do not fit its in_axes/out_axes/axis_size."""
+class VmapError(_Located, ArgumentError, ValueError):
+    """vmap's arguments do not fit its in_axes/out_axes/axis_size (the message ends with the
+    user's line)."""
 
 
 def _prefix_axes(spec, tree, what: str) -> list:
@@ -186,6 +187,9 @@ class VmapFunction:
                     f"{t.ndim} (its shape is {t.shape}) for argument {_describe(path)}")
             sizes.append((t.shape[axis], axis, path, t))
         if self.axis_size is not None:
+            if not isinstance(self.axis_size, int | np.integer) or self.axis_size < 0:
+                raise VmapError(f"vmap axis_size must be a non-negative int, got "
+                                f"{self.axis_size!r}")
             sizes_set = {s for s, *_ in sizes}
             if sizes_set and sizes_set != {int(self.axis_size)}:
                 raise VmapError(f"vmap got axis_size={self.axis_size} but the mapped axes "

@@ -32,7 +32,7 @@ from ember.dtypes import (  # noqa
     uint32,
     uint64,
 )
-from ember.errors import TracingError
+from ember.errors import IndexingError, TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace, user_where
 
@@ -810,11 +810,11 @@ def broadcast_arrays(*args):
 @eager
 def concatenate(arrays, axis=0, *, dtype=None):
     """Join arrays along an existing axis (converted to ``dtype`` first, if given)."""
+    if not len(arrays):
+        _error("need at least one array to concatenate")
     xs = _promote(*arrays)
     if dtype is not None:
         xs = [_to(x, dtype) for x in xs]
-    if not xs:
-        _error("need at least one array to concatenate")
     if axis is None:
         xs, axis = [ravel(x) for x in xs], 0
     if xs[0].ndim == 0:
@@ -908,7 +908,7 @@ def _getitem(x, idx):
             except TypeError:
                 _error(f"invalid index {i!r} of type {type(i).__name__}")
             if not -d <= k < d:
-                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {d}")
+                raise IndexingError(f"index {k} is out of bounds for axis {dim} with size {d}")
             k %= d
             start.append(k), limit.append(k + 1), strides.append(1)
         dim += 1

@@ -26,7 +26,7 @@ import numpy as np
 
 import ember.numpy as _enp
 from ember import dtypes, lax
-from ember.errors import TracingError
+from ember.errors import IndexingError, TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace, user_where
 
@@ -34,10 +34,6 @@ __all__ = ["_getitem", "take", "take_along_axis", "put_along_axis",
            "NonConcreteBooleanIndexError", "IndexingError"]
 
 _basic_getitem = _enp._getitem      # the first cut: ints, slices, None and Ellipsis
-
-
-class IndexingError(TracingError, IndexError):
-    """A bad index: an ember error that is also NumPy's ``IndexError``."""
 
 
 class NonConcreteBooleanIndexError(IndexingError):
