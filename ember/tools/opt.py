@@ -611,6 +611,10 @@ def run(opts: Options) -> int:
     else:
         steps = pipeline_from_flags(opts.pass_flags, ctx)
     text, source_name = _read_input(opts.input)
+    # As mlir-opt verifies its input: ember's passes assume IR that ember's verifier accepts
+    # (unverified, ember-batch emitted a wrong program for a callee of the wrong type).
+    verify = pipeline_from_flags(["--ember-verify"], ctx) \
+        if any(s.ember is not None and s.text != "ember-verify" for s in steps) else []
 
     instrument = Instrumentation(opts)
     outputs, ok = [], True
@@ -623,6 +627,7 @@ def run(opts: Options) -> int:
                 module, shifted = parse_module(chunk, source_name, ctx)
             finally:
                 instrument.times.append(("Parse", time.perf_counter() - start))
+            run_steps(module, verify)
             run_steps(module, steps, instrument)
         except Failure as e:
             produced = _unshift(e.diagnostics, shifted)

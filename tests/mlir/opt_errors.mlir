@@ -9,9 +9,10 @@
 // OUT-NOT: func.func
 
 // CHECK-NOT: Traceback
-// CHECK: opt_errors.mlir:[[# @LINE + 3]]:8: error: no lowering for 'ember.frobnicate'
-func.func @no_lowering(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{no lowering for 'ember.frobnicate'}}
+// ember's verifier runs on the parsed input before ember's passes, as mlir-opt's does.
+// CHECK: opt_errors.mlir:[[# @LINE + 3]]:8: error: 'ember.frobnicate' is not an ember op
+func.func @not_an_op(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ember.frobnicate' is not an ember op}}
   %0 = "ember.frobnicate"(%a) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
