@@ -462,3 +462,15 @@ def test_simplify_folds_inside_regions_and_drops_dead_loops():
     text = ember.jit(f).lower(np.zeros(2, F32)).as_text("optimized")
     assert "ember.while" not in text and "ember.cond" in text
     assert "6.0" in text or "6.000000e+00" in text
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 5, 16])
+def test_map_with_batch_size(batch_size):
+    # JAX's lax.map(..., batch_size=): vmapped over batch_size rows per step, the rows left
+    # over in one more vmapped call; oracle: NumPy over the rows.
+    xs = np.arange(30, dtype=F32).reshape(10, 3)
+    f = ember.jit(lambda x: lax.map(lambda r: (r.sum(), enp.sin(r) * 2), x,
+                                    batch_size=batch_size))
+    total, doubled = f(xs)
+    np.testing.assert_allclose(np.asarray(total), xs.sum(1), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(doubled), np.sin(xs) * 2, rtol=1e-6)

@@ -77,3 +77,15 @@ def test_second_process_does_not_compile_again(tmp_path):
     expected = np.tanh(x) * 3 - np.sqrt(x)
     np.testing.assert_allclose(eval(second.stdout), expected, rtol=1e-6)
     assert second.stdout == first.stdout
+
+
+def test_numpy_scalars_as_static_values():
+    # NumPy and JAX take a NumPy integer for an axis, a shift or a count; traced as an array
+    # argument, such a value raised ConcretizationError in an eager call.
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(np.asarray(enp.sum(a, axis=np.int64(0))), a.sum(axis=0))
+    np.testing.assert_array_equal(np.asarray(enp.roll(a, np.int32(2))), np.roll(a, 2))
+    np.testing.assert_array_equal(np.asarray(enp.roll(a, np.int32(1))), np.roll(a, 1))
+    np.testing.assert_array_equal(np.asarray(enp.reshape(a, (np.int64(3), -1))), a.reshape(3, 2))
+    # A NumPy scalar used as a value stays an argument (one program for every value).
+    np.testing.assert_array_equal(np.asarray(enp.add(a, np.float32(2))), a + 2)

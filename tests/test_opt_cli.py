@@ -151,6 +151,9 @@ def test_unknown_pass_is_an_error(add_file):
 def test_bad_pass_options_and_nesting(add_file):
     proc = opt_main(add_file, "--pass-pipeline=builtin.module(ember-simplify{fold-limit=x})")
     assert proc.returncode == 1 and "fold_limit" in proc.stderr and "got 'x'" in proc.stderr
+    for bad in ("ember-fuse{max-ops=-5}", "ember-plan-memory{max-recompute=nan}"):
+        proc = opt_main(add_file, f"--pass-pipeline=builtin.module({bad})")
+        assert proc.returncode == 1 and "needs a non-negative" in proc.stderr, bad
     proc = opt_main(add_file, "--pass-pipeline=builtin.module(ember-simplify{limit=3})")
     assert proc.returncode == 1 and "has no option 'limit'" in proc.stderr
     proc = opt_main(add_file, "--pass-pipeline=builtin.module(func.func(ember-simplify))")

@@ -6,7 +6,7 @@ import pytest
 
 import ember
 import ember.numpy as enp
-from ember.errors import ConcretizationError, TracingError
+from ember.errors import TracingError
 
 _NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.uint64): np.dtype(np.uint32),
            np.dtype(np.float64): np.dtype(np.float32)}
@@ -236,8 +236,8 @@ def test_shape_errors():
         enp.pad(np.ones((0, 3), np.float32), 1, mode="reflect")
     with pytest.raises(TracingError, match=r"tile.*non-negative"):
         enp.tile(x, -1)
-    with pytest.raises(ConcretizationError):
-        ember.jit(lambda x, r: enp.roll(x, r))(x, 1)
+    with pytest.raises(TracingError, match="roll: a traced shift must be an integer scalar"):
+        ember.jit(lambda x, r: enp.roll(x, r))(x, 1.5)
 
 
 # --- append, rollaxis, copy, select, array_equal, index arithmetic (ember/numpy/_more.py) ---
@@ -355,3 +355,17 @@ def test_more_shape_errors():
 def test_concatenate_nothing():
     with pytest.raises(TracingError, match="need at least one array to concatenate"):
         enp.concatenate([])
+
+
+@pytest.mark.parametrize("shift", [-7, -1, 0, 2, 13])
+def test_roll_by_a_traced_shift(shift):
+    # As jnp.roll: the shift may be a traced scalar (under jit, and per lane under vmap).
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    by_axis = ember.jit(lambda x, k: enp.roll(x, k, axis=1))(a, shift)
+    np.testing.assert_array_equal(np.asarray(by_axis), np.roll(a, shift, axis=1))
+    flat = ember.jit(lambda x, k: enp.roll(x, k))(a, shift)
+    np.testing.assert_array_equal(np.asarray(flat), np.roll(a, shift))
+    lanes = np.array([shift, 1, -2], np.int32)
+    got = ember.vmap(lambda x, k: enp.roll(x, k))(a, lanes)
+    np.testing.assert_array_equal(np.asarray(got), np.stack([np.roll(r, k) for r, k in
+                                                             zip(a, lanes)]))

@@ -15,7 +15,7 @@ import numpy as np
 
 from ember import tree_util
 from ember._traceback import user_where
-from ember.errors import ArgumentError, EmberError
+from ember.errors import ArgumentError, ConcretizationError, EmberError
 from ember.frontend import tracing
 
 _CACHE: dict = {}
@@ -100,11 +100,19 @@ def _device_of(dyn, name):
     return get_backend(default_backend()).device(0)
 
 
-def _call_eagerly(fun, args, kwargs):
+# Cached for a signature whose NumPy scalars must be static (see _call_eagerly).
+_STATIC_SCALARS = object()
+
+
+def _call_eagerly(fun, args, kwargs, static_scalars=False):
+    """Compile (once per signature) and run ``fun``. NumPy scalars are arguments, unless
+    tracing them so fails because ``fun`` needs their values (``enp.sum(a,
+    axis=np.int64(0))``): then they are static, as Python scalars are."""
     from ember.frontend.api import Lowered, _leaf_aval, trace_flat
 
     leaves, tree = tree_util.tree_flatten((args, kwargs))
-    dyn_idx = tuple(i for i, x in enumerate(leaves) if _is_array_leaf(x))
+    dyn_idx = tuple(i for i, x in enumerate(leaves) if _is_array_leaf(x)
+                    and not (static_scalars and isinstance(x, np.generic)))
     dyn = [leaves[i] for i in dyn_idx]
     static = tuple(_hashable(x) if i not in dyn_idx else None for i, x in enumerate(leaves))
     avals = tuple(_leaf_aval(x, f"#{i}") for i, x in enumerate(dyn))
@@ -114,6 +122,8 @@ def _call_eagerly(fun, args, kwargs):
         compiled = _CACHE.get(key)
     except TypeError:  # an unhashable static leaf: trace every time
         key, compiled = None, None
+    if compiled is _STATIC_SCALARS:
+        return _call_eagerly(fun, args, kwargs, static_scalars=True)
     if compiled is None:
         def flat_fun(*dyn_leaves):
             full = list(leaves)
@@ -124,8 +134,16 @@ def _call_eagerly(fun, args, kwargs):
 
         name = getattr(fun, "__name__", "op")
         in_tree = tree_util.tree_structure((tuple(range(len(dyn))), {}))
-        module, _, out_tree, outs = trace_flat(
-            flat_fun, name, in_tree, list(avals), [f"argument #{i}" for i in range(len(dyn))])
+        try:
+            module, _, out_tree, outs = trace_flat(
+                flat_fun, name, in_tree, list(avals),
+                [f"argument #{i}" for i in range(len(dyn))])
+        except ConcretizationError:
+            if static_scalars or not any(isinstance(x, np.generic) for x in dyn):
+                raise
+            if key is not None:
+                _CACHE[key] = _STATIC_SCALARS
+            return _call_eagerly(fun, args, kwargs, static_scalars=True)
         compiled = Lowered(module, name, in_tree, list(avals), out_tree,
                            [o.aval for o in outs], device.platform, device).compile()
         if key is not None:

@@ -347,6 +347,32 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 
 
 @eager
-def map(f, xs):  # noqa: A001
-    """``f`` applied to each slice of ``xs`` along its leading axis, stacked (a scan)."""
-    return scan(lambda c, x: ((), f(x)), (), xs)[1]
+def map(f, xs, *, batch_size: int | None = None):  # noqa: A001
+    """``f`` applied to each slice of ``xs`` along its leading axis, stacked (a scan).
+
+    ``batch_size``: as in JAX, ``f`` is vmapped over that many slices per step (the slices
+    left over, when it does not divide the length, in one vmapped call after the loop).
+
+    Example:
+        >>> ember.lax.map(lambda r: r.sum(), xs, batch_size=8)      # xs: f32[100, 3]
+    """
+    if batch_size is None:
+        return scan(lambda c, x: ((), f(x)), (), xs)[1]
+    from ember.frontend.vmap import vmap
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise TracingError(f"ember.lax.map: batch_size must be a positive int, got "
+                           f"{batch_size!r}")
+    leaves = tree_util.tree_leaves(xs)
+    if not leaves:
+        raise TracingError("ember.lax.map: xs has no arrays to map over")
+    n = leaves[0].shape[0]
+    full = n - n % batch_size
+    head = tree_util.tree_map(lambda x: x[:full].reshape(
+        (full // batch_size, batch_size) + tuple(x.shape[1:])), xs)
+    ys = scan(lambda c, x: ((), vmap(f)(x)), (), head)[1]
+    ys = tree_util.tree_map(lambda y: y.reshape((full,) + tuple(y.shape[2:])), ys)
+    if full == n:
+        return ys
+    rest = vmap(f)(tree_util.tree_map(lambda x: x[full:], xs))
+    from ember import numpy as enp
+    return tree_util.tree_map(lambda a, b: enp.concatenate([a, b]), ys, rest)

@@ -648,6 +648,8 @@ def roll(a, shift, axis=None):
     """Roll elements along ``axis`` (None: the flattened array); ``shift`` and ``axis`` may be
     tuples (broadcast against each other; shifts along one axis add up)."""
     x = _lift(a)
+    if isinstance(shift, Tracer) or hasattr(shift, "aval"):
+        return _roll_traced(x, shift, axis)
     if axis is None:
         flat = lax.reshape(x, (x.size,))
         s = _static_ints(shift, "shift", "roll")    # several shifts add up, as in NumPy
@@ -663,6 +665,20 @@ def roll(a, shift, axis=None):
         (a_,) = _axes(int(ai), x.ndim)
         total[a_] = total.get(a_, 0) + int(si)
     return _roll_axes(x, total)
+
+
+def _roll_traced(x, shift, axis):
+    """``roll`` by a traced scalar shift (as JAX allows): a window of ``x`` twice over."""
+    if axis is None:
+        return lax.reshape(_roll_traced(lax.reshape(x, (x.size,)), shift, 0), x.shape)
+    if np.ndim(shift) != 0 or not np.issubdtype(np.dtype(shift.dtype), np.integer):
+        _error(f"roll: a traced shift must be an integer scalar, got {shift.aval.str_short()}")
+    (ax,) = _axes(axis, x.ndim)
+    n = x.shape[ax]
+    if n == 0:
+        return x
+    start = lax.rem(n - lax.rem(lax.rem(shift, n) + n, n), n)      # in [0, n), any shift
+    return lax.dynamic_slice_in_dim(lax.concatenate([x, x], ax), start, n, ax)
 
 
 def _roll_axes(x, shifts):

@@ -90,9 +90,14 @@ def _parse_option(field, value: str, pass_name: str):
             if value not in ("", "true", "false", "1", "0"):
                 raise ValueError(value)
             return value in ("", "true", "1")
-        return ty(value)
+        parsed = ty(value)
+        # Every numeric option is a count, a limit or a ratio.
+        if ty in (int, float) and not 0 <= parsed < float("inf"):
+            raise ValueError(value)
+        return parsed
     except ValueError:
-        raise PassError(f"option {field.name} of {pass_name} needs a {ty.__name__}, "
+        what = f"a non-negative {ty.__name__}" if ty in (int, float) else f"a {ty.__name__}"
+        raise PassError(f"option {field.name} of {pass_name} needs {what}, "
                         f"got {value!r}") from None
 
 
