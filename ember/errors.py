@@ -38,6 +38,11 @@ class IndexingError(TracingError, IndexError):
     """A bad index: an ember error that is also NumPy's ``IndexError``."""
 
 
+class RandomArgumentError(TracingError, ValueError):
+    """A bad argument of an ``ember.random`` function (a key, a shape, a dtype, a sample
+    size); both a TypeError and a ValueError, as NumPy's and JAX's errors for these are."""
+
+
 class UnexpectedTracerError(TracingError):
     """A traced value was used after the trace that made it ended (JAX's
     UnexpectedTracerError): it was stored outside the function being traced (a list, a

@@ -369,3 +369,13 @@ def test_roll_by_a_traced_shift(shift):
     got = ember.vmap(lambda x, k: enp.roll(x, k))(a, lanes)
     np.testing.assert_array_equal(np.asarray(got), np.stack([np.roll(r, k) for r, k in
                                                              zip(a, lanes)]))
+
+
+def test_non_integer_axes_and_shapes_are_ember_errors():
+    v = np.ones((2, 3), np.float32)
+    with pytest.raises(TracingError, match=r"(?s)an int or a sequence of ints.*1\.0.*test_shape"):
+        enp.max(v, axis=1.0)
+    with pytest.raises(TracingError, match=r"a shape must be a sequence of ints, got \(2\.5, 3\)"):
+        enp.zeros((2.5, 3))
+    with pytest.raises(ember.errors.RandomArgumentError, match="negative dimension"):
+        ember.random.normal(ember.random.key(0), (-2,))

@@ -32,7 +32,7 @@ from ember.dtypes import (  # noqa
     uint32,
     uint64,
 )
-from ember.errors import IndexingError, TracingError
+from ember.errors import EmberError, IndexingError, TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace, user_where
 
@@ -182,14 +182,25 @@ array = asarray
 def _ints(x) -> tuple:
     """An int or a sequence (an axis, a shape) as a tuple; a traced value here raises
     ConcretizationError naming the argument it came from."""
-    if isinstance(x, int | np.integer | Tracer) or getattr(x, "ndim", None) == 0:
-        return (operator.index(x),)
-    return tuple(x)
+    try:
+        if isinstance(x, int | np.integer | Tracer) or getattr(x, "ndim", None) == 0:
+            return (operator.index(x),)
+        return tuple(x)
+    except TypeError as e:
+        if isinstance(e, EmberError):        # a traced value: ConcretizationError
+            raise
+        _error(f"expected an int or a sequence of ints (an axis or a shape), got {x!r}")
 
 
 def _shape_tuple(shape) -> tuple[int, ...]:
     """A shape as a tuple of ints; a traced value here raises ConcretizationError."""
-    return tuple(operator.index(d) for d in _ints(shape))
+    dims = _ints(shape)
+    try:
+        return tuple(operator.index(d) for d in dims)
+    except TypeError as e:
+        if isinstance(e, EmberError):
+            raise
+        _error(f"a shape must be a sequence of ints, got {shape!r}")
 
 
 def zeros(shape, dtype=None):

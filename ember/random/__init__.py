@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ember import dtypes, lax
+from ember.errors import RandomArgumentError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace
 
@@ -65,25 +66,27 @@ def _shape(shape, name) -> tuple[int, ...]:
     try:
         shape = tuple(operator.index(d) for d in shape)
     except TypeError:
-        raise TypeError(f"ember.random.{name}: shape must be a tuple of ints, got "
-                        f"{shape!r}") from None
+        raise RandomArgumentError(f"ember.random.{name}: shape must be a tuple of ints, got "
+                                  f"{shape!r}") from None
     if any(d < 0 for d in shape):
-        raise ValueError(f"ember.random.{name}: shape {shape} has a negative dimension")
+        raise RandomArgumentError(f"ember.random.{name}: shape {shape} has a negative dimension")
     return shape
 
 
 def _float_dtype(dtype, name) -> np.dtype:
     dt = dtypes.default_float() if dtype is None else dtypes.canonicalize(dtype)
     if not dtypes.is_float(dt):
-        raise ValueError(f"ember.random.{name}: dtype must be a floating-point dtype, got {dt}")
+        raise RandomArgumentError(f"ember.random.{name}: dtype must be a floating-point dtype, "
+                                  f"got {dt}")
     return np.dtype(dt)
 
 
 def _key_parts(key, name) -> tuple[Tracer, Tracer]:
     k = _lift(key)
     if k.shape != (2,) or k.dtype != _U32:
-        raise TypeError(f"ember.random.{name}: expected a key, a uint32[2] array (from "
-                        f"ember.random.key/PRNGKey/split/fold_in), got {k.aval.str_short()}")
+        raise RandomArgumentError(f"ember.random.{name}: expected a key, a uint32[2] array (from "
+                                  "ember.random.key/PRNGKey/split/fold_in), got "
+                                  f"{k.aval.str_short()}")
     k1 = lax.reshape(lax.slice(k, (0,), (1,)), ())
     k2 = lax.reshape(lax.slice(k, (1,), (2,)), ())
     return k1, k2
@@ -92,9 +95,9 @@ def _key_parts(key, name) -> tuple[Tracer, Tracer]:
 def _check_key_host(key, name):
     shape, dtype = np.shape(key), getattr(key, "dtype", None)
     if shape != (2,) or dtype != _U32:
-        raise TypeError(f"ember.random.{name}: expected a key, a uint32[2] array (from "
-                        f"ember.random.key/PRNGKey/split/fold_in), got shape {shape} "
-                        f"dtype {dtype}")
+        raise RandomArgumentError(f"ember.random.{name}: expected a key, a uint32[2] array (from "
+                                  f"ember.random.key/PRNGKey/split/fold_in), got shape {shape} "
+                                  f"dtype {dtype}")
 
 
 def _as_output(value: np.ndarray):
@@ -162,8 +165,8 @@ def threefry_2x32(keypair, count):
     k1, k2 = _key_parts(keypair, "threefry_2x32")
     count = _lift(count)
     if count.dtype != _U32:
-        raise TypeError(f"ember.random.threefry_2x32: count must be uint32, got "
-                        f"{count.aval.str_short()}")
+        raise RandomArgumentError(f"ember.random.threefry_2x32: count must be uint32, got "
+                                  f"{count.aval.str_short()}")
     n = count.size
     flat = lax.reshape(count, (n,))
     if n % 2:
@@ -187,9 +190,10 @@ def key(seed):
         return _key_traced(seed)
     arr = np.asarray(seed)
     if arr.shape:
-        raise TypeError(f"ember.random.key: the seed must be a scalar, got shape {arr.shape}")
+        raise RandomArgumentError(f"ember.random.key: the seed must be a scalar, got shape "
+                                  f"{arr.shape}")
     if not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_):
-        raise TypeError(f"ember.random.key: the seed must be an integer, got {arr.dtype}")
+        raise RandomArgumentError(f"ember.random.key: the seed must be an integer, got {arr.dtype}")
     if isinstance(seed, bool | int):
         value, bits_64 = int(seed), dtypes.default_int().itemsize == 8
     else:
@@ -209,8 +213,8 @@ PRNGKey = key
 def _key_traced(seed):
     seed = _lift(seed)
     if seed.shape or not (dtypes.is_int(seed.dtype) or dtypes.is_bool(seed.dtype)):
-        raise TypeError(f"ember.random.key: the seed must be an integer scalar, got "
-                        f"{seed.aval.str_short()}")
+        raise RandomArgumentError(f"ember.random.key: the seed must be an integer scalar, got "
+                                  f"{seed.aval.str_short()}")
     lo = lax.convert_element_type(seed, _U32)
     if seed.dtype.itemsize == 8:
         shifted = lax.shift_right_logical(seed, _full(32, seed.dtype, ()))
@@ -244,8 +248,8 @@ def fold_in(key, data):
     """A new key from ``key`` and the 32-bit integer ``data``, as ``jax.random.fold_in``."""
     if _is_concrete(data):
         if np.ndim(data):
-            raise TypeError(f"ember.random.fold_in: data must be a scalar, got shape "
-                            f"{np.shape(data)}")
+            raise RandomArgumentError(f"ember.random.fold_in: data must be a scalar, got shape "
+                                      f"{np.shape(data)}")
         data = np.asarray(int(data) & 0xFFFFFFFF, dtype=_U32)
     return _fold_in(key, data)
 
@@ -255,8 +259,8 @@ def _fold_in(key, data):
     k1, k2 = _key_parts(key, "fold_in")
     data = _lift(data)
     if data.shape or not (dtypes.is_int(data.dtype) or dtypes.is_bool(data.dtype)):
-        raise TypeError(f"ember.random.fold_in: data must be an integer scalar, got "
-                        f"{data.aval.str_short()}")
+        raise RandomArgumentError(f"ember.random.fold_in: data must be an integer scalar, got "
+                                  f"{data.aval.str_short()}")
     data = lax.convert_element_type(data, _U32)
     b1, b2 = _threefry(k1, k2, _full(0, _U32, (1,)), lax.reshape(data, (1,)))
     return lax.concatenate([b1, b2], 0)
@@ -269,7 +273,8 @@ def bits(key, shape=(), dtype=None):
     ``jax.random.bits``."""
     dt = np.dtype(dtype) if dtype is not None else _U32
     if not dtypes.is_unsigned(dt):
-        raise TypeError(f"ember.random.bits: dtype must be an unsigned integer dtype, got {dt}")
+        raise RandomArgumentError(f"ember.random.bits: dtype must be an unsigned integer dtype, "
+                                  f"got {dt}")
     dt = dtypes.canonicalize(dt)
     return _bits(key, _shape(shape, "bits"), dt.itemsize * 8)
 
@@ -329,8 +334,8 @@ def _broadcast_param(x, shape, name):
         if np.broadcast_shapes(x.shape, shape) != shape:
             raise ValueError
     except ValueError:
-        raise ValueError(f"ember.random.{name}: a parameter of shape {x.shape} does not "
-                         f"broadcast to the sample shape {shape}") from None
+        raise RandomArgumentError(f"ember.random.{name}: a parameter of shape {x.shape} does not "
+                                  f"broadcast to the sample shape {shape}") from None
     return _enp().broadcast_to(x, shape)
 
 
@@ -394,11 +399,13 @@ def _next_float(x, up: bool):
 def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
     """Booleans that are True with probability ``p``, as ``jax.random.bernoulli``."""
     if mode not in ("low", "high"):
-        raise ValueError(f"ember.random.bernoulli: mode must be 'low' or 'high', got {mode!r}")
+        raise RandomArgumentError(f"ember.random.bernoulli: mode must be 'low' or 'high', got "
+                                  f"{mode!r}")
     if _is_concrete(p):
         p = _host_float(p)
     if not dtypes.is_float(p.dtype):
-        raise TypeError(f"ember.random.bernoulli: p must have a floating dtype, got {p.dtype}")
+        raise RandomArgumentError(f"ember.random.bernoulli: p must have a floating dtype, got "
+                                  f"{p.dtype}")
     shape = np.shape(p) if shape is None else _shape(shape, "bernoulli")
     return _bernoulli(key, p, tuple(shape), mode)
 
@@ -423,7 +430,7 @@ def randint(key, shape, minval, maxval, dtype=None):
     dt = dtypes.default_int() if dtype is None else dtypes.canonicalize(dtype)
     dt = np.dtype(dt)
     if not dtypes.is_int(dt):
-        raise TypeError(f"ember.random.randint: dtype must be an integer dtype, got {dt}")
+        raise RandomArgumentError(f"ember.random.randint: dtype must be an integer dtype, got {dt}")
     shape = _shape(shape, "randint")
     info = np.iinfo(dt)
     sample_dt = dt if info.bits >= 32 else np.dtype(np.int32)
@@ -442,7 +449,8 @@ def _int_bound(v, sample_dt, lo, hi):
         if arr.dtype.kind == "f":
             arr = arr.astype(np.int64)
         if arr.dtype.kind not in "iub":
-            raise TypeError(f"ember.random.randint: bounds must be integers, got {arr.dtype}")
+            raise RandomArgumentError(f"ember.random.randint: bounds must be integers, got "
+                                      f"{arr.dtype}")
         big = arr.astype(object) if arr.shape else int(arr)
         oor = np.asarray(np.greater(big, smax), dtype=bool)
         clipped = np.clip(arr.astype(object) if arr.shape else np.array(int(arr), object),
@@ -509,19 +517,19 @@ def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True):
         logits = _host_float(logits)
     ndim = len(logits.shape)
     if not -ndim <= axis < ndim:
-        raise ValueError(f"ember.random.categorical: axis {axis} is out of range for logits "
-                         f"of shape {tuple(logits.shape)}")
+        raise RandomArgumentError(f"ember.random.categorical: axis {axis} is out of range for "
+                                  f"logits of shape {tuple(logits.shape)}")
     axis %= ndim
     batch = tuple(d for i, d in enumerate(logits.shape) if i != axis)
     shape = batch if shape is None else _shape(shape, "categorical")
     if shape[len(shape) - len(batch):] != batch:
-        raise ValueError(f"ember.random.categorical: shape {shape} must end with the batch "
-                         f"shape {batch} of the logits")
+        raise RandomArgumentError(f"ember.random.categorical: shape {shape} must end with the "
+                                  f"batch shape {batch} of the logits")
     if not replace:
         k = math.prod(shape[:len(shape) - len(batch)])
         if k > logits.shape[axis]:
-            raise ValueError(f"ember.random.categorical: {k} samples without replacement "
-                             f"from {logits.shape[axis]} categories")
+            raise RandomArgumentError(f"ember.random.categorical: {k} samples without replacement "
+                                      f"from {logits.shape[axis]} categories")
     return _categorical(key, logits, axis, shape, replace)
 
 
@@ -561,7 +569,7 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
     ``jax.random.permutation`` (sort-based shuffle; bit for bit with JAX)."""
     if _is_concrete(x) and np.ndim(x) == 0:
         if not np.issubdtype(np.asarray(x).dtype, np.integer):
-            raise TypeError("ember.random.permutation: x must be an integer or an array")
+            raise RandomArgumentError("ember.random.permutation: x must be an integer or an array")
         n = operator.index(x)
         return _permutation_range(key, n)
     if _is_concrete(x):
@@ -569,8 +577,8 @@ def permutation(key, x, axis: int = 0, independent: bool = False):
         x = x.astype(dtypes.canonicalize(x.dtype))
     ndim = len(x.shape)
     if not -ndim <= axis < ndim:
-        raise ValueError(f"ember.random.permutation: axis {axis} is out of range for shape "
-                         f"{tuple(x.shape)}")
+        raise RandomArgumentError(f"ember.random.permutation: axis {axis} is out of range for "
+                                  f"shape {tuple(x.shape)}")
     return _permutation(key, x, axis % ndim, bool(independent))
 
 
@@ -639,7 +647,7 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0):
     ``jax.random.choice``: uniform or with probabilities ``p``, with or without
     replacement."""
     if not isinstance(shape, Sequence):
-        raise TypeError(f"ember.random.choice: shape must be a sequence, got {shape!r}")
+        raise RandomArgumentError(f"ember.random.choice: shape must be a sequence, got {shape!r}")
     shape = _shape(shape, "choice")
     scalar_a = _is_concrete(a) and np.ndim(a) == 0
     if scalar_a:
@@ -650,8 +658,8 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0):
             a = np.asarray(a)
             a = a.astype(dtypes.canonicalize(a.dtype))
         if not -len(a.shape) <= axis < len(a.shape):
-            raise ValueError(f"ember.random.choice: axis {axis} is out of range for shape "
-                             f"{tuple(a.shape)}")
+            raise RandomArgumentError(f"ember.random.choice: axis {axis} is out of range for shape "
+                                      f"{tuple(a.shape)}")
         axis %= len(a.shape)
         n, arr = a.shape[axis], a
     n_draws = math.prod(shape)
@@ -661,17 +669,17 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0):
         dt = dtypes.default_int() if scalar_a else arr.dtype
         return _as_output(np.zeros(out_shape, dt))
     if n <= 0:
-        raise ValueError("ember.random.choice: a must be greater than 0 unless no samples are "
-                         "taken")
+        raise RandomArgumentError("ember.random.choice: a must be greater than 0 unless no "
+                                  "samples are taken")
     if not replace and n_draws > n:
-        raise ValueError(f"ember.random.choice: cannot take a larger sample (size {n_draws}) "
-                         f"than population (size {n}) when 'replace=False'")
+        raise RandomArgumentError(f"ember.random.choice: cannot take a larger sample (size "
+                                  f"{n_draws}) than population (size {n}) when 'replace=False'")
     if p is not None:
         if _is_concrete(p):
             p = _host_float(p)
         if tuple(p.shape) != (n,):
-            raise ValueError(f"ember.random.choice: p must be None or a 1D vector of size "
-                             f"{n} (a.shape[axis]), got shape {tuple(p.shape)}")
+            raise RandomArgumentError(f"ember.random.choice: p must be None or a 1D vector of size "
+                                      f"{n} (a.shape[axis]), got shape {tuple(p.shape)}")
     return _choice(key, n if scalar_a else arr, shape, bool(replace), p, axis)
 
 
