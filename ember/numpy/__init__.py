@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from ember import dtypes, lax
+from ember import dtypes, errors, lax
 from ember.dtypes import (  # noqa
     bfloat16,
     bool_,
@@ -32,7 +32,7 @@ from ember.dtypes import (  # noqa
     uint32,
     uint64,
 )
-from ember.errors import EmberError, IndexingError, TracingError
+from ember.errors import IndexingError, TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace, user_where
 
@@ -187,7 +187,7 @@ def _ints(x) -> tuple:
             return (operator.index(x),)
         return tuple(x)
     except TypeError as e:
-        if isinstance(e, EmberError):        # a traced value: ConcretizationError
+        if isinstance(e, errors.EmberError):     # a traced value: ConcretizationError
             raise
         _error(f"expected an int or a sequence of ints (an axis or a shape), got {x!r}")
 
@@ -198,7 +198,7 @@ def _shape_tuple(shape) -> tuple[int, ...]:
     try:
         return tuple(operator.index(d) for d in dims)
     except TypeError as e:
-        if isinstance(e, EmberError):
+        if isinstance(e, errors.EmberError):
             raise
         _error(f"a shape must be a sequence of ints, got {shape!r}")
 
