@@ -461,6 +461,17 @@ def test_donating_an_array_leaves_the_arrays_made_from_it_as_they_are(share):
         x.copy()
 
 
+def test_a_branch_returning_an_argument_on_a_later_call_only():
+    # Which results are an argument's buffer is found on a program's first call; with an
+    # scf.if it is looked at on every call (here the first call computes, the second does not).
+    f = ember.jit(lambda a, p: lax.cond(p, lambda: a, lambda: a + 1))
+    x = ember.device_put(np.arange(8, dtype=np.float32))
+    np.testing.assert_array_equal(np.asarray(f(x, False)), np.arange(8) + 1)
+    kept = f(x, True)
+    ember.jit(lambda p: p * 100, donate_argnums=0)(x)
+    np.testing.assert_array_equal(np.asarray(kept), np.arange(8, dtype=np.float32))
+
+
 def test_donation_in_a_loop_and_pytrees():
     @ember.jit
     def step(state, g):

@@ -288,8 +288,11 @@ class Compiled:
     @functools.cached_property
     def runner(self):
         """``runner(leaves)``: flat Arrays (the executable's runner, loaded on first use)."""
+        # A branch may return an argument on some calls only; a loop's result is not one
+        # unless on every call (the carries it updates start in copies: protect-arguments).
+        text = self.lowered.as_text("linalg")
         return self.executable.runner(self.in_avals, self.out_avals, Array,
-                                      branches="scf." in self.lowered.as_text("linalg"))
+                                      branches="scf.if" in text or "scf.index_switch" in text)
 
     def run_flat(self, leaves) -> list[Array]:
         """Run on flat argument leaves (already matching ``in_avals``); returns flat Arrays."""

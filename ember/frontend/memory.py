@@ -18,7 +18,7 @@ from ember import tree_util
 from ember._mlir import ir
 from ember._traceback import user_stacklevel
 from ember.backends.array import Array
-from ember.backends.runtime import host_array, unaliased_results
+from ember.backends.runtime import host_array, unalias
 from ember.config import config
 from ember.core import ShapeDtypeStruct
 from ember.errors import DonationError, DonationWarning, MemoryBudgetWarning, RuntimeFailure
@@ -275,12 +275,12 @@ def run_donating(compiled, leaves) -> list[Array]:
         ex.invoke(ex.function, args, results)
     except Exception as e:
         raise RuntimeFailure(f"IREE runtime error while running the program: {e}") from None
+    outs = [Array(results.get_as_object(i, rt.HalBufferView), device, aval)
+            for i, aval in enumerate(out_avals)]
     # A result may still be a kept argument's buffer (see Executable.runner); those of the
     # donated ones are theirs to keep.
-    views = unaliased_results(device, results, len(out_avals),
-                              [v for i, v in enumerate(views) if i not in donated]) or \
-        [results.get_as_object(i, rt.HalBufferView) for i in range(len(out_avals))]
-    outs = [Array(v, device, aval) for v, aval in zip(views, out_avals)]
+    unalias(device, outs, [(i, j) for i in range(len(outs)) for j in range(len(views))],
+            [None if j in donated else v for j, v in enumerate(views)])
     for a, _ in donation:
         if type(leaves[a]) is Array:
             leaves[a]._mark_donated(name)
