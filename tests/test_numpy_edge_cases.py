@@ -37,12 +37,16 @@ def test_integer_floor_divide_by_zero_as_jax():
 
 
 def test_bool_remainder_fmod_and_products():
-    r, f, d, m = ember.jit(lambda a, b: (a % b, enp.fmod(a, b), a @ b, enp.matmul(
-        a[:, None], b[None])))(B, C)
+    r, f, d, m, q = ember.jit(lambda a, b: (a % b, enp.fmod(a, b), a @ b, enp.matmul(
+        a[:, None], b[None]), a // b))(B, C)
     with np.errstate(divide="ignore", invalid="ignore"):
         np.testing.assert_array_equal(np.asarray(r), np.remainder(B, C))
         np.testing.assert_array_equal(np.asarray(f), np.fmod(B, C))
-        assert r.dtype == np.remainder(B, C).dtype                   # int8, as NumPy
+    # JAX's dtype: bools divide as numbers of the default integer type (NumPy's int8);
+    # x // 0 as JAX's integer division (test_integer_floor_divide_by_zero_as_jax): -2 for
+    # x != 0, -1 for 0 // 0.
+    assert r.dtype == f.dtype == q.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(q), np.where(C, B, np.where(B, -2, -1)))
     assert d.dtype == np.bool_ and bool(d) == bool(B @ C)
     np.testing.assert_array_equal(np.asarray(m), np.matmul(B[:, None], C[None]))
     eye = np.eye(3, dtype=bool)

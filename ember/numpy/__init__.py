@@ -330,8 +330,8 @@ bitwise_not = invert
 def floor_divide(x1, x2):
     """``x1 // x2``: division rounded toward minus infinity (NumPy semantics)."""
     x, y = _promote_broadcast(x1, x2, name="floor_divide")
-    if x.dtype == bool_:
-        x, y = _to(x, int8), _to(y, int8)
+    if x.dtype == bool_:    # JAX's: bools are numbers of the default integer dtype here
+        x, y = _to(x, dtypes.default_int()), _to(y, dtypes.default_int())
     if dtypes.is_unsigned(x.dtype):
         return lax.div(x, y)
     if dtypes.is_int(x.dtype):
@@ -383,8 +383,8 @@ def _float_divmod(x, y):
 def remainder(x1, x2):
     """``x1 % x2``: the result has the sign of the divisor (NumPy semantics)."""
     x, y = _promote_broadcast(x1, x2, name="remainder")
-    if x.dtype == bool_:        # as NumPy's, in int8
-        x, y = _to(x, int8), _to(y, int8)
+    if x.dtype == bool_:    # JAX's: bools are numbers of the default integer dtype here
+        x, y = _to(x, dtypes.default_int()), _to(y, dtypes.default_int())
     if dtypes.is_unsigned(x.dtype):
         return lax.rem(x, _nonzero(y))
     if dtypes.is_int(x.dtype):
@@ -406,8 +406,8 @@ mod = remainder
 def fmod(x1, x2):
     """C's fmod: the result has the sign of the dividend (an integer one by 0 is 0)."""
     x, y = _promote_broadcast(x1, x2, name="fmod")
-    if x.dtype == bool_:
-        x, y = _to(x, int8), _to(y, int8)
+    if x.dtype == bool_:    # JAX's: bools are numbers of the default integer dtype here
+        x, y = _to(x, dtypes.default_int()), _to(y, dtypes.default_int())
     return lax.rem(x, y) if dtypes.is_float(x.dtype) else lax.rem(x, _nonzero(y))
 
 
