@@ -265,9 +265,7 @@ class Executable:
         space, upload = device.space, device.upload
         n_in, n_out = len(in_avals), len(out_avals)
         out0 = out_avals[0] if n_out == 1 else None
-        # Only a result of an argument's size can be its buffer (as it is, or reshaped).
-        pairs = [(i, j) for i, o in enumerate(out_avals) for j, a in enumerate(in_avals)
-                 if o.nbytes and o.nbytes == a.nbytes]
+        pairs = alias_pairs(in_avals, out_avals)
         check = [bool(pairs)]        # look for results in arguments' buffers next call
         first = [True]
 
@@ -302,6 +300,13 @@ class Executable:
                 check[0], first[0] = branches or found, False
             return outs
         return run
+
+
+def alias_pairs(in_avals, out_avals) -> list[tuple[int, int]]:
+    """(result, argument) pairs where the result may be the argument's buffer: only a result
+    of an argument's size can be (the argument as it is, or reshaped)."""
+    return [(i, j) for i, o in enumerate(out_avals) for j, a in enumerate(in_avals)
+            if o.nbytes and o.nbytes == a.nbytes]
 
 
 def unalias(device: Device, outs, pairs, views) -> bool:

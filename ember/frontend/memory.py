@@ -18,7 +18,7 @@ from ember import tree_util
 from ember._mlir import ir
 from ember._traceback import user_stacklevel
 from ember.backends.array import Array
-from ember.backends.runtime import host_array, unalias
+from ember.backends.runtime import alias_pairs, host_array, unalias
 from ember.config import config
 from ember.core import ShapeDtypeStruct
 from ember.errors import DonationError, DonationWarning, MemoryBudgetWarning, RuntimeFailure
@@ -279,7 +279,7 @@ def run_donating(compiled, leaves) -> list[Array]:
             for i, aval in enumerate(out_avals)]
     # A result may still be a kept argument's buffer (see Executable.runner); those of the
     # donated ones are theirs to keep.
-    unalias(device, outs, [(i, j) for i in range(len(outs)) for j in range(len(views))],
+    unalias(device, outs, alias_pairs(in_avals, out_avals),
             [None if j in donated else v for j, v in enumerate(views)])
     for a, _ in donation:
         if type(leaves[a]) is Array:

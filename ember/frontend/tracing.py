@@ -7,6 +7,8 @@ reported at the user's source line, before any IR exists.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ember import dtypes
@@ -300,9 +302,7 @@ def check_shape(shape) -> None:
     than an int64 byte count holds (IREE compiled such a program for ever)."""
     if any(d < 0 for d in shape):
         raise OpTypeError(f"shape {tuple(shape)} has a negative dimension")
-    n = 1
-    for d in shape:
-        n *= d
+    n = math.prod(shape)
     if n > MAX_ELEMENTS:
         raise OpTypeError(f"shape {tuple(shape)} has {n} elements, more than any array can "
                           f"hold (at most 2**60)")

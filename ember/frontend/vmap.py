@@ -237,7 +237,7 @@ class _Passing:
     def __init__(self, args, kwargs, axes):
         is_none = lambda x: x is None  # noqa: E731 (None entries of the user's pytrees)
         leaves, self.tree = tree_util.tree_flatten((args, kwargs), is_leaf=is_none)
-        self.values, self.axes, self._paths = {}, [], {}
+        self.values, self.axes = {}, []
         axes = iter(axes)
         for i, x in enumerate(leaves):
             if x is None:

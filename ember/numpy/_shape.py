@@ -677,7 +677,7 @@ def _roll_traced(x, shift, axis):
     n = x.shape[ax]
     if n == 0:
         return x
-    start = lax.rem(n - lax.rem(lax.rem(shift, n) + n, n), n)      # in [0, n), any shift
+    start = lax.rem(lax.rem(-shift, n) + n, n)        # (-shift) mod n, in [0, n)
     return lax.dynamic_slice_in_dim(lax.concatenate([x, x], ax), start, n, ax)
 
 
