@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 import re
 import subprocess
 import sys
@@ -495,3 +496,52 @@ def test_compile_falls_back_to_other_flags_and_caches_it(tmp_path, monkeypatch):
     monkeypatch.setattr(compiler, "_compile", lambda *a: calls.append(a))
     assert compiler.compile_mlir(GOOD_IR, broken, fallbacks=[cpu.compiler_flags()]) == vmfb
     assert not calls      # the fallback's module was cached under the first flags' key
+
+
+def test_eval_shape_traces_without_compiling_as_jax():
+    counter = Counter(lambda x, y: {"p": x @ y, "s": (x.sum(), 2 * x, x > 0)})
+    spec = ember.ShapeDtypeStruct((3, 4), np.float32)
+    out = ember.eval_shape(counter, spec, np.ones((4, 2), np.int32))
+    shapes = tree_util.tree_map(lambda s: (s.shape, s.dtype.name), out)
+    assert shapes == {"p": ((3, 2), "float32"),
+                      "s": (((), "float32"), ((3, 4), "float32"), ((3, 4), "bool"))}
+    assert counter.calls == 1
+    weak = ember.eval_shape(lambda x: x * 2, 1.5)
+    assert weak.weak_type and weak.dtype == np.float32 and "weak_type=True" in repr(weak)
+    f = ember.jit(lambda x, n: enp.tile(x, n), static_argnums=1)
+    assert f.eval_shape(X, 3).shape == (X.shape[0], 3 * X.shape[1])
+    with pytest.raises(errors.TracingError):
+        ember.eval_shape(lambda x: x @ x, spec)
+
+
+def test_eval_shape_inside_jit_reads_traced_arguments():
+    @ember.jit
+    def f(x):
+        s = ember.eval_shape(lambda y: y[:, None] * x, x)
+        return enp.zeros(s.shape, s.dtype) + x
+
+    v = np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(f(v)), np.broadcast_to(v, (3, 3)))
+
+
+def test_registered_dataclass_meta_fields_are_static_under_jit():
+    @tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Dense:
+        w: object
+        b: object
+        act: str = dataclasses.field(default="tanh", metadata={"static": True})
+
+    counter = Counter(lambda layer, x: Dense(
+        enp.tanh(x @ layer.w + layer.b) if layer.act == "tanh" else x @ layer.w, layer.b,
+        layer.act))
+    f = ember.jit(counter)
+    w, b = np.full((2, 2), 0.5, np.float32), np.ones(2, np.float32)
+    x = np.arange(2, dtype=np.float32)
+    out = f(Dense(w, b), x)
+    assert isinstance(out, Dense) and out.act == "tanh"
+    np.testing.assert_allclose(np.asarray(out.w), np.tanh(x @ w + b), rtol=1e-6)
+    f(Dense(w + 1, b), x)
+    assert counter.calls == 1
+    np.testing.assert_allclose(np.asarray(f(Dense(w, b, "linear"), x).w), x @ w, rtol=1e-6)
+    assert counter.calls == 2

@@ -1,6 +1,7 @@
 """Tests for ember.tree_util (JAX-compatible pytrees)."""
 
 import copy
+import dataclasses
 from collections import OrderedDict, defaultdict, namedtuple
 
 import numpy as np
@@ -637,3 +638,48 @@ def test_module_has_no_ember_dependencies():
                 "operator",
                 "typing",
             }, name
+
+
+@tu.register_dataclass
+@dataclasses.dataclass
+class Layer:
+    """Registered from its fields: ``act`` is static (meta), ``w`` and ``b`` are children."""
+
+    w: object
+    b: object
+    act: str = dataclasses.field(default="tanh", metadata={"static": True})
+
+
+def test_register_dataclass_splits_data_and_meta_fields():
+    layer = Layer(1, (2, 3), "relu")
+    leaves, td = tu.tree_flatten(layer)
+    assert leaves == [1, 2, 3]
+    assert str(td) == "PyTreeDef(CustomNode(Layer[('relu',)], [*, (*, *)]))"
+    assert tu.tree_unflatten(td, [4, 5, 6]) == Layer(4, (5, 6), "relu")
+    assert td != tu.tree_structure(Layer(1, (2, 3), "tanh"))
+    assert [tu.keystr(p) for p, _ in tu.tree_flatten_with_path(layer)[0]] == \
+        [".w", ".b[0]", ".b[1]"]
+
+
+def test_register_dataclass_with_explicit_fields_as_jax():
+    class Plain:
+        def __init__(self, x, name):
+            self.x, self.name = x, name
+
+    tu.register_dataclass(Plain, data_fields=["x"], meta_fields=["name"])
+    rebuilt = tu.tree_map(lambda v: v * 10, Plain(2, "p"))
+    assert (rebuilt.x, rebuilt.name) == (20, "p")
+
+    @dataclasses.dataclass
+    class Partial:
+        x: int
+        cache: int = 0
+
+    with pytest.raises(ValueError, match=r"\['cache'\].*drop_fields"):
+        tu.register_dataclass(Partial, data_fields=["x"], meta_fields=[])
+    with pytest.raises(TypeError, match="both"):
+        tu.register_dataclass(Partial, data_fields=["x"])
+    with pytest.raises(TypeError, match="not a dataclass"):
+        tu.register_dataclass(type("NotData", (), {}))
+    tu.register_dataclass(Partial, drop_fields=["cache"])
+    assert tu.tree_leaves(Partial(7, 99)) == [7]

@@ -539,6 +539,17 @@ class JitFunction:
         return self._lower(leaves, tree, static, args,
                            self.backend or config._values["default_backend"])
 
+    def eval_shape(self, *args, **kwargs):
+        """The shapes and dtypes this function returns for these arguments (arrays or
+        ShapeDtypeStructs), a pytree of ShapeDtypeStructs: traced, never compiled, as
+        ``jax.jit(f).eval_shape``."""
+        (_, avals, _, _), leaves, tree, static = self._signature(args, kwargs)
+        names = [f"argument {self._leaf_name(tree, i)}" for i in range(len(leaves))]
+        _, _, out_tree, outs = trace_flat(self._with_static(static), self.fun_name, tree,
+                                          list(avals), names)
+        return tree_util.tree_unflatten(out_tree, [
+            ShapeDtypeStruct(o.shape, o.dtype, o.aval.weak_type) for o in outs])
+
     def _lower(self, leaves, tree, static, args, backend, device=None) -> Lowered:
         self._check_static(static)
         if len(args) > len(self._argnames) and self._sig is not None and not any(
@@ -672,6 +683,19 @@ def _argnums(nums, what: str, fun_name: str, sig, positional: int, error=Argumen
                         f"positional argument{'s' if positional != 1 else ''}")
         out.append(n)
     return tuple(out)
+
+
+def eval_shape(fun, *args, **kwargs):
+    """The shapes and dtypes ``fun`` returns for these arguments, as a pytree of
+    ShapeDtypeStructs, found by tracing ``fun`` without compiling or running it (as
+    ``jax.eval_shape``). Arguments are arrays, scalars or ShapeDtypeStructs.
+
+    Example:
+        >>> out = eval_shape(lambda x: x @ x.T, ShapeDtypeStruct((3, 5), np.float32))
+        >>> out.shape, out.dtype
+        ((3, 3), dtype('float32'))
+    """
+    return JitFunction(fun).eval_shape(*args, **kwargs)
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None,
