@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import builtins
 import operator
+import warnings
 
 import numpy as np
 
 import ember.numpy as _enp
 from ember import dtypes, lax
+from ember._traceback import user_stacklevel
 from ember.errors import IndexingError, TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace, user_where
@@ -334,8 +336,17 @@ def _scatter_update(x, idx, y, kind, mode=None):
     x = _lift(x)
     indices, m, batch = _scatter_index(x.shape, idx)
     target = batch + tuple(x.shape[m:])
-    y = _enp.asarray(y)
-    y = lax.convert_element_type(_lift(y), x.dtype, x.weak_type)
+    y = _lift(_enp.asarray(y))
+    promoted, _ = dtypes.result_type(x, y)
+    if promoted != x.dtype:
+        warnings.warn(f"scatter inputs have incompatible types: cannot safely cast value from "
+                      f"dtype={y.dtype} to dtype={x.dtype}; as in JAX, the update is computed "
+                      f"in {promoted} and cast back. In future releases this will be an error.",
+                      FutureWarning, stacklevel=user_stacklevel())
+        if kind in ("add", "mul"):     # set, min and max commute with the (monotone) cast
+            out = _scatter_update(lax.convert_element_type(x, promoted), idx, y, kind, mode)
+            return lax.convert_element_type(out, x.dtype, x.weak_type)
+    y = lax.convert_element_type(y, x.dtype, x.weak_type)
     try:
         y = _enp.broadcast_to(y, target)
     except TracingError:
@@ -359,6 +370,19 @@ def _scatter_update(x, idx, y, kind, mode=None):
     return lax.scatter(x, indices, y, tuple(range(m)), kind)
 
 
+def _apply_times(x, count, func):
+    """``func`` applied ``count`` times to each element of ``x`` (``count`` an int array of
+    x's shape): the rounds run until the largest count is reached."""
+    def body(carry):
+        i, v = carry
+        applied = _enp.asarray(func(v)).astype(v.dtype)
+        return i + 1, _enp.where(count > i, applied, v)
+
+    rounds = _enp.max(count)
+    _, out = lax.while_loop(lambda c: c[0] < rounds, body, (_enp.int32(0), _enp.asarray(x)))
+    return out
+
+
 class _IndexUpdateHelper:
     """``x.at``: ``x.at[idx]`` gives the functional updates of JAX."""
 
@@ -378,9 +402,10 @@ _MODES = (None, "clip", "drop", "fill", "promise_in_bounds")
 
 
 class _IndexUpdateRef:
-    """``x.at[idx]``: ``set, add, subtract, multiply, divide, min, max, get``; each returns a
-    new array. Out-of-bounds indices are dropped by the updates (``mode="clip"`` clamps
-    them instead) and clamped by ``get`` (``mode="fill"`` reads ``fill_value``)."""
+    """``x.at[idx]``: ``set, add, subtract, multiply, divide, power, min, max, apply, get``;
+    each returns a new array. Out-of-bounds indices are dropped by the updates
+    (``mode="clip"`` clamps them instead) and clamped by ``get`` (``mode="fill"`` reads
+    ``fill_value``)."""
 
     __slots__ = ("array", "index")
 
@@ -428,11 +453,28 @@ class _IndexUpdateRef:
 
     def divide(self, values, *, mode=None):
         """``x[idx] /= values``: ``x`` divided by the product of the values scattered onto
-        ones, as JAX computes it; floating-point arrays only."""
-        if not dtypes.is_float(np.dtype(self.array.dtype)):
-            _error(f"x.at[idx].divide needs a floating-point array, got {self.array.dtype}")
-        ones = _IndexUpdateRef(_enp.ones_like(self.array), self.index)
-        return _enp.divide(self.array, ones._update(values, "mul", mode))
+        ones, as JAX computes it (a true division: an integer ``x`` gives floats)."""
+        return _enp.divide(self.array, self._ones_times(values, mode))
+
+    def power(self, values, *, mode=None):
+        """``x[idx] **= values``: ``x`` to the power of the product of the values scattered
+        onto ones, as JAX computes it."""
+        return _enp.power(self.array, self._ones_times(values, mode))
+
+    def _ones_times(self, values, mode):
+        return _IndexUpdateRef(_enp.ones_like(self.array), self.index)._update(
+            values, "mul", mode)
+
+    def apply(self, func, *, mode=None):
+        """``x[idx] = func(x[idx])`` for an elementwise ``func``, applied once per index
+        (twice where an index appears twice), as JAX's ``scatter_apply``."""
+        norm = self._norm()
+        if not builtins.any(_is_array(i) for i in norm):
+            # Basic indices name each element once: apply to the slice, put it back.
+            return self._update(func(_basic_getitem(self.array, norm)), "set", mode)
+        count = _IndexUpdateRef(_enp.zeros(_shape(self.array), _enp.int32),
+                                self.index)._update(1, "add", mode)
+        return _apply_times(self.array, count, func)
 
     def min(self, values, *, mode=None):
         """``x[idx] = minimum(x[idx], values)``, duplicates included."""
