@@ -260,8 +260,8 @@ def _cholesky_core(a):
 def cholesky(a, *, upper=False):
     """The Cholesky factor ``L`` (lower, ``a = L @ L.T``; ``upper=True``: ``U = L.T``) of
     symmetric positive definite matrices, reading the lower triangle of ``a`` as NumPy does
-    (JAX symmetrizes first: the same on symmetric input). Not positive definite: all NaN, as
-    in JAX.
+    (JAX symmetrizes first: the same on symmetric input). Not positive definite: the factor's
+    triangle all NaN, its other entries zero, as in JAX.
 
     Example:
         >>> enp.linalg.cholesky(enp.array([[4.0, 2.0], [2.0, 5.0]]))
@@ -272,7 +272,8 @@ def cholesky(a, *, upper=False):
     x, out = _matrix(a, "cholesky")
     low = _batched(_cholesky_core, x)
     failed = enp.any(enp.isnan(enp.diagonal(low, axis1=-2, axis2=-1)), axis=-1)
-    low = enp.where(failed[..., None, None], np.nan, low)      # all NaN, as JAX's
+    n = low.shape[-1]
+    low = enp.where(failed[..., None, None] & np.tri(n, dtype=bool), np.nan, low)
     return enp._to(enp.swapaxes(low, -1, -2) if upper else low, out)
 
 
