@@ -144,6 +144,42 @@ def test_unique():
     eq(enp.unique(np.zeros(0, np.float32)), np.unique(np.zeros(0, np.float32)))
 
 
+def test_unique_along_an_axis():
+    x = RNG.integers(0, 3, (9, 2, 2)).astype(np.int32)
+    x[4] = x[1]
+
+    def f(x):
+        return (enp.unique(x, axis=0, size=12, return_index=True, return_inverse=True,
+                           return_counts=True),
+                enp.unique(x, axis=-1, size=1, return_counts=True))
+    (u, i, inv, c), (u1, c1) = ember.jit(f)(x)
+    nu, ni, ninv, nc = np.unique(x, axis=0, return_index=True, return_inverse=True,
+                                 return_counts=True)
+    k = len(nu)
+    eq(u[:k], nu)
+    eq(u[k:], np.broadcast_to(nu[0], (12 - k, 2, 2)))       # filled with the smallest slice
+    eq(i[:k], ni)
+    eq(c, np.concatenate([nc, np.zeros(12 - k, nc.dtype)]))
+    eq(inv, ninv.ravel())
+    nu1, nc1 = np.unique(x, axis=-1, return_counts=True)
+    eq(u1, nu1[..., :1])
+    eq(c1, nc1[:1])
+    # outside jit the size comes from the data; rows holding NaNs merge, as in JAX
+    xf = np.array([[np.nan, 1], [0, 2], [np.nan, 1]], np.float32)
+    got_u, got_c = enp.unique(xf, axis=0, return_counts=True)
+    eq(got_u, np.array([[0, 2], [np.nan, 1]], np.float32))
+    eq(got_c, [1, 2])
+    assert enp.unique(xf, axis=0, equal_nan=False).shape == (3, 2)
+    eq(enp.unique(np.zeros((3, 0), np.float32), axis=0), np.zeros((1, 0), np.float32))
+
+
+def test_unique_counts_when_size_truncates():
+    x = np.array([0, 0, 1, 1, 1, 2, 2], np.int32)
+    for size in (1, 2, 3):
+        _, c = ember.jit(lambda x, s=size: enp.unique(x, size=s, return_counts=True))(x)
+        eq(c, np.unique(x, return_counts=True)[1][:size])
+
+
 def test_nonzero_family():
     x = np.array([[0, 2, 0], [1, 0, 3]], np.int32)
 
@@ -262,3 +298,18 @@ def test_bitonic_hypothesis(rows, n):
     x = RNG.integers(-5, 5, (rows, n)).astype(np.float32)
     x[x == 4] = np.nan
     eq(enp.argsort(x, axis=1), np.argsort(x, axis=1, kind="stable"))
+
+
+def test_sort_of_a_column_gathered_by_a_permutation():
+    # ember-fuse had put the gather into a kernel reading the sliced column, which IREE
+    # failed to compile for int32 ("LLVM Translation failed").
+    x = RNG.integers(0, 5, (7, 2)).astype(np.int32)
+    p = RNG.permutation(7).astype(np.int32)
+    eq(ember.jit(lambda x, p: enp.sort(x[:, 1][p]))(x, p), np.sort(x[:, 1][p]))
+
+
+def test_two_uniques_of_one_array_in_one_program():
+    x = np.array([[3, 1, 2], [3, 1, 7]], np.int32)
+    a, b = ember.jit(lambda x: (enp.unique(x, size=2), enp.unique(x, size=6, fill_value=-1)))(x)
+    eq(a, np.unique(x)[:2])
+    eq(b, np.concatenate([np.unique(x), [-1, -1]]))

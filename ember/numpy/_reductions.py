@@ -12,6 +12,7 @@ fine for moderate sizes.
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 
 import numpy as np
@@ -846,50 +847,100 @@ def _where3(condition, x, y):
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, size=None, fill_value=None):
-    """Sorted unique elements of the flattened ``ar`` (NaNs collapse into one), optionally
-    with first indices, the inverse (``ar``'s shape) and counts. ``size`` (static, required
-    under jit) pads with ``fill_value`` (default: the smallest element; index fill: its index;
-    count fill: 0) or truncates."""
+    """Sorted unique elements of the flattened ``ar`` (NaNs collapse into one), or with
+    ``axis`` its unique slices along that axis (rows for ``axis=0``, in lexicographic
+    order), optionally with first indices, the inverse (``ar``'s shape; with ``axis``, one
+    index per slice) and counts. ``size`` (static, required under jit) pads with
+    ``fill_value`` (default: the smallest element or slice; index fill: its index; count
+    fill: 0) or truncates.
+
+    Example:
+        >>> enp.unique(enp.array([[3, 1], [1, 2], [3, 1]]), axis=0)
+        Array([[1, 2],
+               [3, 1]], dtype=int32)
+    """
     if axis is not None:
-        _error("unique: axis= is not supported; unique works on the flattened array")
+        (axis,) = _axes(axis, np.ndim(ar))
 
     def host_size(h):
-        return int(np.unique(h, equal_nan=equal_nan).size)
+        if axis is None:
+            return int(np.unique(h, equal_nan=equal_nan).size)
+        # NumPy does not merge slices holding NaNs along an axis; JAX (and ember) do.
+        m = np.moveaxis(h, axis, 0)
+        rows = m.reshape(m.shape[0], math.prod(m.shape[1:])).tolist()
+        merged = "nan"      # stands for every NaN when they are equal
+
+        def key(v):
+            return merged if equal_nan and v != v else v
+        return len({tuple(key(v) for v in r) for r in rows})
 
     return _host_or_size(
         lambda s: _unique(ar, bool(return_index), bool(return_inverse), bool(return_counts),
-                          bool(equal_nan), size=s, fill_value=fill_value),
+                          bool(equal_nan), axis, size=s, fill_value=fill_value),
         "unique", ar, size, host_size)
 
 
 @eager
-def _unique(ar, return_index, return_inverse, return_counts, equal_nan, *, size,
+def _unique(ar, return_index, return_inverse, return_counts, equal_nan, axis, *, size,
             fill_value=None):
+    from ember.numpy import take
     x = _lift(ar)
-    shape = x.shape
-    flat = lax.reshape(x, (x.size,))
-    n = flat.shape[0]
+    # The flattened array's inverse has the array's shape; along an axis, one per slice.
+    inv_shape = x.shape if axis is None else (x.shape[axis],)
+    if axis is None:
+        x, axis = lax.reshape(x, (x.size,)), 0
+    order = (axis, *[d for d in range(x.ndim) if d != axis])
+    x = lax.transpose(x, order)
+    n, rest = x.shape[0], tuple(x.shape[1:])
+    rows = lax.reshape(x, (n, math.prod(rest)))     # the slices along axis, one per row
     idt = dtypes.default_int()
     iota = lax.iota(idt, n)
-    if n:
-        s, perm = lax.sort((flat, iota), num_keys=1)
-        prev = lax.concatenate([lax.slice(s, (0,), (1,)), lax.slice(s, (0,), (n - 1,))], 0)
-        differ = lax.ne(s, prev)
-        if dtypes.is_float(s.dtype) and equal_nan:
-            differ = lax.bitwise_and(differ, lax.bitwise_not(
-                lax.bitwise_and(_isnan(s), _isnan(prev))))
-        first = lax.eq(iota, _const(0, iota))
-        mask = lax.bitwise_or(differ, first)
+    columns = [lax.reshape(lax.slice_in_dim(rows, j, j + 1, axis=1), (n,))
+               for j in range(rows.shape[1])]
+    if len(columns) == 1 and n:
+        srt, perm = lax.sort((columns[0], iota), num_keys=1)
+        srt = lax.reshape(srt, (n, 1))
     else:
-        s, perm, mask = flat, iota, lax.broadcast_in_dim(_to(True, bool_), (0,), ())
-    vals, idx, start = _compact(mask, [s, perm, iota], size)
+        # Rows in lexicographic order: stable sorts by each column, the last first (one sort
+        # of every column at once gave IREE a dispatch with more than its 32 bindings).
+        perm = iota
+        for column in reversed(columns if n > 1 else ()):
+            _, perm = lax.sort((take(column, perm), perm), num_keys=1)
+        srt = take(rows, perm, axis=0)
+    if n:
+        prev = lax.concatenate([lax.slice_in_dim(srt, 0, 1), lax.slice_in_dim(srt, 0, n - 1)],
+                               0)
+        d = lax.ne(srt, prev)
+        if dtypes.is_float(srt.dtype) and equal_nan:
+            d = lax.bitwise_and(d, lax.bitwise_not(lax.bitwise_and(_isnan(srt), _isnan(prev))))
+        mask = lax.bitwise_or(lax.reduce_or(d, (1,)), lax.eq(iota, _const(0, iota)))
+    else:
+        mask = lax.broadcast_in_dim(_to(True, bool_), (0,), ())
+    # One start more than size: the count of the last unique kept when size truncates.
+    # The sorted values ride along when there is one column (the flattened array).
+    one = [lax.reshape(srt, (n,))] if len(columns) == 1 and n else []
+    *one, idx, start = _compact(mask, [*one, perm, iota], size + 1)
+    nxt = lax.slice(start, (1,), (size + 1,))
+    *one, idx, start = [lax.slice(v, (0,), (size,)) for v in (*one, idx, start)]
     count = lax.reduce_sum(_to(mask, np.int32), (0,)) if n else _to(0, np.int32)
-    if size and n:
-        fill = _take_first(s) if fill_value is None else fill_value
-        vals = _fill(vals, count, fill)
-        idx = _fill(idx, count, _take_first(perm))
-    elif size:
-        vals = _fill(vals, count, 0 if fill_value is None else fill_value)
+    if one:
+        vals = lax.reshape(one[0], (size, 1))
+    elif n:
+        vals = take(rows, idx, axis=0)
+    else:
+        vals = lax.broadcast_in_dim(_to(0, rows.dtype), (size, rows.shape[1]), ())
+    if size:
+        keep = lax.lt(lax.iota(np.int32, size), lax.broadcast_in_dim(count, (size,), ()))
+        if fill_value is not None:
+            fill = lax.broadcast_in_dim(_to(fill_value, rows.dtype), vals.shape, ())
+        elif n:     # the smallest slice
+            fill = lax.broadcast_in_dim(lax.slice_in_dim(srt, 0, 1), vals.shape, (0, 1))
+        else:
+            fill = vals
+        vals = lax.select(lax.broadcast_in_dim(keep, vals.shape, (0,)), vals, fill)
+        if n:
+            idx = _fill(idx, count, _take_first(perm))
+    vals = lax.transpose(lax.reshape(vals, (size,) + rest), tuple(np.argsort(order)))
     outs = [vals]
     if return_index:
         outs.append(idx)
@@ -899,17 +950,15 @@ def _unique(ar, return_index, return_inverse, return_counts, equal_nan, *, size,
             inv = lax.sort((perm, pos), num_keys=1)[1]
         else:
             inv = iota
-        outs.append(lax.reshape(inv, shape))
+        outs.append(lax.reshape(inv, inv_shape))
     if return_counts:
-        if size:
-            limit = lax.broadcast_in_dim(_to(n, idt), (size,), ())
-            start = lax.select(lax.lt(lax.iota(np.int32, size),
-                                      lax.broadcast_in_dim(count, (size,), ())), start, limit)
-            nxt = lax.concatenate([lax.slice(start, (1,), (size,)),
-                                   lax.broadcast_in_dim(_to(n, idt), (1,), ())], 0)
-            outs.append(lax.sub(nxt, start))
-        else:
-            outs.append(start)
+        def past_count(v, offset):     # positions past the uniques count from n
+            pos = lax.iota(np.int32, size)
+            if offset:
+                pos = lax.add(pos, _const(offset, pos))
+            return lax.select(lax.lt(pos, lax.broadcast_in_dim(count, (size,), ())), v,
+                              lax.broadcast_in_dim(_to(n, idt), (size,), ()))
+        outs.append(lax.sub(past_count(nxt, 1), past_count(start, 0)))
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

@@ -8,8 +8,8 @@ greedily, in program order, unless one of these holds (each is a reason the repo
 
 - the consumer is a ``dot_general``: a dot reads its operands from memory, so its producers
   stay outside (output fusion fuses a dot with what *follows* it);
-- a ``gather`` whose indices come from a slice, transpose or other unfusible op (not
-  elementwise from arguments): IREE fails to compile their inline reads
+- a ``gather`` whose operand or indices come from a slice, transpose or other unfusible op
+  (not elementwise from arguments): IREE fails to compile their inline reads
   (``_COMPUTED_INDICES``);
 - the group would hold two ``dot_general`` ops, or a ``dot_general`` and a reduction (an
   output fusion takes only an elementwise epilogue);
@@ -74,13 +74,14 @@ _FREE = frozenset({"broadcast_in_dim", "transpose", "reshape", "iota", "convert"
 DUPLICATE_LIMIT = 3
 
 
-# A fused gather reads its indices with tensor.extract inside the generic; IREE 3.13 fails to
-# compile that ("LLVM Translation failed for operation: builtin.unrealized_conversion_cast")
-# when the indices come from a transpose or slice before it (found by the vmap table test).
-# Gathers of indices computed elementwise from arguments fuse.
-_COMPUTED_INDICES = ("a gather fuses only with indices computed elementwise from arguments "
-                     "(IREE fails to compile indices read from a slice or transpose inside a "
-                     "fused kernel)")
+# A fused gather reads its indices and its operand with tensor.extract inside the generic;
+# IREE 3.13 fails to compile that ("LLVM Translation failed for operation:
+# builtin.unrealized_conversion_cast") when either comes from a transpose or slice before it
+# (indices: found by the vmap table test; the operand: `sort(x[:, 1][perm])` of an int32 x).
+# Gathers of operands and indices computed elementwise from arguments fuse.
+_COMPUTED_INDICES = ("a gather fuses only with an operand and indices computed elementwise "
+                     "from arguments (IREE fails to compile them read from a slice or "
+                     "transpose inside a fused kernel)")
 
 # Ops that could be indexing maps of a fused generic but measured faster left to IREE.
 _KEPT_APART = {
@@ -320,7 +321,7 @@ class _BlockFusion:
         if self.kind[producer] is None:
             return "the producer is not a fusible op"
         for op in (producer, consumer):
-            if op.name == "ember.gather" and not self._indices_from_arguments(op):
+            if op.name == "ember.gather" and not self._from_arguments(op):
                 return _COMPUTED_INDICES
         if producer in self.left_to_iree or consumer in self.left_to_iree:
             return self.left_to_iree.get(producer) or self.left_to_iree[consumer]
@@ -364,10 +365,11 @@ class _BlockFusion:
                 return p
         return None
 
-    def _indices_from_arguments(self, gather) -> bool:
-        """Whether a gather's indices are computed, by fusible elementwise and shape ops, from
-        function arguments and constants only (not from a slice, a transpose, ...)."""
-        stack, seen = [gather.operands[1]], set()    # (a DAG: each op once, or exponential)
+    def _from_arguments(self, gather) -> bool:
+        """Whether a gather's operand and indices are computed, by fusible elementwise and
+        shape ops, from function arguments and constants only (not from a slice, a
+        transpose, ...)."""
+        stack, seen = list(gather.operands), set()    # (a DAG: each op once, or exponential)
         while stack:
             owner = stack.pop().owner
             if isinstance(owner, ir.Block):

@@ -129,7 +129,7 @@ func.func @late_operand(%a: tensor<8x4xf32>, %b: tensor<8x4xf32>) -> tensor<f32>
 
 // A gather whose indices come from a transpose stays unfused (IREE fails to compile their
 // inline reads); indices computed elementwise from arguments fuse (the second function).
-// CHECK: not fused: ember.gather at {{.*}} into ember.exp at {{.*}}: a gather fuses only with indices computed elementwise from arguments
+// CHECK: not fused: ember.gather at {{.*}} into ember.exp at {{.*}}: a gather fuses only with an operand and indices computed elementwise from arguments
 // IR-LABEL: func.func @transposed_indices
 // IR: "ember.gather"
 // IR-NOT: "ember.fusion"
