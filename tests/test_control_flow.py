@@ -166,6 +166,28 @@ def test_scan_over_empty_rows_and_an_empty_batch():
     assert c.shape == (0,) and ys.shape == (0, 4, 3)
 
 
+def test_scan_with_several_stacked_outputs_of_one_type():
+    """Each ys is its own buffer: IREE had given ys that start from one tensor.empty one
+    buffer, so that (x, c) came back as (c, c). Checked against a Python loop."""
+    xs = np.arange(5, dtype=F32) + 10
+
+    def step(c, x):
+        return c * 2, (x, c, c * 3, c > 4, c > 8, c > 2, c.astype(np.int32))
+    got = ember.jit(lambda c, xs: lax.scan(step, c, xs))(F32(1), xs)
+    c, ys = F32(1), []
+    for x in xs:
+        c, y = step(c, x)
+        ys.append(y)
+    assert float(got[0]) == c
+    for k, (g, want) in enumerate(zip(got[1], zip(*ys), strict=True)):
+        np.testing.assert_array_equal(np.asarray(g), np.stack(want), err_msg=str(k))
+    lanes = ember.vmap(lambda c: lax.scan(lambda c, x: (c + x, (c, x)), c, xs)[1])(
+        np.array([0, 1], F32))
+    np.testing.assert_array_equal(np.asarray(lanes[1]), np.stack([xs, xs]))
+    np.testing.assert_array_equal(np.asarray(lanes[0]),
+                                  np.stack([np.cumsum(xs) - xs, np.cumsum(xs) - xs + 1]))
+
+
 def test_scan_reverse():
     xs = np.arange(1, 6, dtype=F32)
     c, ys = _scan_rev(xs)

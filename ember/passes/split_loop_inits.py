@@ -1,4 +1,5 @@
-"""``ember-split-loop-inits``: let IREE free a loop's first carried buffer after its first step.
+"""``ember-split-loop-inits``: let IREE free a loop's first carried buffer after its first step,
+and keep the buffers of carries that start empty apart (``_distinct_empties``).
 
 IREE 3.13 allocates the values that leave one of its execution regions in one block of
 memory, freed when the last of them is. A loop starts from values computed before it, in
@@ -22,7 +23,8 @@ constant behind it would be written into (ember/passes/pin_carries.py).
 from __future__ import annotations
 
 from ember._mlir import ir, walk
-from ember.passes.lowering import optimization_barrier
+from ember.dialects.base import aval_of_type
+from ember.passes.lowering import filled, optimization_barrier
 from ember.passes.protect_arguments import pinned_carry
 from ember.passes.registry import Pass, func_ops, register
 
@@ -42,7 +44,26 @@ class SplitLoopInits(Pass):
                     _split(loop)
 
 
+def _distinct_empties(loop) -> None:
+    """IREE 3.13 gives loop carries that start from equal values one buffer: a scan's two ys,
+    both starting from a ``tensor.empty`` (cse merges equal ones), came back equal. Barriers
+    do not keep them apart, nor do fills of one value; fills of distinct values do. So
+    the k-th carry of a type that starts empty starts filled with k instead (a memset of
+    the ys buffer; bools have only two values, so a fourth bool ys would still share).
+    """
+    count: dict = {}
+    with ir.InsertionPoint(loop):
+        for i, v in enumerate(list(loop.operands)):
+            if not _made_by(v, loop, ("tensor.empty",)):
+                continue
+            k = count[str(v.type)] = count.get(str(v.type), -1) + 1
+            if k:
+                aval = aval_of_type(v.type)
+                loop.operands[i] = filled(aval, k % 2 == 1 if aval.dtype == bool else k)
+
+
 def _split(loop) -> None:
+    _distinct_empties(loop)
     operands = list(loop.operands)           # an scf.for's bounds are neither kind below
     empties = [i for i, v in enumerate(operands) if _made_by(v, loop, ("tensor.empty",))]
     carries = [i for i, v in enumerate(operands) if i not in empties and pinned_carry(loop, i)
