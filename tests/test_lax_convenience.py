@@ -187,10 +187,14 @@ def test_associative_scan(n):
     want = np.empty_like(m)
     for r in range(3):
         acc = np.eye(2)
-        for t in reversed(range(n)):
-            acc = m[r, t] @ acc
+        for t in reversed(range(n)):     # JAX's: scan the reversed axis, reverse the result
+            acc = acc @ m[r, t]
             want[r, t] = acc
     np.testing.assert_allclose(rev, want, rtol=1e-4, atol=1e-5)
+    idx = np.arange(n, dtype=np.int32)
+    np.testing.assert_array_equal(lax.associative_scan(lambda a, b: b, idx, reverse=True), idx)
+    np.testing.assert_array_equal(lax.associative_scan(lambda a, b: a, idx, reverse=True),
+                                  np.full(n, n - 1))
 
 
 def test_cumlogsumexp_is_stable():

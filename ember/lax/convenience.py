@@ -571,7 +571,9 @@ def _interleave(a, b, axis):
 def associative_scan(fn, elems, reverse=False, axis=0):
     """Inclusive scan of ``elems`` (a pytree of arrays with one size along ``axis``) with the
     associative ``fn`` in O(log n) parallel steps (JAX's odd/even recursion): entry ``i`` is
-    ``fn(... fn(elems[0], elems[1]) ..., elems[i])``, from the end when ``reverse``.
+    ``fn(... fn(elems[0], elems[1]) ..., elems[i])``; with ``reverse``, the scan of the
+    reversed elements, reversed (``fn(... fn(elems[n-1], elems[n-2]) ..., elems[i])``, as
+    JAX's).
 
     Example:
         >>> ember.lax.associative_scan(ember.lax.add, np.arange(5))
@@ -588,9 +590,9 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     if reverse:
         xs = [lax.rev(x, (axis,)) for x in xs]
 
+    # With reverse, as JAX: the scan of the reversed elements, reversed (fn then sees the
+    # later element first).
     def combine(a, b):
-        if reverse:   # fn(later, earlier) on the reversed axis is fn(earlier, later)
-            a, b = b, a
         out = tree_util.tree_leaves(fn(tree_util.tree_unflatten(tree, a),
                                        tree_util.tree_unflatten(tree, b)))
         return [lax.convert_element_type(o, x.dtype) for o, x in zip(out, a)]
