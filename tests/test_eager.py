@@ -89,3 +89,22 @@ def test_numpy_scalars_as_static_values():
     np.testing.assert_array_equal(np.asarray(enp.reshape(a, (np.int64(3), -1))), a.reshape(3, 2))
     # A NumPy scalar used as a value stays an argument (one program for every value).
     np.testing.assert_array_equal(np.asarray(enp.add(a, np.float32(2))), a + 2)
+
+
+def test_python_scalars_that_compare_equal_get_their_own_programs():
+    # 1 == 1.0 == True and 0.0 == -0.0 as cache keys: the second call reused the first's
+    # program (int32 for i * 2.0, +0 for x * -0.0). NumPy is the oracle.
+    i = ember.device_put(np.array([3, 4], np.int32))
+    assert (i * 2).dtype == np.int32 and (i * 2.0).dtype == np.float32
+    m = ember.device_put(np.array([True, False]))
+    np.testing.assert_array_equal(np.asarray(m + 1), np.array([True, False]) + 1)
+    got = m + True
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(np.asarray(got), [True, True])
+    x = ember.device_put(np.array([1.0, 2.0], np.float32))
+    for z in (0.0, -0.0):
+        np.testing.assert_array_equal(np.signbit(np.asarray(x * z)), np.signbit(np.float32(z)))
+        np.testing.assert_array_equal(np.asarray(enp.copysign(x, z)),
+                                      np.copysign(np.float32([1, 2]), z))
+    assert enp.where(i > 3, i, 0).dtype == np.int32
+    assert enp.where(i > 3, i, 0.0).dtype == np.float32

@@ -31,9 +31,17 @@ def _is_array_leaf(x) -> bool:
 
 
 def _hashable(x):
-    """A cache-key stand-in for static leaves that Python 3.11 cannot hash (slices)."""
+    """A cache-key stand-in for a static leaf: slices (Python 3.11 cannot hash them), and
+    scalars with their type (1, 1.0 and True are equal keys but trace differently) and, for
+    floats, their repr (-0.0 == 0.0; NaN equals nothing, so it would never hit)."""
     if isinstance(x, slice):
         return ("slice", x.start, x.stop, x.step)
+    if isinstance(x, float | np.floating):
+        return (type(x), repr(x))
+    if isinstance(x, bool | int | np.generic):
+        return (type(x), x)
+    if type(x) is tuple:
+        return tuple(_hashable(v) for v in x)
     return x
 
 
