@@ -15,7 +15,7 @@ from helpers import HAS_VULKAN, needs_vulkan, relu_layers, relu_layers_numpy
 
 import ember
 import ember.numpy as enp
-from ember import errors
+from ember import errors, lax
 from ember.backends import cuda, get_backend, vulkan
 from ember.frontend import api
 
@@ -665,3 +665,20 @@ def test_vulkan_programs_of_pool_size_are_fenced():
     assert "iree.abi.model" not in small.executable.reflection
     np.testing.assert_allclose(np.asarray(f(x, w)), relu_layers_numpy(x, w), rtol=2e-4,
                                atol=2e-4)
+
+
+@needs_vulkan
+def test_long_host_loops_on_vulkan():
+    # Run in chunks of ember-to-linalg's run-ahead steps, a loop of 64 steps or more lost one
+    # chunk in its carry on lavapipe; Vulkan runs host loops unchunked. A Python loop is the
+    # oracle.
+    x = np.arange(4, dtype=np.float32)
+    f = ember.jit(lambda a: lax.scan(lambda c, _: (c + 1.0, c.sum()), a, None, length=70),
+                  backend="vulkan")
+    carry, sums = f(x)
+    c, want = x.copy(), []
+    for _ in range(70):
+        want.append(c.sum())
+        c = c + 1
+    np.testing.assert_array_equal(np.asarray(carry), c)
+    np.testing.assert_array_equal(np.asarray(sums), want)

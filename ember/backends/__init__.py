@@ -60,11 +60,12 @@ def dispatch_regions(names) -> bool:
 
 
 def traits(names) -> dict[str, bool]:
-    """What the arithmetic of all backends ``names`` offers (``ember-to-linalg``'s options).
+    """What the arithmetic of all backends ``names`` offers (``ember-to-linalg``'s options), and
+    whether their host loops may run in chunks (``loop_chunks``).
 
     Example:
-        >>> traits(["cpu", "cuda"])
-        {'float64': True, 'exact_division': False, 'outer_reductions': True, 'exact_rounding': True}
+        >>> sorted(k for k, on in traits(["cpu", "vulkan"]).items() if not on)
+        ['exact_division', 'exact_rounding', 'float64', 'loop_chunks', 'outer_reductions']
     """
     backends = [get_backend(n) for n in names]
     return {k: all(b.TRAITS[k] for b in backends) for k in backends[0].TRAITS}

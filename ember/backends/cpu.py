@@ -12,7 +12,7 @@ INSTALL_HINT = "The CPU drivers are part of iree-base-runtime: reinstall it."
 # ember's fusions reach IREE as flow.dispatch.region ops (see ember.passes.lower_fusion).
 DISPATCH_REGIONS = True
 TRAITS = {"float64": True, "exact_division": True, "outer_reductions": True,
-          "exact_rounding": True}
+          "exact_rounding": True, "loop_chunks": True}
 
 # Programs whose largest tensor is below this, or whose linalg ops make fewer loop iterations
 # than that in all, run on local-sync: waking local-task's worker threads costs tens of

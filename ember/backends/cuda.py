@@ -18,7 +18,7 @@ OPTIONS = {"arch": "cuda_arch"}
 DISPATCH_REGIONS = False
 # Its signed division is unchecked on a GPU: ember divides magnitudes itself.
 TRAITS = {"float64": True, "exact_division": False, "outer_reductions": True,
-          "exact_rounding": True}
+          "exact_rounding": True, "loop_chunks": True}
 INSTALL_HINT = ("Install the NVIDIA driver (it provides libcuda.so) on a machine with an "
                 "NVIDIA GPU; the CUDA toolkit is not needed.")
 

@@ -31,8 +31,10 @@ DISPATCH_REGIONS = False
 # dispatch of a leading-axis reduction fused with its consumers computes wrongly.
 # Its drivers may reassociate float adds (Mesa's NIR does, for SPIR-V values without
 # NoContraction, which IREE never emits): (x + 2**23) - 2**23 gave x on lavapipe.
+# loop_chunks False: a host loop run in chunks (ember-to-linalg's run-ahead) lost a chunk of
+# steps in its carry on lavapipe from 64 steps up (the host's read between chunks).
 TRAITS = {"float64": False, "exact_division": False, "outer_reductions": False,
-          "exact_rounding": False}
+          "exact_rounding": False, "loop_chunks": False}
 INSTALL_HINT = ("Install a Vulkan loader and driver, e.g. on Debian/Ubuntu (as root): "
                 "apt-get install -y libvulkan1 mesa-vulkan-drivers (Mesa's lavapipe runs "
                 "Vulkan on the CPU), or your GPU vendor's Vulkan driver.")

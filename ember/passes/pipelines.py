@@ -43,11 +43,12 @@ def linalg(module: ir.Module, dispatch_regions: bool = True, **traits: bool) -> 
     """"optimized" -> "linalg": lower every ember op, then tidy with upstream passes;
     ``dispatch_regions``: fusions become IREE dispatch regions where IREE's codegen takes them
     (the CPU's; ``ember.backends.dispatch_regions``); a host loop runs in chunks of
-    ``ember.config.loop_run_ahead`` steps (ember-to-linalg's run-ahead); ``traits``: the
-    target's arithmetic (``float64``, ``exact_division``, ``outer_reductions``, ``exact_rounding``:
-    ``ember.backends.traits``)."""
+    ``ember.config.loop_run_ahead`` steps (ember-to-linalg's run-ahead) where the target has
+    ``loop_chunks``; ``traits``: the target's arithmetic (``float64``, ``exact_division``,
+    ``outer_reductions``, ``exact_rounding``: ``ember.backends.traits``)."""
+    run_ahead = config.loop_run_ahead if traits.pop("loop_chunks", True) else 0
     off = [name.replace("_", "-") + "=false" for name, on in
            {"dispatch_regions": dispatch_regions, **traits}.items() if not on]
-    opts = "{" + " ".join([*off, f"run-ahead={config.loop_run_ahead}"]) + "}"
+    opts = "{" + " ".join([*off, f"run-ahead={run_ahead}"]) + "}"
     names = [n + opts if n == "ember-to-linalg" else n for n in LOWER]
     run_pipeline(module, steps(names))
