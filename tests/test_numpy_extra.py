@@ -563,3 +563,20 @@ def test_errors(i):
     fn, cls, fragment = ERRORS[i]
     with pytest.raises(cls, match=fragment):
         fn()
+
+
+def test_preferred_element_type_is_where_products_accumulate():
+    # int8 products of 100 * 100 wrapped when the result was cast after the product.
+    a = np.full(10, 100, np.int8)
+    b = np.array([100, -100, 100], np.int8)
+    wide = a.astype(np.int64)
+    got = ember.jit(lambda a, b: (
+        enp.einsum("i,i->", a, a, preferred_element_type=np.int32),
+        enp.vecdot(a[:8], a[:8], preferred_element_type=np.int32),
+        enp.convolve(b, a[:2], preferred_element_type=np.int32),
+        enp.correlate(b, a[:2], mode="full", preferred_element_type=np.int32)))(a, b)
+    wants = [wide @ wide, wide[:8] @ wide[:8], np.convolve(b.astype(np.int64), wide[:2]),
+             np.correlate(b.astype(np.int64), wide[:2], mode="full")]
+    for g, w in zip(got, wants, strict=True):
+        assert g.dtype == np.int32
+        np.testing.assert_array_equal(np.asarray(g), w)

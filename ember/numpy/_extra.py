@@ -111,6 +111,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     """
     enp = _enp()
     a, b = _promote(x1, x2)
+    if preferred_element_type is not None:     # the products accumulate in it, as in JAX
+        a, b = enp.astype(a, preferred_element_type), enp.astype(b, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         _error("vecdot: x1 and x2 must be at least 1-dimensional")
     (ax1,) = _axes(axis, a.ndim)
@@ -120,8 +122,7 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
                f"with axis={axis}")
     a, b = enp.moveaxis(a, ax1, -1), enp.moveaxis(b, ax2, -1)
     out = enp.matmul(enp.expand_dims(a, -2), enp.expand_dims(b, -1))
-    out = lax.reshape(out, tuple(out.shape[:-2]))
-    return out if preferred_element_type is None else enp.astype(out, preferred_element_type)
+    return lax.reshape(out, tuple(out.shape[:-2]))
 
 
 @eager

@@ -778,7 +778,10 @@ def _conv(name, a, v, mode, preferred_element_type):
     if x.ndim != 1 or y.ndim != 1:
         _error(f"{name}: only 1-dimensional inputs are supported, got shapes "
                f"{tuple(x.shape)} and {tuple(y.shape)}")
-    x, y = _inexact(x, y) if preferred_element_type is None else _promote(x, y)
+    if preferred_element_type is None:
+        x, y = _inexact(x, y)
+    else:   # the products accumulate in it, as in JAX
+        x, y = (astype(v, preferred_element_type) for v in _promote(x, y))
     if x.shape[0] == 0 or y.shape[0] == 0:
         _error(f"{name}: inputs cannot be empty, got shapes {tuple(x.shape)} and "
                f"{tuple(y.shape)}")
@@ -800,11 +803,7 @@ def _conv(name, a, v, mode, preferred_element_type):
     flat = lax.pad(flat, _to(0, x.dtype), [(0, w, 0)])
     windows = lax.slice(lax.reshape(flat, (w, L + 1)), (0, 0), (w, out_len))
     out = lax.dot_general(y, windows, (((0,), (0,)), ((), ())))
-    if flip_out:
-        out = lax.rev(out, (0,))
-    if preferred_element_type is not None:
-        out = astype(out, preferred_element_type)
-    return out
+    return lax.rev(out, (0,)) if flip_out else out
 
 
 @eager

@@ -1039,10 +1039,9 @@ def einsum(subscripts, *operands, optimize=None, precision=None,
     """
     if not isinstance(subscripts, str):
         subscripts, operands = _einsum_sublists(subscripts, *operands)
-    out = _einsum(subscripts, *operands)
-    if preferred_element_type is not None:
-        out = _enp().astype(out, preferred_element_type)
-    return out
+    if preferred_element_type is not None:     # the products accumulate in it, as in JAX
+        operands = [_enp().astype(o, preferred_element_type) for o in operands]
+    return _einsum(subscripts, *operands)
 
 
 def _einsum_sublists(*args):
