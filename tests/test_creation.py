@@ -223,3 +223,25 @@ def test_more_creation_errors():
         enp.vander(np.ones((2, 2), np.float32))
     with pytest.raises(TracingError, match="vander.*non-negative"):
         enp.vander(np.ones(2, np.float32), -1)
+
+
+def test_array_of_python_data_takes_jax_dtypes_and_refuses_overflow():
+    # The dtype of a list is the promotion of its elements, NumPy scalars strongly typed and
+    # Python numbers weakly (jax.numpy's rule); a Python int out of range raises, as in JAX
+    # (it had wrapped: [2**31] gave [-2**31]).
+    for data, want in [([np.float16(1), 2], np.float16), ([np.uint8(1), 2], np.uint8),
+                       ([np.int8(1), np.uint8(2)], np.int16), ([True, 1], np.int32),
+                       ([1, 2.5], np.float32), ([], np.float32),
+                       ([np.ones(2, np.float16)], np.float16)]:
+        got = enp.array(data)
+        assert got.dtype == want, (data, got.dtype)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(data, dtype=want))
+    for data, dtype in [([2**31], None), ([1, 2**40], None), ([-2**31 - 1], None),
+                        ([256, -1], np.uint8), (300, np.uint8)]:
+        with pytest.raises(OverflowError, match="out of bounds"):
+            enp.array(data, dtype=dtype)
+    with pytest.raises(OverflowError):
+        enp.uint8(300)
+    with pytest.raises(OverflowError):
+        ember.jit(lambda x: x + enp.asarray([300], np.uint8))(np.uint8(1))
+    assert enp.array([2**31 - 1]).tolist() == [2**31 - 1]

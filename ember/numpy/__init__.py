@@ -130,18 +130,29 @@ def _axes(axis, ndim, name="axis"):
 
 # --- creation -------------------------------------------------------------------------------
 
-def _python_host(a):
-    """A nested list / Python scalar as NumPy data of ember's default int/float dtypes.
-
-    Python numbers are weakly typed: they become int32/float32 (int64/float64 with x64)
-    without the 64-bit narrowing warning NumPy arrays get.
+def _python_host(a, dtype=None):
+    """A nested list / Python scalar as NumPy data of ``dtype``, by default JAX's: the
+    promotion of its elements, Python numbers weakly typed (``[1, 2.5]`` is float32,
+    ``[np.float16(1), 2]`` float16). A Python int out of the dtype's range raises
+    OverflowError (NumPy's, as JAX's), never wraps.
     """
-    host = np.asarray(a)
-    if host.dtype.kind == "i":
-        return host.astype(dtypes.default_int())
-    if host.dtype.kind == "f":
-        return host.astype(dtypes.default_float())
-    return host
+    if dtype is None:
+        leaves = []
+        _python_leaves(a, leaves)
+        # One element per Python type and NumPy dtype decides (a long list of floats: one).
+        reps = {}
+        for v in leaves:
+            reps.setdefault(type(v) if type(v) in (bool, int, float) else np.asarray(v).dtype, v)
+        dtype = dtypes.result_type(*reps.values())[0] if reps else dtypes.default_float()
+    return np.asarray(a, dtype=dtypes.canonicalize(dtype))
+
+
+def _python_leaves(a, out) -> None:
+    if isinstance(a, list | tuple):
+        for v in a:
+            _python_leaves(v, out)
+    else:
+        out.append(a)
 
 
 def _has_array(a) -> bool:
@@ -162,15 +173,15 @@ def asarray(a, dtype=None):
         x = stack([asarray(v) for v in a])      # a list of arrays: stack them
         return x if dtype is None else astype(x, dtype)
     if _is_traced() or isinstance(a, Tracer):
-        if _is_python_data(a) and not isinstance(a, int | float):
-            a = _python_host(a)
-        x = _lift(a if dtype is None or hasattr(a, "dtype") else np.asarray(a, dtype))
+        if _is_python_data(a) and not (isinstance(a, int | float) and dtype is None):
+            a = _python_host(a, dtype)
+        x = _lift(a)
         return x if dtype is None else astype(x, dtype)
     from ember.backends.array import device_put
     if hasattr(a, "aval") and dtype is None:
         return a
-    if _is_python_data(a) and dtype is None:
-        return device_put(_python_host(a))
+    if _is_python_data(a):
+        return device_put(_python_host(a, dtype))
     host = np.asarray(a if not hasattr(a, "aval") else np.asarray(a))
     dt, _ = dtypes.dtype_and_weak(host) if dtype is None else (dtypes.canonicalize(dtype), 0)
     return device_put(host.astype(dt, copy=False))
