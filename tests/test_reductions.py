@@ -493,3 +493,34 @@ def test_column_sum_mean_var_together(shape):
     np.testing.assert_allclose(np.asarray(m), x.mean(0), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.asarray(v), x.var(0), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(np.asarray(z), (x - x.mean(0)) / x.std(0), rtol=1e-4, atol=1e-4)
+
+
+def test_variance_without_degrees_of_freedom_is_nan():
+    # ddof >= n: JAX gives NaN (ember had inf, from dividing by a clamped zero).
+    x = np.ones((4, 5), np.float32) * np.arange(5, dtype=np.float32)
+    got = ember.jit(lambda x: (enp.var(x, axis=1, ddof=5), enp.std(x, axis=1, ddof=7),
+                               enp.nanvar(x, axis=0, ddof=4), enp.var(x, axis=1, ddof=4)))(x)
+    for g in got[:3]:
+        assert np.isnan(np.asarray(g)).all()
+    np.testing.assert_allclose(np.asarray(got[3]), np.var(x, axis=1, ddof=4), rtol=1e-6)
+
+
+def test_cumulative_sum_promotes_small_ints_as_sum():
+    x = np.array([100, 100, 100], np.int8)
+    got = enp.cumulative_sum(x)
+    assert got.dtype == np.int32          # jax.numpy's; cumsum keeps int8, as JAX's
+    np.testing.assert_array_equal(np.asarray(got), np.cumsum(x, dtype=np.int32))
+    assert enp.cumsum(x).dtype == np.int8
+
+
+def test_x64_sums_of_narrower_ints_widen_to_64_bits():
+    old = ember.config.enable_x64
+    ember.config.update("enable_x64", True)
+    try:
+        x = np.full(3, 2**30, np.int32)
+        got = enp.sum(x)
+        assert got.dtype == np.int64 and int(got) == 3 * 2**30     # had wrapped in int32
+        assert enp.sum(np.ones(3, np.uint8)).dtype == np.uint64
+        assert enp.prod(np.ones(3, np.int16)).dtype == np.int64
+    finally:
+        ember.config.update("enable_x64", old)

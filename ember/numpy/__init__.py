@@ -621,8 +621,10 @@ def _reduction(x, axis, keepdims, lax_fn):
 def _sum_dtype(x, dtype):
     if dtype is not None:
         return dtypes.canonicalize(dtype)
-    if x.dtype == bool_ or (dtypes.is_int(x.dtype) and x.dtype.itemsize < 4):
-        return dtypes.uint32 if dtypes.is_unsigned(x.dtype) else dtypes.default_int()
+    # Narrower than the default int: summed in it (its unsigned twin), as in JAX (x64: 64 bits)
+    wide = dtypes.default_int()
+    if x.dtype == bool_ or (dtypes.is_int(x.dtype) and x.dtype.itemsize < wide.itemsize):
+        return np.dtype(f"uint{8 * wide.itemsize}") if dtypes.is_unsigned(x.dtype) else wide
     return x.dtype
 
 

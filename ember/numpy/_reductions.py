@@ -11,7 +11,6 @@ fine for moderate sizes.
 
 from __future__ import annotations
 
-import builtins
 import math
 import operator
 
@@ -240,11 +239,13 @@ def _var(x, axes, mask, dt, ddof, keepdims):
     sq = _masked(lax.mul(d, d), mask, 0)
     total = lax.reduce_sum(sq, axes)
     count = _count(x, axes, mask, cdt)
-    if isinstance(count, Tracer):
-        denom = lax.max(lax.sub(count, _const(ddof, count)), _const(0, count))
-    else:
-        denom = _const(builtins.max(count - ddof, 0), total)
-    return _keep(_to(lax.div(total, denom), dt), x.shape, axes, keepdims)
+    if not isinstance(count, Tracer):
+        count = _const(count, total)
+    denom = lax.sub(count, _const(ddof, count))
+    # No degrees of freedom left (ddof >= n): NaN, as JAX's (not inf or a negative value)
+    out = lax.select(lax.gt(denom, _const(0, denom)), lax.div(total, denom),
+                     _const(np.nan, total))
+    return _keep(_to(out, dt), x.shape, axes, keepdims)
 
 
 @eager
@@ -548,8 +549,9 @@ nancumprod = _cumulative("nancumprod", lax.cumprod, 1)
 
 @eager
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    """The array API's ``cumulative_sum`` (``axis`` may be None for 1-D input only)."""
-    y = cumsum(x, axis=axis, dtype=dtype)
+    """The array API's ``cumulative_sum`` (``axis`` may be None for 1-D input only); small
+    integers accumulate in the default int as ``sum`` (``cumsum`` keeps them, as in JAX)."""
+    y = cumsum(x, axis=axis, dtype=_sum_dtype(_lift(x), dtype))
     return _with_initial(y, axis, 0) if include_initial else y
 
 
