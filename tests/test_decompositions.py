@@ -204,3 +204,17 @@ def test_scipy_linalg_solvers():
     close(sla.cholesky(SPD[0]), np.linalg.cholesky(spd).T, 1e-5)
     with pytest.raises(TracingError, match=r"solve_triangular: trans must be"):
         sla.solve_triangular(B[:3], B[:3], trans="X")
+
+
+def test_eigh_symmetrizes_its_input_as_jax():
+    """JAX's eigh (and eigvalsh) work on (a + a.T) / 2; symmetrize_input=False reads one
+    triangle, as NumPy's. NumPy on the symmetrized matrix and on the triangles is the
+    oracle."""
+    a = np.random.default_rng(3).standard_normal((2, 4, 4)).astype(np.float32)
+    sym = (a + a.swapaxes(-1, -2)) / 2
+    for uplo in ("L", "U"):
+        close(LA.eigvalsh(a, UPLO=uplo), np.linalg.eigvalsh(f64(sym)), 1e-5)
+        close(LA.eigvalsh(a, UPLO=uplo, symmetrize_input=False),
+              np.linalg.eigvalsh(f64(a), UPLO=uplo), 1e-5)
+    w, v = LA.eigh(a)
+    close(v @ (np.asarray(w)[..., None] * np.asarray(v).swapaxes(-1, -2)), sym, 1e-4)

@@ -246,7 +246,8 @@ def _wrappers(sq, spd, m3, stack):
             *sla.qr(m3[0]), *sla.qr(m3[0].T, mode="economic"), sla.qr(m3[0], mode="r")[0],
             sla.svd(m3[0], compute_uv=False),
             sla.eigh(spd, eigvals_only=True), sla.eigh(enp.triu(spd) - 9 * enp.tril(spd, -1),
-                                                       lower=False, eigvals_only=True),
+                                                       lower=False, eigvals_only=True,
+                                                       symmetrize_input=False),
             sla.eigh(spd, subset_by_index=(1, 2))[0]]
 
 

@@ -185,7 +185,7 @@ def _pick(mask, x, axis):
     """The sum of ``x`` where ``mask``, over ``axis``: one row or column of a matrix, or one
     element of a vector, chosen by a traced index (``where`` keeps NaNs elsewhere out)."""
     enp = _enp()
-    return enp.sum(enp.where(mask, x, enp.zeros((), x.dtype)), axis=axis)
+    return enp.sum(enp.where(mask, x, enp.zeros((), x.dtype)), axis=axis, dtype=x.dtype)
 
 
 def _lu_core(a):
@@ -559,9 +559,11 @@ def _symmetric(x, uplo):
 
 
 @eager
-def eigh(a, UPLO="L"):  # noqa: N803
-    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices, reading the
-    lower (``UPLO="L"``) or upper triangle, by Jacobi rotations.
+def eigh(a, UPLO=None, symmetrize_input=True):  # noqa: N803
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices, by Jacobi
+    rotations. As JAX's: the matrix is first symmetrized, ``(a + a.T) / 2``, so that a
+    matrix symmetric up to rounding gives one answer; ``symmetrize_input=False`` reads only
+    the lower (``UPLO="L"``, the default) or upper triangle, as NumPy does.
 
     Example:
         >>> w, v = enp.linalg.eigh(enp.array([[2.0, 1.0], [1.0, 2.0]]))
@@ -570,14 +572,18 @@ def eigh(a, UPLO="L"):  # noqa: N803
     """
     enp = _enp()
     x, out = _matrix(a, "eigh")
-    w, v = _batched(_eigh_core, _symmetric(x, UPLO))
+    uplo = "L" if UPLO is None else UPLO
+    sym = _symmetric(x, uplo)       # (checks UPLO either way)
+    if symmetrize_input:
+        sym = (x + enp.swapaxes(x, -1, -2)) / 2
+    w, v = _batched(_eigh_core, sym)
     return EighResult(enp._to(w, out), enp._to(v, out))
 
 
 @eager
-def eigvalsh(a, UPLO="L"):  # noqa: N803
+def eigvalsh(a, UPLO="L", *, symmetrize_input=True):  # noqa: N803
     """The eigenvalues (ascending) of symmetric matrices (see :func:`eigh`)."""
-    return eigh(a, UPLO).eigenvalues
+    return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 
 def _svd_core(a):

@@ -253,9 +253,10 @@ def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=
 @eager
 def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
          turbo=True, eigvals=None, type=1, check_finite=True, *,  # noqa: A002
-         subset_by_index=None):
-    """Eigenvalues (ascending) and eigenvectors ``(w, v)`` of symmetric matrices, reading the
-    ``lower`` (default) or upper triangle; ``eigvals_only``: ``w`` alone;
+         subset_by_index=None, symmetrize_input=True):
+    """Eigenvalues (ascending) and eigenvectors ``(w, v)`` of symmetric matrices: of
+    ``(a + a.T) / 2`` as JAX's, or with ``symmetrize_input=False`` reading the ``lower``
+    (default) or upper triangle, as SciPy's; ``eigvals_only``: ``w`` alone;
     ``subset_by_index=(lo, hi)``: only the eigenvalues lo..hi (inclusive, ascending order)
     and their vectors. The generalized problem (``b``) is not supported, as in JAX.
 
@@ -266,7 +267,7 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
     if b is not None or type != 1 or eigvals is not None:
         _bad_argument("eigh: only the standard problem is supported: b=None, type=1, "
                       "eigvals=None (use subset_by_index)")
-    w, v = _la.eigh(a, UPLO="L" if lower else "U")
+    w, v = _la.eigh(a, UPLO="L" if lower else "U", symmetrize_input=symmetrize_input)
     if subset_by_index is not None:
         n = w.shape[-1]
         lo, hi = (operator.index(i) for i in subset_by_index)
