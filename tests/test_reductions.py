@@ -237,9 +237,10 @@ def test_cumulative_sums_of_halves_accumulate_in_float32(dtype):
     # A running sum in bfloat16 stops growing at 32 when adding 0.1 (float16: at 256).
     x = np.full(4096, 0.1, dtype)
     y = (1 + np.arange(64, dtype=np.float32) / 1024).astype(dtype)
-    got = ember.jit(lambda x, y: (enp.cumsum(x), enp.cumprod(y)))(x, y)
+    got = ember.jit(lambda x, y: (enp.cumsum(x), enp.cumprod(y), ember.lax.cumsum(x)))(x, y)
     assert got[0].dtype == dtype and got[1].dtype == dtype
     exact = np.cumsum(x.astype(np.float64))
+    np.testing.assert_allclose(np.asarray(got[2]).astype(np.float64), exact, rtol=2 ** -8)
     np.testing.assert_allclose(np.asarray(got[0]).astype(np.float64), exact, rtol=2 ** -8)
     np.testing.assert_allclose(np.asarray(got[1]).astype(np.float64),
                                np.cumprod(y.astype(np.float64)), rtol=2 ** -8)

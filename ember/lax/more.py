@@ -115,6 +115,15 @@ def _ss_cumulative(name):
     def f(operand, axis: int = 0, reverse: bool = False):
         x = _ss_current_trace().lift(operand)
         ax = axis + x.ndim if axis < 0 else axis
+        # Sums and products of halves accumulate in float32, as XLA's (in bfloat16 a running
+        # sum of 0.1 stalls at 32), rounded once.
+        half = name in ("cumsum", "cumprod") and _bits_dtypes.is_float(x.dtype) and \
+            x.dtype.itemsize < 4
+        if half:
+            from ember.lax import convert_element_type
+            x32 = convert_element_type(x, _bits_np.float32)
+            out = _ss_bind(f"ember.{name}", x32, axis=ax, reverse=bool(reverse))[0]
+            return convert_element_type(out, x.dtype, x.weak_type)
         return _ss_bind(f"ember.{name}", x, axis=ax, reverse=bool(reverse),
                         _weak=x.weak_type)[0]
     f.__name__ = f.__qualname__ = name

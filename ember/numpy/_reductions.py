@@ -529,11 +529,7 @@ def _cumulative(name, fn, nan_fill=None):
             x = lax.select(_isnan(x), _const(nan_fill, x), x)
         if dtypes.is_bool(x.dtype):   # a bool accumulation (dtype=bool) is an or / and
             return (lax.cummax if fn is lax.cumsum else lax.cummin)(x, ax)
-        if not x.ndim:
-            return x
-        # Halves accumulate in float32: in bfloat16 a running sum of 0.1 stalls at 32.
-        wide = _compute_dtype(x.dtype)
-        return _to(fn(_to(x, wide), ax), x.dtype) if wide != x.dtype else fn(x, ax)
+        return fn(x, ax) if x.ndim else x     # (lax's accumulate halves in float32)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (f"NumPy's ``{name}`` along ``axis`` (None: of the flattened array); bools "
                  "accumulate in the default int, float16/bfloat16 in float32, other dtypes "
