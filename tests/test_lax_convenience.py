@@ -208,3 +208,18 @@ def test_cumlogsumexp_is_stable():
 def test_identities():
     assert lax.stop_gradient(X) is X
     assert lax.optimization_barrier((X, 1))[1] == 1
+
+
+def test_lax_binary_ops_broadcast_a_scalar_operand():
+    # As JAX's lax: a Python scalar or rank-0 array beside an array is broadcast to it.
+    x = np.arange(1, 4, dtype=np.float32)
+    i = np.arange(1, 4, dtype=np.int32)
+    got = ember.jit(lambda x, i: (lax.add(x, 2.0), lax.max(0.5 * 3, x), lax.lt(x, np.float32(2)),
+                                  lax.pow(x, 2.0), lax.shift_left(i, 2), lax.rem(i * 7, 3),
+                                  lax.atan2(1.0, x)))(x, i)
+    wants = [x + 2, np.maximum(1.5, x), x < 2, x ** 2, i << 2, (i * 7) % 3, np.arctan2(1, x)]
+    for g, w in zip(got, wants, strict=True):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6)
+    with pytest.raises(TracingError, match="equal shapes"):
+        lax.add(x, x[:2])

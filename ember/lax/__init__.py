@@ -50,6 +50,17 @@ def _match_scalars(*xs):
     return out
 
 
+def _binary_operands(x, y):
+    """Both operands as tracers of one dtype (see _match_scalars), a rank-0 one broadcast to
+    the other's shape, as JAX's lax binary ops take ``lax.add(x, 2.0)``."""
+    x, y = _match_scalars(x, y)
+    if x.ndim == 0 and y.ndim:
+        x = broadcast_in_dim(x, y.shape, ())
+    elif y.ndim == 0 and x.ndim:
+        y = broadcast_in_dim(y, x.shape, ())
+    return x, y
+
+
 def _unary(name):
     def f(x):
         x = _as_tracer(x)
@@ -64,10 +75,11 @@ def _binary(name, op):
 
     def f(x, y):
         weak = _is_weak(x) and _is_weak(y) and not compare
-        x, y = _match_scalars(x, y)
+        x, y = _binary_operands(x, y)
         return bind(f"ember.{op}", x, y, _weak=weak)[0]
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"Elementwise ``{name}`` of equal shapes and dtypes (the ``ember.{op}`` op)."
+    f.__doc__ = (f"Elementwise ``{name}`` of equal shapes and dtypes, a scalar broadcast (the "
+                 f"``ember.{op}`` op).")
     return eager(f)
 
 

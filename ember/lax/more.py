@@ -16,23 +16,11 @@ __all__ += ["shift_left", "shift_right_logical", "shift_right_arithmetic",
             "bitcast_convert_type", "population_count", "clz"]
 
 
-def _bits_match(x, y):
-    """Lift Python scalars to the other operand's dtype (lax's weak-type rule)."""
-    def is_array(v):
-        return hasattr(v, "dtype") and not isinstance(v, _bits_np.generic)
-    arrays = [v for v in (x, y) if is_array(v)]
-    lift = _bits_current_trace().lift
-    if not arrays:
-        return lift(x), lift(y)
-    dtype = arrays[0].dtype
-    return tuple(lift(v) if is_array(v) else lift(_bits_np.asarray(v, dtype=dtype))
-                 for v in (x, y))
-
-
 def _bits_shift(op):
     def f(x, y):
+        from ember.lax import _binary_operands
         weak = all(_bits_dtypes.dtype_and_weak(v)[1] for v in (x, y))
-        x, y = _bits_match(x, y)
+        x, y = _binary_operands(x, y)
         return _bits_bind(f"ember.{op}", x, y, _weak=weak)[0]
     f.__name__ = f.__qualname__ = op
     f.__doc__ = (f"Elementwise ``{op}`` of equal shapes and integer dtypes (the ``ember.{op}`` "
@@ -158,9 +146,9 @@ def _math_unary(name):
 
 def _math_binary(name):
     def f(x, y):
-        from ember.lax import _is_weak, _match_scalars
+        from ember.lax import _binary_operands, _is_weak
         weak = _is_weak(x) and _is_weak(y)
-        x, y = _match_scalars(x, y)
+        x, y = _binary_operands(x, y)
         return _math_bind(f"ember.{name}", x, y, _weak=weak)[0]
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (f"Elementwise ``{name}`` of float arrays of equal shape and dtype (the "
