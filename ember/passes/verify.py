@@ -70,5 +70,35 @@ class Verify(Pass):
                 msg = verify_op(op)
                 if msg:
                     problems.append(f"{op.location}: error: {msg}")
+        problems += _recursion(module)
         if problems:
             raise PassError("ember-verify found invalid ops:\n" + "\n".join(problems), problems)
+
+
+def _recursion(module: ir.Module) -> list[str]:
+    """A function that calls itself, directly or through others (ember.call, ember.vmap,
+    func.call): ember inlines calls, so IREE would never finish compiling it."""
+    calls: dict[str, list] = {}
+    for f in module.body.operations:
+        if f.operation.name != "func.func":
+            continue
+        name = ir.StringAttr(f.attributes["sym_name"]).value
+        calls[name] = [(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, op)
+                       for op in walk(f.operation) if "callee" in op.attributes]
+    problems, done = [], set()
+
+    def visit(name, path):
+        for callee, op in calls.get(name, ()):
+            if callee in path:
+                cycle = " -> ".join(f"@{n}" for n in [*path[path.index(callee):], callee])
+                problems.append(f"{op.location}: error: '{op.name}' makes a recursive call "
+                                f"({cycle}); ember cannot compile recursion: use "
+                                "lax.while_loop or lax.fori_loop")
+            elif callee not in done:
+                visit(callee, [*path, callee])
+        done.add(name)
+
+    for name in calls:
+        if name not in done:
+            visit(name, [name])
+    return problems
