@@ -498,6 +498,25 @@ def test_compile_falls_back_to_other_flags_and_caches_it(tmp_path, monkeypatch):
     assert not calls      # the fallback's module was cached under the first flags' key
 
 
+def test_a_damaged_cache_entry_is_compiled_again(tmp_path, monkeypatch):
+    """A truncated or altered module in the compile cache had raised raw IREE errors on every
+    later run: entries carry their SHA-256 and one that does not match is a miss."""
+    from ember.backends import compiler, cpu
+    monkeypatch.setattr(ember.config, "_values", dict(ember.config._values,
+                                                      cache_dir=str(tmp_path)))
+    flags = cpu.compiler_flags()
+    good = compiler.compile_mlir(GOOD_IR, flags)
+    (entry,) = tmp_path.rglob("*.vmfb")
+    for damaged in (entry.read_bytes()[:100], entry.read_bytes()[:-1] + b"x", b""):
+        entry.write_bytes(damaged)
+        assert compiler.compile_mlir(GOOD_IR, flags) == good
+        assert compiler.read_cached(compiler.cache_key(GOOD_IR, flags)) == good   # rewritten
+    host = [f for f in flags if f.endswith("=host")]
+    assert host, flags
+    monkeypatch.setattr(compiler, "_host_cpu", lambda: "another machine's CPU")
+    assert compiler.read_cached(compiler.cache_key(GOOD_IR, flags)) is None
+
+
 def test_eval_shape_traces_without_compiling_as_jax():
     counter = Counter(lambda x, y: {"p": x @ y, "s": (x.sum(), 2 * x, x > 0)})
     spec = ember.ShapeDtypeStruct((3, 4), np.float32)

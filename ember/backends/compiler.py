@@ -1,4 +1,6 @@
-"""IREE compilation, with an on-disk cache keyed by IR, flags and IREE version.
+"""IREE compilation, with an on-disk cache keyed by IR, flags, IREE version and (for
+``host`` CPU targets) the host's CPU features; each entry starts with the SHA-256 of its
+module, and one that does not match (a truncated or damaged file) is compiled again.
 
 IREE's compiler runs in a child process of ours (``_compile_worker``, started once and kept):
 a crash in IREE (a segfault, an LLVM ERROR abort) ends the child, not the user's program, and
@@ -9,9 +11,11 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import hashlib
 import os
 import pickle
+import platform
 import signal
 import struct
 import subprocess
@@ -29,9 +33,22 @@ except ImportError:  # pragma: no cover - older wheels
     _IREE_VERSION = "unknown"
 
 
+@functools.cache
+def _host_cpu() -> str:
+    """What ``--iree-llvmcpu-target-cpu=host`` compiles for: a cache shared between machines
+    (a network home) must not hand one CPU's code to another."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            lines = [ln for ln in f if ln.startswith(("model name", "flags", "Features"))]
+        return "".join(sorted(set(lines)))
+    except OSError:
+        return platform.processor() or platform.machine()
+
+
 def cache_key(mlir_text: str, flags: tuple[str, ...]) -> str:
     h = hashlib.sha256()
-    for part in (_IREE_VERSION, "\0".join(flags), mlir_text):
+    host = _host_cpu() if any(f.endswith("=host") for f in flags) else ""
+    for part in (_IREE_VERSION, "\0".join(flags), host, mlir_text):
         h.update(part.encode())
         h.update(b"\1")
     return h.hexdigest()
@@ -59,10 +76,10 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
         flags = flags + ("--iree-scheduling-dump-statistics-format=json",
                          f"--iree-scheduling-dump-statistics-file={stats_file}")
     key = cache_key(mlir_text, flags)
-    path = _cache_path(key)
-    if use_cache and os.path.exists(path):
-        with open(path, "rb") as f:
-            return f.read()
+    if use_cache:
+        cached = read_cached(key)
+        if cached is not None:
+            return cached
     try:
         vmfb = _compile(mlir_text, flags)
     except CompileError as first:
@@ -75,8 +92,25 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
         else:
             raise first from None
     if use_cache:
-        _atomic_write(path, vmfb)
+        write_cached(key, vmfb)
     return vmfb
+
+
+def read_cached(key: str) -> bytes | None:
+    """The module cached under ``key``, or None if there is none or it is damaged (loading a
+    damaged module raised raw IREE errors, or crashed, on every later run)."""
+    try:
+        with open(_cache_path(key), "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    digest, vmfb = data[:32], data[32:]
+    return vmfb if vmfb and hashlib.sha256(vmfb).digest() == digest else None
+
+
+def write_cached(key: str, vmfb: bytes) -> None:
+    """Cache ``vmfb`` under ``key``, after its SHA-256 (see :func:`read_cached`)."""
+    _atomic_write(_cache_path(key), hashlib.sha256(vmfb).digest() + vmfb)
 
 
 # The compile worker's protocol (``_compile_worker``): length-prefixed pickles.

@@ -108,10 +108,9 @@ def compile_for_targets(linalg_text: str, targets, optimized=None, fenced=False)
     from ember.config import config
 
     key = compiler.cache_key(linalg_text, ("iree-compile",) + flags)
-    path = compiler._cache_path(key)
-    if config.compile_cache and os.path.exists(path):
-        with open(path, "rb") as f:
-            return f.read()
+    cached = compiler.read_cached(key) if config.compile_cache else None
+    if cached is not None:
+        return cached
     from iree.compiler.tools import CompilerToolError, compile_str
 
     errors = []
@@ -125,7 +124,7 @@ def compile_for_targets(linalg_text: str, targets, optimized=None, fenced=False)
         raise compiler._failure(f"IREE failed to compile the program for "
                                 f"{', '.join(targets)}", errors[0][-8000:], linalg_text)
     if config.compile_cache:
-        compiler._atomic_write(path, vmfb)
+        compiler.write_cached(key, vmfb)
     return vmfb
 
 
