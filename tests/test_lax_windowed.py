@@ -85,6 +85,11 @@ CONV_CASES = {
                                                           padding="VALID")),
     "depthwise": (_f32(2, 3, 6, 6), _f32(6, 1, 3, 3), dict(
         window_strides=(1, 1), padding="SAME", feature_group_count=3)),
+    # Channel multipliers 3 and 5: IREE's tiling refused the lowering's old floordiv map.
+    "depthwise_multiplier_3": (_f32(1, 8, 4, 4), _f32(24, 1, 2, 2), dict(
+        window_strides=(1, 1), padding="VALID", feature_group_count=8)),
+    "grouped_multiplier_5": (_f32(2, 4, 5, 5), _f32(20, 1, 3, 3), dict(
+        window_strides=(2, 1), padding="SAME", feature_group_count=4)),
     "grouped": (_f32(2, 4, 5, 5), _f32(6, 2, 2, 2), dict(
         window_strides=(1, 1), padding="VALID", feature_group_count=2)),
     "batch_groups": (_f32(4, 2, 6, 5), _f32(6, 2, 3, 2), dict(

@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember._mlir import arith, ir, linalg
+from ember._mlir import arith, ir, linalg, tensor
 from ember.core import ShapedArray
+from ember.dialects.base import aval_of_type
 from ember.passes.lowering import (
     SCALAR,
     LowerCall,
@@ -25,6 +26,8 @@ from ember.passes.lowering import (
     generic,
     identity_map,
     lowering,
+    reassociation,
+    ttype,
 )
 
 __all__: list[str] = []
@@ -59,24 +62,38 @@ def _lower_conv(c: LowerCall):
 def _generic_conv(lhs, rhs, init, la, ra, out, strides, dilation, groups, dt, acc_dt):
     nd = la.ndim - 2
     per_group_in, per_group_out = ra.shape[-2], out.shape[-1] // groups
-    # Loop dims: n, out_1..out_nd, q (output feature), k_1..k_nd, c (feature in its group).
-    n_dims = 1 + nd + 1 + nd + 1
+    # Loop dims: n, out_1..out_nd, g (group), m (output feature in it), k_1..k_nd, c (input
+    # feature in the group). The output features are split into (g, m) by reshapes rather
+    # than read as q floordiv (O/G): IREE's CPU tiling refused that map ("tile size 2 ...
+    # must divide or be divisible by the step 3") for some channel multipliers.
+    n_dims = 1 + nd + 2 + nd + 1
     d = [ir.AffineDimExpr.get(i) for i in range(n_dims)]
-    o, q, k, f = d[1:1 + nd], d[1 + nd], d[2 + nd:2 + 2 * nd], d[-1]
+    o, g, k, f = d[1:1 + nd], d[1 + nd], d[3 + nd:3 + 2 * nd], d[-1]
 
     def const(v):
         return ir.AffineConstantExpr.get(v)
     spatial = [oi * const(s) + ki * const(dl) for oi, ki, s, dl in zip(o, k, strides, dilation)]
-    feature = ir.AffineFloorDivExpr.get(q, const(per_group_out)) * const(per_group_in) + f
+    feature = g * const(per_group_in) + f
     lhs_map = ir.AffineMap.get(n_dims, 0, [d[0], *spatial, feature])
-    rhs_map = dims_map(n_dims, [*range(2 + nd, 2 + 2 * nd), n_dims - 1, 1 + nd])
-    out_map = dims_map(n_dims, range(2 + nd))
-    iters = ["parallel"] * (2 + nd) + ["reduction"] * (nd + 1)
+    rhs_map = dims_map(n_dims, [*range(3 + nd, 3 + 2 * nd), n_dims - 1, 1 + nd, 2 + nd])
+    out_map = dims_map(n_dims, range(3 + nd))
+    iters = ["parallel"] * (3 + nd) + ["reduction"] * (nd + 1)
+
+    def split(v, shape):        # (..., O) -> (..., G, O / G)
+        rank = len(shape)
+        full = ShapedArray((*shape[:-1], groups, per_group_out), aval_of_type(v.type).dtype)
+        groups_ = [[i] for i in range(rank - 1)] + [[rank - 1, rank]]
+        return tensor.ExpandShapeOp(ttype(full), v, reassociation(groups_), [],
+                                    list(full.shape)).result
 
     def body(a, b, acc):
         if acc_dt != dt:
             a, b = (arith.ExtFOp(elem(acc_dt), v).result for v in (a, b))
         return [SCALAR["add"]([acc, SCALAR["mul"]([a, b], acc_dt, acc_dt, {})], acc_dt,
                               acc_dt, {})]
-    (res,) = generic([lhs, rhs], [lhs_map, rhs_map], [init], [out_map], iters, body)
-    return res
+    (res,) = generic([lhs, split(rhs, ra.shape)], [lhs_map, rhs_map],
+                     [split(init, out.shape)], [out_map], iters, body)
+    rank = out.ndim
+    groups_ = [[i] for i in range(rank - 1)] + [[rank - 1, rank]]
+    return tensor.CollapseShapeOp(ttype(ShapedArray(out.shape, acc_dt)), res,
+                                  reassociation(groups_)).result

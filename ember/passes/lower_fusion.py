@@ -56,7 +56,6 @@ from ember.passes.lowering import (
     LOWERINGS,
     SCALAR,
     LowerCall,
-    _reassoc,
     _reduce_init,
     dims_map,
     elem,
@@ -68,6 +67,7 @@ from ember.passes.lowering import (
     index_of,
     lower_elementwise,
     lowering,
+    reassociation,
     scalar_const,
     to_index,
 )
@@ -592,7 +592,7 @@ def split_reduction(inputs, input_exprs, inits, out_dims, iterators, body,
             shape = list(t.shape[:-1]) + [n // SPLIT_LANES, SPLIT_LANES]
             groups = [[d] for d in range(t.rank - 1)] + [[t.rank - 1, t.rank]]
             v = tensor.ExpandShapeOp(ir.RankedTensorType.get(shape, t.element_type), v,
-                                     _reassoc(groups), [], shape).result
+                                     reassociation(groups), [], shape).result
             e = tuple(e) + (rank,)
         split_inputs.append(v)
         split_exprs.append(e)

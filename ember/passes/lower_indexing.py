@@ -24,7 +24,6 @@ from ember.passes.lowering import (
     SCALAR,
     LowerCall,
     _cmpi,
-    _reassoc,
     _value,
     convert_scalar,
     dims_map,
@@ -36,6 +35,7 @@ from ember.passes.lowering import (
     identity_map,
     int_constant,
     lowering,
+    reassociation,
     scalar_const,
     to_index,
     ttype,
@@ -92,12 +92,12 @@ def _reshape(x: ir.Value, aval: ShapedArray, shape) -> ir.Value:
         return x
     out = ShapedArray(shape, aval.dtype)
     if aval.ndim == 0:
-        return tensor.ExpandShapeOp(ttype(out), x, _reassoc([]), [], list(shape)).result
+        return tensor.ExpandShapeOp(ttype(out), x, reassociation([]), [], list(shape)).result
     flat = ShapedArray((aval.size,), aval.dtype)
     if aval.ndim != 1:
-        x = tensor.CollapseShapeOp(ttype(flat), x, _reassoc([list(range(aval.ndim))])).result
+        x = tensor.CollapseShapeOp(ttype(flat), x, reassociation([list(range(aval.ndim))])).result
     if len(shape) != 1:
-        x = tensor.ExpandShapeOp(ttype(out), x, _reassoc([list(range(len(shape)))]), [],
+        x = tensor.ExpandShapeOp(ttype(out), x, reassociation([list(range(len(shape)))]), [],
                                  list(shape)).result
     return x
 

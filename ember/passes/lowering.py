@@ -959,19 +959,20 @@ def _lower_broadcast(c: LowerCall):
 def _lower_reshape(c: LowerCall):
     (x,), (xa,), out = c.operands, c.in_avals, c.out_avals[0]
     if xa.ndim == 0:     # a rank-0 tensor expands to all-ones shapes, with no groups
-        return [tensor.ExpandShapeOp(ttype(out), x, _reassoc([]), [], list(out.shape)).result]
+        return [tensor.ExpandShapeOp(ttype(out), x, reassociation([]), [], list(out.shape)).result]
     if out.ndim == 0:
-        return [tensor.CollapseShapeOp(ttype(out), x, _reassoc([])).result]
+        return [tensor.CollapseShapeOp(ttype(out), x, reassociation([])).result]
     flat = ShapedArray((xa.size,), xa.dtype)
     if xa.ndim != 1:
-        x = tensor.CollapseShapeOp(ttype(flat), x, _reassoc([list(range(xa.ndim))])).result
+        x = tensor.CollapseShapeOp(ttype(flat), x, reassociation([list(range(xa.ndim))])).result
     if out.ndim != 1:
-        x = tensor.ExpandShapeOp(ttype(out), x, _reassoc([list(range(out.ndim))]), [],
+        x = tensor.ExpandShapeOp(ttype(out), x, reassociation([list(range(out.ndim))]), [],
                                  list(out.shape)).result
     return [x]
 
 
-def _reassoc(groups) -> ir.ArrayAttr:
+def reassociation(groups) -> ir.ArrayAttr:
+    """The reassociation of a tensor.expand_shape/collapse_shape: lists of dims."""
     i64 = ir.IntegerType.get_signless(64)
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g])
                              for g in groups])
