@@ -218,3 +218,16 @@ def test_take_errors():
         enp.take(np.arange(3), np.array([0], np.int32), axis=2)
     with pytest.raises(EmberError, match="inplace"):
         enp.put_along_axis(np.arange(3), np.array([0], np.int32), 1, axis=0)
+
+
+def test_dynamic_slice_with_a_narrow_negative_start():
+    # A traced int8 start -128 counts from the end of a 300-long axis: 172 (the sum had
+    # wrapped in int8, and the clamped start read element 0).
+    x = np.arange(300, dtype=np.float32)
+    f = ember.jit(lambda x, i: (lax.dynamic_slice(x, (i,), (2,)),
+                                lax.dynamic_update_slice(x, -x[:2], (i,))))
+    got, upd = f(x, np.int8(-128))
+    np.testing.assert_array_equal(np.asarray(got), x[172:174])
+    want = x.copy()
+    want[172:174] = -x[:2]
+    np.testing.assert_array_equal(np.asarray(upd), want)

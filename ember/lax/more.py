@@ -228,6 +228,8 @@ def _ix_starts(starts, shape):
         if s.shape != ():
             raise TypeError(f"start indices must be scalars, got shape {s.shape}")
         if not known and dtypes.is_int(s.dtype) and not dtypes.is_unsigned(s.dtype):
+            if np.iinfo(s.dtype).max < d:     # s + d would wrap (an int8 start, d > 127)
+                s = lax.convert_element_type(s, np.int32)
             zero = lax.convert_element_type(0, s.dtype)
             s = lax.select(lax.lt(s, zero), lax.add(s, lax.convert_element_type(d, s.dtype)), s)
         out.append(s)
