@@ -682,3 +682,18 @@ def test_long_host_loops_on_vulkan():
         c = c + 1
     np.testing.assert_array_equal(np.asarray(carry), c)
     np.testing.assert_array_equal(np.asarray(sums), want)
+
+
+@needs_vulkan
+def test_donating_a_vulkan_array_runs_where_it_lives():
+    # The donating call had handed the Vulkan buffer to the CPU program (a raw IREE
+    # PERMISSION_DENIED): it now compiles for the Array's device, as other calls do.
+    (vk,) = ember.devices("vulkan")
+    x = ember.device_put(np.arange(6, dtype=np.float32), vk)
+    y = ember.jit(lambda x: x * 2, donate_argnums=0)(x)
+    assert y.device.platform == "vulkan" and x.is_deleted()
+    np.testing.assert_array_equal(np.asarray(y), np.arange(6, dtype=np.float32) * 2)
+    z = ember.device_put(np.ones(2, np.float32), vk)
+    with pytest.raises(errors.DeviceMismatchError, match="argument #0"):
+        ember.jit(lambda x: x + 1, donate_argnums=0, backend="cpu")(z)
+    assert not z.is_deleted()

@@ -275,7 +275,7 @@ class Executable:
             for leaf, aval in zip(leaves, in_avals):
                 if type(leaf) is array_type:
                     if leaf.device.space is not space:
-                        raise _mismatch(leaves, array_type, device)
+                        raise device_mismatch(leaves, array_type, device)
                     push(leaf._bv)
                 else:
                     push(upload(host_array(leaf, aval)))
@@ -321,7 +321,8 @@ def unalias(device: Device, outs, pairs, views) -> bool:
     return found
 
 
-def _mismatch(leaves, array_type, device: Device) -> DeviceMismatchError:
+def device_mismatch(leaves, array_type, device: Device) -> DeviceMismatchError:
+    """The error for ``leaves`` holding an ``array_type`` on another device than ``device``."""
     where = [(i, x.device) for i, x in enumerate(leaves)
              if type(x) is array_type and x.device.space is not device.space]
     i, other = where[0]

@@ -489,22 +489,19 @@ class JitFunction:
         else:
             key, leaves, tree, static = self._signature(args, kwargs)
             compiled = self._cached(key, leaves, tree, static, args, backend)
-        if compiled.donated_leaves:
-            outs = memory.run_donating(compiled, leaves)
+        try:
+            outs = _run(compiled, leaves)
+        except DeviceMismatchError as e:
+            if self.backend is not None:
+                raise
+            # No backend asked for: run where the Array arguments live.
+            compiled = self._compile_on(e.device, leaves, args, kwargs)
+            outs = _run(compiled, leaves)
         else:
-            try:
-                outs = compiled.runner(leaves)
-            except DeviceMismatchError as e:
-                if self.backend is not None:
-                    raise
-                # No backend asked for: run where the Array arguments live.
-                compiled = self._compile_on(e.device, leaves, args, kwargs)
-                outs = compiled.runner(leaves)
-            else:
-                if not kwargs and not self.static_argnums and len(leaves) == len(args) \
-                        and all(type(x) is Array for x in args):
-                    self._last = (backend, tuple(x.aval for x in args), compiled.runner,
-                                  compiled.single_output, compiled.out_tree)
+            if not compiled.donated_leaves and not kwargs and not self.static_argnums and \
+                    len(leaves) == len(args) and all(type(x) is Array for x in args):
+                self._last = (backend, tuple(x.aval for x in args), compiled.runner,
+                              compiled.single_output, compiled.out_tree)
         return outs[0] if compiled.single_output else \
             tree_util.tree_unflatten(compiled.out_tree, outs)
 
@@ -598,6 +595,11 @@ class JitFunction:
         operands = list(leaves) + [o for o, _ in inner.captured]
         results = _emit_call(name, operands, [o.aval for o in outs])
         return tree_util.tree_unflatten(out_tree, results)
+
+
+def _run(compiled: Compiled, leaves) -> list[Array]:
+    return memory.run_donating(compiled, leaves) if compiled.donated_leaves else \
+        compiled.runner(leaves)
 
 
 def _emit_call(callee: str, operands, out_avals):

@@ -18,7 +18,7 @@ from ember import tree_util
 from ember._mlir import ir
 from ember._traceback import user_stacklevel
 from ember.backends.array import Array
-from ember.backends.runtime import alias_pairs, host_array, unalias
+from ember.backends.runtime import alias_pairs, device_mismatch, host_array, unalias
 from ember.config import config
 from ember.core import ShapeDtypeStruct
 from ember.errors import DonationError, DonationWarning, MemoryBudgetWarning, RuntimeFailure
@@ -261,6 +261,8 @@ def run_donating(compiled, leaves) -> list[Array]:
                                 "buffer would be overwritten while read")
     ex = compiled.executable
     device = ex.device
+    if any(type(x) is Array and x.device.space is not device.space for x in leaves):
+        raise device_mismatch(leaves, Array, device)
     in_avals, out_avals = compiled.in_avals, compiled.out_avals
     args = rt.VmVariantList(len(in_avals) + len(donation))
     views = []
