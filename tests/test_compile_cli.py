@@ -212,6 +212,11 @@ def test_compile_errors(workdir, tmp_path):
     two.write_text(EMBER_MLIR + EMBER_MLIR.replace("@scale", "@other"))
     rc, out, err = cli(compile_tool, two, "--emit", "ember")
     assert rc == 1 and "exactly one public func.func" in err
+    dynamic = tmp_path / "dynamic.mlir"       # had printed "RuntimeError: std::bad_cast"
+    dynamic.write_text("func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {\n"
+                       "  return %x : tensor<?xf32>\n}\n")
+    rc, out, err = cli(compile_tool, dynamic, "-o", tmp_path / "d.vmfb")
+    assert rc == 1 and "argument 0 has type tensor<?xf32>" in err, err
 
 
 def test_run_errors(workdir, model_vmfb, tmp_path):

@@ -220,6 +220,8 @@ class MlirProgram:
                 for i, t in enumerate(types):
                     try:
                         t = ir.RankedTensorType(t)
+                        if not t.has_static_shape:
+                            raise ValueError("a dynamic shape")
                         out.append(ShapedArray(tuple(t.shape), dtype_of_element(t.element_type)))
                     except (ValueError, KeyError):
                         raise opt.Failure([opt.Diagnostic(
