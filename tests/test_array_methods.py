@@ -294,3 +294,22 @@ def test_reflected_operators_match_operator_module():
     for op in (operator.lshift, operator.rshift):
         np.testing.assert_array_equal(np.asarray(op(i, 1)), op(I, 1))
         np.testing.assert_array_equal(np.asarray(op(1, i & 3)), op(1, I & 3))
+
+
+def test_arrays_pickle_and_deepcopy_as_jax_arrays():
+    import copy
+    import pickle
+
+    x = ember.jit(lambda a: a * 2)(np.arange(3, dtype=np.float32))
+    y = pickle.loads(pickle.dumps(x))
+    assert isinstance(y, ember.Array) and y.dtype == np.float32 and not y.weak_type
+    np.testing.assert_array_equal(np.asarray(y), np.arange(3) * 2)
+    w = ember.jit(lambda: ember.numpy.asarray(1.5) * 2)()
+    assert pickle.loads(pickle.dumps(w)).weak_type
+    params = {"w": x, "layers": [x, 3]}
+    c = copy.deepcopy(params)
+    assert c["w"] is not x and c["layers"][1] == 3
+    ember.jit(lambda a: a + 1, donate_argnums=0)(x)      # the copies keep their own buffers
+    np.testing.assert_array_equal(np.asarray(c["w"]), np.arange(3) * 2)
+    with pytest.raises(ember.errors.DonatedArrayError):
+        pickle.dumps(x)

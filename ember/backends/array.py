@@ -60,6 +60,14 @@ class Array:
             return host.astype(dtype)
         return host.copy() if copy else host
 
+    def __reduce__(self):
+        # Pickled as its host data, weak type included; unpickled onto the default device
+        # (as a jax.Array unpickles onto its default device).
+        return _unpickle, (np.array(self._ember_host()), self.aval.weak_type)
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
     def is_deleted(self) -> bool:
         """True once the array was donated to a jitted call (as in JAX)."""
         return self._bv is None
@@ -130,6 +138,13 @@ class _DeletedArray(Array):
         return f"<deleted Array {self.aval.str_short()}: donated to {self._donated_to}>"
 
     __str__ = __repr__
+
+
+def _unpickle(host: np.ndarray, weak: bool) -> Array:
+    x = device_put(host)
+    if weak:
+        x.aval = x.aval._replace(weak_type=True)
+    return x
 
 
 def device_put(x, device=None):
