@@ -365,6 +365,11 @@ class Loaded:
         if arr is None or arr.dtype not in _SUPPORTED:
             raise ArgumentError(f"{fun}: argument {name} must be an array "
                                 f"{aval.str_short()}, got a {type(x).__name__}")
+        if arr.shape == aval.shape and arr.dtype.kind == aval.dtype.kind and \
+                arr.dtype.itemsize == 8 and aval.dtype.itemsize == 4:
+            # NumPy's default 64-bit types where the module takes 32 bits, as jit takes them
+            # with 64-bit types off (np.arange(5), np.ones(3)).
+            arr = arr.astype(aval.dtype)
         if arr.shape != aval.shape or arr.dtype != aval.dtype:
             from ember.core import short_dtype
             got = f"{short_dtype(arr.dtype)}[{','.join(map(str, arr.shape))}]"
