@@ -26,8 +26,11 @@ func.func private @conv_pe(%x: tensor<2x9x9x3xf32>, %w: tensor<3x3x3x8xf32>) -> 
 // CHECK: "ember.conv"({{.*}}) {feature_group_count = 4 : i64, {{.*}}} : (tensor<2x9x12xf32>, tensor<3x3x20xf32>) -> tensor<2x7x20xf32>
 // CHECK: "ember.reshape"({{.*}}) {new_sizes = array<i64: 2, 7, 4, 5>}
 // LIN-LABEL: func.func @per_example_kernels
+// The output features split into (group, feature) dims by reshapes, no floordiv map:
+// LIN: tensor.expand_shape {{.*}} : tensor<3x3x20xf32> into tensor<3x3x4x5xf32>
 // LIN: linalg.generic
-// LIN-SAME: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]
+// LIN-SAME: iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// LIN: tensor.collapse_shape {{.*}} : tensor<2x7x4x5xf32> into tensor<2x7x20xf32>
 func.func @per_example_kernels(%xs: tensor<4x2x9x3xf32>, %ws: tensor<4x3x3x5xf32>) -> tensor<4x2x7x5xf32> {
   %0 = "ember.vmap"(%xs, %ws) {axis_size = 4 : i64, callee = @conv1d_pe, in_axes = array<i64: 0, 0>, out_axes = array<i64: 0>} : (tensor<4x2x9x3xf32>, tensor<4x3x3x5xf32>) -> tensor<4x2x7x5xf32>
   return %0 : tensor<4x2x7x5xf32>
