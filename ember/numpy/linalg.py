@@ -551,8 +551,6 @@ def _eigh_core(a):
 def _symmetric(x, uplo):
     """The symmetric matrix whose lower (``uplo`` "L") or upper ("U") triangle ``x`` holds."""
     enp = _enp()
-    if uplo not in ("L", "U"):
-        _error(f"eigh: UPLO must be 'L' or 'U', got {uplo!r}")
     k = -1 if uplo == "L" else 1
     tri = enp.tril if uplo == "L" else enp.triu
     return tri(x) + enp.swapaxes(tri(x, k), -1, -2)
@@ -573,9 +571,9 @@ def eigh(a, UPLO=None, symmetrize_input=True):  # noqa: N803
     enp = _enp()
     x, out = _matrix(a, "eigh")
     uplo = "L" if UPLO is None else UPLO
-    sym = _symmetric(x, uplo)       # (checks UPLO either way)
-    if symmetrize_input:
-        sym = (x + enp.swapaxes(x, -1, -2)) / 2
+    if uplo not in ("L", "U"):
+        _error(f"eigh: UPLO must be 'L' or 'U', got {uplo!r}")
+    sym = (x + enp.swapaxes(x, -1, -2)) / 2 if symmetrize_input else _symmetric(x, uplo)
     w, v = _batched(_eigh_core, sym)
     return EighResult(enp._to(w, out), enp._to(v, out))
 

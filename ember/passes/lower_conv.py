@@ -79,12 +79,12 @@ def _generic_conv(lhs, rhs, init, la, ra, out, strides, dilation, groups, dt, ac
     out_map = dims_map(n_dims, range(3 + nd))
     iters = ["parallel"] * (3 + nd) + ["reduction"] * (nd + 1)
 
+    # The kernel and the output have rank nd + 2; their last dim is the one (un)split.
+    last_split = reassociation([[i] for i in range(nd + 1)] + [[nd + 1, nd + 2]])
+
     def split(v, shape):        # (..., O) -> (..., G, O / G)
-        rank = len(shape)
         full = ShapedArray((*shape[:-1], groups, per_group_out), aval_of_type(v.type).dtype)
-        groups_ = [[i] for i in range(rank - 1)] + [[rank - 1, rank]]
-        return tensor.ExpandShapeOp(ttype(full), v, reassociation(groups_), [],
-                                    list(full.shape)).result
+        return tensor.ExpandShapeOp(ttype(full), v, last_split, [], list(full.shape)).result
 
     def body(a, b, acc):
         if acc_dt != dt:
@@ -93,7 +93,4 @@ def _generic_conv(lhs, rhs, init, la, ra, out, strides, dilation, groups, dt, ac
                               acc_dt, {})]
     (res,) = generic([lhs, split(rhs, ra.shape)], [lhs_map, rhs_map],
                      [split(init, out.shape)], [out_map], iters, body)
-    rank = out.ndim
-    groups_ = [[i] for i in range(rank - 1)] + [[rank - 1, rank]]
-    return tensor.CollapseShapeOp(ttype(ShapedArray(out.shape, acc_dt)), res,
-                                  reassociation(groups_)).result
+    return tensor.CollapseShapeOp(ttype(ShapedArray(out.shape, acc_dt)), res, last_split).result
