@@ -279,6 +279,17 @@ def test_vulkan_frexp_and_ldexp_of_halves(dtype):
 
 
 @needs_vulkan
+def test_vulkan_sin_cos_far_from_zero():
+    """The Payne-Hanek reduction in 32-bit integers (mulhi, leading zeros) on SPIR-V."""
+    rng = np.random.default_rng(0)
+    x = np.concatenate([10.0 ** e * (1 + rng.random(64)) for e in range(0, 38)])
+    x = np.concatenate([x[x < 3e38], [3.4028235e38, 1e15]]).astype(np.float32)
+    s, c = ember.jit(lambda a: (enp.sin(a), enp.cos(a)), backend="vulkan")(x)
+    np.testing.assert_allclose(np.asarray(s), np.sin(x.astype(np.float64)), rtol=0, atol=3e-7)
+    np.testing.assert_allclose(np.asarray(c), np.cos(x.astype(np.float64)), rtol=0, atol=3e-7)
+
+
+@needs_vulkan
 def test_vulkan_log1p_family_and_cbrt_keep_their_accuracy():
     """Mesa reassociates float adds ((1 + x) - 1 came out as x), so IREE's log1p formula
     degraded to log(1 + x) there (log1p(1e-4) 1.6e-8 off, asinh 98% off near 0): ember uses

@@ -76,7 +76,7 @@ class _F:
     def sqrt(a):
         return math_d.SqrtOp(a).result
 
-    def sin(self, a):   # range-reduced (lowering._trig); IREE links no float64 libm sin
+    def sin(self, a):   # range-reduced (lower_trig); IREE links no float64 libm sin
         return SCALAR["sin"]([a], self.dt, self.dt, {})
 
     def cos(self, a):

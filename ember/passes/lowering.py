@@ -659,23 +659,6 @@ def _pow(args, dt, attrs):
     return arith.SelectOp(exact_one, one, r).result
 
 
-# pi/2 in three parts (Cody-Waite): k * part is exact for the k that matter, so the reduced
-# argument keeps its accuracy: float32 to about 1e-7 absolute up to |x| = 2^16 and 5e-6 up
-# to 1e9 (beyond, results are bounded but approximate: there is no Payne-Hanek reduction);
-# float64 to 1e-16 up to |x| = 1e8 at least, NaN past about 1e45.
-_PIO2 = {4: (1.5703125, 4.837512969970703125e-4, 7.54978995489188216e-8),
-         8: (1.57079632673412561417e+00, 6.07710050630396597660e-11,
-             2.02226624871116645580e-21)}
-
-
-# fdlibm's kernels of sin and cos on [-pi/4, pi/4], for float64, which IREE's CPU backend can
-# only call from libm, and it links none.
-_SIN64 = (-1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04,
-          2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10)
-_COS64 = (4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05,
-          -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11)
-
-
 def _poly(z, coeffs, dt):
     acc = scalar_const(coeffs[-1], dt)
     for c in reversed(coeffs[:-1]):
@@ -683,83 +666,6 @@ def _poly(z, coeffs, dt):
     return acc
 
 
-# Cephes' sinf/cosf kernels for float32 (IREE's math.sin loses digits near zero: it gave
-# sin(-1e-3) = -9.99978e-4).
-_SIN32 = (-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4)
-_COS32 = (4.166664568298827e-2, -1.388731625493765e-3, 2.443315711809948e-5)
-
-
-def _sin_cos_kernel(r, dt):
-    """(sin r, cos r) for |r| <= pi/4."""
-    mul, add, sub = (lambda a, b: arith.MulFOp(a, b).result), \
-        (lambda a, b: arith.AddFOp(a, b).result), (lambda a, b: arith.SubFOp(a, b).result)
-    z = mul(r, r)
-    if np.dtype(dt).itemsize < 8:
-        sin_r = add(r, mul(mul(r, z), _poly(z, _SIN32, dt)))
-        cos_r = add(sub(scalar_const(1.0, dt), mul(scalar_const(0.5, dt), z)),
-                    mul(mul(z, z), _poly(z, _COS32, dt)))
-        return sin_r, cos_r
-    sin_r = add(r, mul(mul(r, z), _poly(z, _SIN64, dt)))
-    hz = mul(scalar_const(0.5, dt), z)
-    w = sub(scalar_const(1.0, dt), hz)
-    tail = add(sub(sub(scalar_const(1.0, dt), w), hz), mul(mul(z, z), _poly(z, _COS64, dt)))
-    return sin_r, add(w, tail)
-
-
-def _reduce_pio2(x, dt):
-    """(r, k) with x = r + k pi/2 and |r| <= pi/4 (approximately, for huge |x|)."""
-    k = math_d.RoundEvenOp(arith.MulFOp(x, scalar_const(2 / np.pi, dt)).result).result
-    r = x
-    for part in _PIO2[np.dtype(dt).itemsize]:
-        r = arith.SubFOp(r, arith.MulFOp(k, scalar_const(part, dt)).result).result
-    return r, k
-
-
-def _trig(kind: str):
-    """sin/cos/tan with an explicit range reduction to [-pi/4, pi/4] and the quadrant: IREE's
-    own expansions are wrong far from zero (sin(1e10) came out as -6e21, tan(3e38) NaN) and
-    tan lost digits near it (tan(-1e-5) 3e-3 off); float64 tan was a libm call IREE cannot
-    link."""
-    @_in_f32
-    def emit(args, dt, attrs):
-        x0 = args[0]
-        c = {v: scalar_const(v, dt) for v in (0.25, 4.0)}
-
-        def mod4(k):
-            return arith.SubFOp(k, arith.MulFOp(math_d.FloorOp(arith.MulFOp(
-                k, c[0.25]).result).result, c[4.0]).result).result
-
-        # Past the range where k * pi/2 is exact the remainder can still be large, and k
-        # itself rounded: reduce again, keeping the quadrant k mod 4 exact, term by term.
-        r, q = x0, None
-        for _ in range(6 if np.dtype(dt).itemsize == 4 else 3):
-            r, k = _reduce_pio2(r, dt)
-            q = mod4(k) if q is None else mod4(arith.AddFOp(q, mod4(k)).result)
-        sin_r, cos_r = _sin_cos_kernel(r, dt)
-        if kind == "tan":   # tan(r + q pi/2) is tan r for even q, -1 / tan r for odd q
-            odd = _cmpf("oeq", arith.SubFOp(q, arith.MulFOp(math_d.FloorOp(arith.MulFOp(
-                q, scalar_const(0.5, dt)).result).result, scalar_const(2.0, dt)).result
-                ).result, scalar_const(1.0, dt))
-            out = arith.SelectOp(odd, arith.NegFOp(arith.DivFOp(cos_r, sin_r).result).result,
-                                 arith.DivFOp(sin_r, cos_r).result).result
-        else:
-            # sin(r + q pi/2) is sin, cos, -sin, -cos for q = 0..3; cos(...) one step later.
-            table = [sin_r, cos_r, arith.NegFOp(sin_r).result, arith.NegFOp(cos_r).result]
-            if kind == "cos":
-                table = table[1:] + table[:1]
-            out = table[3]
-            for i in (2, 1, 0):
-                out = arith.SelectOp(_cmpf("oeq", q, scalar_const(float(i), dt)), table[i],
-                                     out).result
-        if kind != "cos":   # sin(-0.0) and tan(-0.0) are -0.0
-            out = arith.SelectOp(_cmpf("oeq", x0, scalar_const(0.0, dt)), x0, out).result
-        # float64 beyond about 1e45 is not reduced: NaN rather than a wrong number.
-        failed = _cmpf("ugt", math_d.AbsFOp(r).result, scalar_const(1.0, dt))
-        return arith.SelectOp(failed, scalar_const(np.nan, dt), out).result
-    return emit
-
-
-SCALAR["sin"], SCALAR["cos"], SCALAR["tan"] = _trig("sin"), _trig("cos"), _trig("tan")
 
 
 @scalar("tanh")
@@ -781,7 +687,6 @@ def _tanh(args, dt, attrs):
     small = _cmpf("olt", ax, scalar_const(0.02, dt))
     mag = arith.SelectOp(small, series, mag).result
     return math_d.CopySignOp(mag, x).result
-LOWERINGS["ember.sin"] = LOWERINGS["ember.cos"] = LOWERINGS["ember.tan"] = lower_elementwise
 
 
 @scalar("logistic")

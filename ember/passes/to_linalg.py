@@ -22,6 +22,7 @@ from ember.passes import (  # noqa: F401  (each registers its rules into LOWERIN
     lower_indexing,
     lower_math,
     lower_sort_scan,
+    lower_trig,
 )
 from ember.passes.lowering import LOWERINGS, TRAITS, LowerCall, Traits, optimization_barrier
 from ember.passes.plan_memory import REMAT_ATTR
