@@ -96,6 +96,15 @@ def default_float() -> np.dtype:
     return float64 if config.enable_x64 else float32
 
 
+def to_inexact(dt) -> np.dtype:
+    """JAX's ``to_inexact_dtype``: floats stay as they are; bools and integers of up to 32
+    bits become float32, 64-bit integers float64 (so int32 data stays float32 under x64)."""
+    dt = np.dtype(dt)
+    if is_float(dt):
+        return dt
+    return float64 if dt.itemsize == 8 else float32
+
+
 def dtype_and_weak(x) -> tuple[np.dtype, bool]:
     """The (canonical dtype, weak_type) of an array, tracer, NumPy value or Python scalar."""
     if isinstance(x, bool | np.bool_):

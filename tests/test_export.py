@@ -349,6 +349,14 @@ def test_corrupt_truncated_and_foreign_files(everything_exported, tmp_path):
         ember.load(damaged)
     with pytest.raises(ExportError, match="cannot read exported module .*nope.vmfb"):
         ember.load(tmp_path / "nope.vmfb")
+    # The checksum cut off, alone or with the module's tail (the executables): refused, not
+    # read as a module without one.
+    seal = len(b"ember.sha256:") + 32
+    for cut in (seal, seal + 1):
+        (tmp_path / "cut.vmfb").write_bytes(data[:-cut])
+        with pytest.raises(ExportError, match="cut.vmfb: the file's checksum is missing: it "
+                                              "was truncated"):
+            ember.load(tmp_path / "cut.vmfb")
     # A real IREE module that ember did not export (no signature metadata).
     plain = ember.jit(lambda a: a + 1).lower(np.ones(3, np.float32)).compile()
     (tmp_path / "plain.vmfb").write_bytes(plain.executable.vmfb)
@@ -363,6 +371,15 @@ def _exported_add(tmp_path, name, edit):
     path = tmp_path / name
     exp.save(path)
     return path
+
+
+def test_files_written_before_checksums_still_load(tmp_path):
+    def unsealed(sig):
+        sig.sealed = False
+    path = _exported_add(tmp_path, "old.vmfb", unsealed)
+    path.write_bytes(path.read_bytes()[:-(len(b"ember.sha256:") + 32)])
+    got = ember.load(path)(np.full(3, 2, np.float32), np.full(3, 3, np.float32))
+    np.testing.assert_array_equal(got, np.full(3, 6, np.float32))
 
 
 def test_metadata_from_another_version_or_not_matching(tmp_path):

@@ -116,7 +116,8 @@ class Array:
     def __repr__(self):
         body = np.array2string(self._ember_host(), separator=", ", prefix="Array(")
         dt = self.dtype.name + (", weak_type=True" if self.weak_type else "")
-        return f"Array({body}, dtype={dt})"
+        shape = f"shape={self.shape}, " if self.size == 0 else ""       # as JAX's
+        return f"Array({body}, {shape}dtype={dt})"
 
     def __str__(self):
         return str(self._ember_host())

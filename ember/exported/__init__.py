@@ -143,6 +143,9 @@ class Signature:
     targets: list[str]
     ember_version: str = dataclasses.field(default_factory=_version)
     format: str = FORMAT
+    # the file ends with the module's checksum (``seal``); files written before seals read
+    # as False
+    sealed: bool = True
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), sort_keys=True, separators=(",", ":"))
@@ -162,7 +165,8 @@ class Signature:
                               f"format {fmt!r}; this ember ({_version()}) reads {FORMAT!r}. "
                               "Export the function again with this ember")
         try:
-            sig = cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)})
+            sig = cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)
+                         if f.name != "sealed"}, sealed=data.get("sealed", False) is True)
             sig.in_avals, sig.out_avals   # noqa: B018  (validates the leaves)
             for desc, leaves in ((sig.in_tree, sig.inputs), (sig.out_tree, sig.outputs)):
                 if tree_from_json(desc).num_leaves != len(leaves):
@@ -248,9 +252,9 @@ def seal(vmfb: bytes) -> bytes:
     return vmfb + _SEAL + hashlib.sha256(vmfb).digest()
 
 
-def _read(path) -> bytes:
+def _read(path) -> tuple[bytes, bool]:
     """The module in the file at ``path``, its checksum checked when it has one (files
-    written by other tools have none)."""
+    written by other tools, or by ember before seals, have none), and whether it had one."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -263,7 +267,20 @@ def _read(path) -> bytes:
         if hashlib.sha256(data).digest() != digest:
             raise ExportError(f"{path}: the module does not match its checksum: the file was "
                               "changed or damaged after ember wrote it; export it again")
-    return data
+        return data, True
+    return data, False
+
+
+def _module_signature(instance, path) -> tuple[bytes, Signature]:
+    """The file's module bytes and signature; a module whose signature says it was sealed
+    must still have its seal (without one, its tail was cut off)."""
+    where = str(path)
+    data, had_seal = _read(path)
+    sig, _ = _signature_of(_vm_module(instance, data, where), where)
+    if sig.sealed and not had_seal:
+        raise ExportError(f"{where}: the file's checksum is missing: it was truncated after "
+                          "ember wrote it; export it again")
+    return data, sig
 
 
 def _vm_module(instance, data: bytes, where: str):
@@ -301,10 +318,7 @@ def read_signature(path) -> Signature:
     Example:
         >>> print(read_signature("model.vmfb").describe())
     """
-    where = str(path)
-    instance = get_device("local-sync").config.vm_instance
-    sig, _ = _signature_of(_vm_module(instance, _read(path), where), where)
-    return sig
+    return _module_signature(get_device("local-sync").config.vm_instance, path)[1]
 
 
 class Loaded:
@@ -427,9 +441,7 @@ def load(path, backend: str | None = None) -> Loaded:
         >>> y = f(params, x)            # NumPy results, in the exported function's structure
     """
     where = str(path)
-    data = _read(path)
-    instance = get_device("local-sync").config.vm_instance
-    sig, _ = _signature_of(_vm_module(instance, data, where), where)
+    data, sig = _module_signature(get_device("local-sync").config.vm_instance, path)
     if backend is not None:
         if backend not in DRIVERS:
             raise ExportError(f"unknown backend {backend!r}; backends are "

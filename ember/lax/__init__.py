@@ -13,12 +13,14 @@ Example:
 from __future__ import annotations
 
 import builtins
+import enum
 
 import numpy as np
 
 from ember import dtypes
 from ember.frontend.eager import eager
-from ember.frontend.tracing import Tracer, bind, current_trace
+from ember.errors import TracingError
+from ember.frontend.tracing import Tracer, bind, current_trace, user_where
 
 _UNARY = ("neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "sin", "cos",
           "tan", "tanh", "logistic", "erf", "floor", "ceil", "is_finite")
@@ -193,13 +195,61 @@ def argmin(x, axis: int, index_dtype=np.int32):
     return bind("ember.argmin", x, axis=axis, index_dtype=dtypes.canonicalize(index_dtype))[0]
 
 
+class Precision(enum.Enum):
+    """``lax.Precision``, the ``precision=`` of products and convolutions. Its names are
+    accepted everywhere JAX accepts them; ember computes float32 products in float32 on every
+    backend, so each is HIGHEST's precision.
+
+    Example:
+        >>> ember.lax.Precision("highest")
+        <Precision.HIGHEST: 2>
+    """
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        names = {"default": cls.DEFAULT, "fastest": cls.DEFAULT, "bfloat16": cls.DEFAULT,
+                 "high": cls.HIGH, "tensorfloat32": cls.HIGH, "highest": cls.HIGHEST,
+                 "float32": cls.HIGHEST}
+        return names.get(value.lower()) if isinstance(value, str) else None
+
+
+def _check_precision(fun: str, precision):
+    """Refuse a ``precision=`` JAX would refuse (None, a Precision, one of its names, or a
+    pair of them for the two operands)."""
+    pair = isinstance(precision, tuple | list) and len(precision) == 2
+    for p in precision if pair else (precision,):
+        if p is not None and not isinstance(p, Precision) and (
+                not isinstance(p, str) or Precision._missing_(p) is None):
+            raise TracingError(f"{fun}: precision must be None, a lax.Precision, one of "
+                               f"{[m.name.lower() for m in Precision]} or a pair of them, got "
+                               f"{precision!r}\n  at {user_where()}")
+
+
 @eager
-def dot_general(lhs, rhs, dimension_numbers):
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """``lax.dot_general``: ``dimension_numbers = ((lhs_contract, rhs_contract),
-    (lhs_batch, rhs_batch))``; result dims are batch, lhs free, rhs free."""
+    (lhs_batch, rhs_batch))``; result dims are batch, lhs free, rhs free. With
+    ``preferred_element_type`` the operands are converted to it first, so the products are
+    computed and accumulated in it (int8 operands give int32 sums).
+
+    Example:
+        >>> a = np.full((2, 2), 100, np.int8)
+        >>> ember.lax.dot_general(a, a, (((1,), (0,)), ((), ())), preferred_element_type=np.int32)
+        Array([[20000, 20000],
+               [20000, 20000]], dtype=int32)
+    """
+    _check_precision("dot_general", precision)
     (lc, rc), (lb, rb) = dimension_numbers
     weak = _is_weak(lhs) and _is_weak(rhs)
     lhs, rhs = _match_scalars(lhs, rhs)
+    if preferred_element_type is not None:
+        pet = dtypes.canonicalize(preferred_element_type)
+        lhs, rhs = convert_element_type(lhs, pet), convert_element_type(rhs, pet)
+        weak = False
     if lhs.dtype == np.bool_ and rhs.dtype == np.bool_:
         # A bool product is an or of ands (NumPy, JAX): counted in int32, then nonzero.
         n = dot_general(convert_element_type(lhs, np.int32), convert_element_type(

@@ -261,10 +261,12 @@ def _index_dtype(lower: Tracer, upper: Tracer):
 
 
 @eager
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``for i in range(lower, upper): val = body_fun(i, val)``, traced as one ``ember.for``
     (a counted loop, ``scf.for``); the bounds may be Python ints or traced scalars.
+    ``unroll`` is accepted, as in ``scan``: IREE runs the loop rolled whatever it is.
     """
+    del unroll
     lo = _scalar("fori_loop", "lower", lower)
     hi = _scalar("fori_loop", "upper", upper)
     dtype, weak = _index_dtype(lo, hi)

@@ -325,6 +325,7 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
         >>> ember.lax.dot(np.ones((2, 3)), np.ones(3))
         Array([3., 3.], dtype=float32)
     """
+    lax._check_precision("dot", precision)
     lhs, rhs = _preferred([_lift(lhs), _lift(rhs)], preferred_element_type)
     if dimension_numbers is not None:
         return lax.dot_general(lhs, rhs, dimension_numbers)

@@ -108,9 +108,7 @@ def _promote_inexact(*args):
     the promoted dtype (never through the promoted integer type, which can wrap: int8 and
     uint32 promote to int32 without x64, where 4294967295 would become -1)."""
     dtype, weak = dtypes.result_type(*args)
-    if not dtypes.is_float(dtype):
-        dtype = dtypes.default_float()
-    return [_to(a, dtype, weak) for a in args]
+    return [_to(a, dtypes.to_inexact(dtype), weak) for a in args]
 
 
 def _axes(axis, ndim, name="axis"):
@@ -165,29 +163,66 @@ def _is_python_data(a) -> bool:
     return isinstance(a, list | tuple | int | float) and not hasattr(a, "dtype")
 
 
-def asarray(a, dtype=None):
-    """An ember array from a NumPy array, a nested list, a scalar or an ember array."""
+def asarray(a, dtype=None, order=None, *, copy=None, device=None):
+    """An ember array from a NumPy array, a nested list, a scalar or an ember array (JAX's
+    ``asarray``: a Python scalar gives a weakly typed array; ``copy=True`` gives an Array a
+    buffer of its own; ``device`` puts the result there).
+
+    Example:
+        >>> enp.asarray([1, 2.5]).dtype
+        dtype('float32')
+    """
+    return array(a, dtype, copy=bool(copy), order=order, device=device)
+
+
+def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  # noqa: A002
+    """An ember array from ``object`` (JAX's ``array``): NumPy data, nested lists (of arrays
+    too: they are stacked), scalars (a Python number gives a weakly typed array) or ember
+    arrays (copied into a buffer of their own unless ``copy=False``); ``ndmin`` leading
+    dimensions of 1 are added as needed.
+
+    Example:
+        >>> enp.array(1.0)
+        Array(1., dtype=float32, weak_type=True)
+    """
+    if order not in (None, "K", "A", "C"):
+        _error(f"array: order={order!r} is not supported; ember arrays are row-major "
+               "(order 'C', 'K', 'A' or None)")
+    ndmin = operator.index(ndmin)
+    x = _array(object, dtype, copy)
+    if x.ndim < ndmin:
+        x = reshape(x, (1,) * (ndmin - x.ndim) + x.shape)
+    if device is not None:
+        from ember.backends.array import device_put
+        x = device_put(x, device)
+    return x
+
+
+def _array(a, dtype, copy):
     if isinstance(a, list | tuple) and builtins.any(
             isinstance(v, Tracer | list | tuple) or hasattr(v, "aval") for v in a) and \
             builtins.any(_has_array(v) for v in a):
-        x = stack([asarray(v) for v in a])      # a list of arrays: stack them
+        x = stack([_array(v, None, False) for v in a])      # a list of arrays: stack them
         return x if dtype is None else astype(x, dtype)
+    weak = dtype is None and isinstance(a, int | float) and not isinstance(a, bool)
     if _is_traced() or isinstance(a, Tracer):
-        if _is_python_data(a) and not (isinstance(a, int | float) and dtype is None):
+        if _is_python_data(a) and not weak:
             a = _python_host(a, dtype)
         x = _lift(a)
         return x if dtype is None else astype(x, dtype)
     from ember.backends.array import device_put
-    if hasattr(a, "aval") and dtype is None:
-        return a
+    if hasattr(a, "aval"):
+        if dtype is not None:
+            return astype(a, dtype)
+        return a.copy() if copy else a
     if _is_python_data(a):
-        return device_put(_python_host(a, dtype))
-    host = np.asarray(a if not hasattr(a, "aval") else np.asarray(a))
+        x = device_put(_python_host(a, dtype))
+        if weak:
+            x.aval = x.aval._replace(weak_type=True)
+        return x
+    host = np.asarray(a)
     dt, _ = dtypes.dtype_and_weak(host) if dtype is None else (dtypes.canonicalize(dtype), 0)
     return device_put(host.astype(dt, copy=False))
-
-
-array = asarray
 
 
 def _ints(x) -> tuple:
@@ -654,10 +689,28 @@ argmin = _argreduce(lax.argmin)
 # --- linear algebra -------------------------------------------------------------------------
 
 
-@eager
-def matmul(x1, x2):
-    """Matrix product with NumPy's rules (1-D operands, broadcast batch dimensions)."""
+def _product_operands(fun, x1, x2, precision, preferred_element_type):
+    """The operands of a product promoted, then converted to ``preferred_element_type``
+    (the products are computed and accumulated in it, as in JAX)."""
+    lax._check_precision(fun, precision)
     a, b = _promote(x1, x2)
+    if preferred_element_type is None:
+        return a, b
+    return _to(a, preferred_element_type), _to(b, preferred_element_type)
+
+
+@eager
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    """Matrix product with NumPy's rules (1-D operands, broadcast batch dimensions);
+    ``preferred_element_type`` is the dtype the products are computed in and returned in.
+
+    Example:
+        >>> a = np.full((2, 2), 100, np.int8)
+        >>> enp.matmul(a, a, preferred_element_type=np.int32)
+        Array([[20000, 20000],
+               [20000, 20000]], dtype=int32)
+    """
+    a, b = _product_operands("matmul", x1, x2, precision, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         _error("matmul: input operand does not have enough dimensions (scalars are not "
                "allowed; use multiply)")
@@ -696,9 +749,10 @@ def matmul(x1, x2):
 
 
 @eager
-def dot(a, b):
-    """NumPy's ``dot``: sum over the last axis of ``a`` and the second-to-last of ``b``."""
-    x, y = _promote(a, b)
+def dot(a, b, *, precision=None, preferred_element_type=None):
+    """NumPy's ``dot``: sum over the last axis of ``a`` and the second-to-last of ``b``
+    (``preferred_element_type`` as in ``matmul``)."""
+    x, y = _product_operands("dot", a, b, precision, preferred_element_type)
     if x.ndim == 0 or y.ndim == 0:
         return multiply(x, y)
     yc = 0 if y.ndim == 1 else y.ndim - 2
@@ -709,13 +763,17 @@ def dot(a, b):
 
 
 @eager
-def vdot(a, b):
-    return dot(ravel(a), ravel(b))
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+    """The dot product of the flattened ``a`` and ``b``."""
+    return dot(ravel(a), ravel(b), precision=precision,
+               preferred_element_type=preferred_element_type)
 
 
 @eager
-def inner(a, b):
-    x, y = _promote(a, b)
+def inner(a, b, *, precision=None, preferred_element_type=None):
+    """The sum over the last axes of ``a`` and ``b`` (``preferred_element_type`` as in
+    ``matmul``)."""
+    x, y = _product_operands("inner", a, b, precision, preferred_element_type)
     if x.ndim == 0 or y.ndim == 0:
         return multiply(x, y)
     return lax.dot_general(x, y, (((x.ndim - 1,), (y.ndim - 1,)), ((), ())))

@@ -110,9 +110,7 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
         Array([3., 3.], dtype=float32)
     """
     enp = _enp()
-    a, b = _promote(x1, x2)
-    if preferred_element_type is not None:     # the products accumulate in it, as in JAX
-        a, b = enp.astype(a, preferred_element_type), enp.astype(b, preferred_element_type)
+    a, b = enp._product_operands("vecdot", x1, x2, precision, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         _error("vecdot: x1 and x2 must be at least 1-dimensional")
     (ax1,) = _axes(axis, a.ndim)

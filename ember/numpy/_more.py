@@ -201,8 +201,8 @@ def append(arr, values, axis=None):
 
 @eager
 def copy(a, order=None):
-    """A copy of ``a`` (ember arrays are immutable, so its values as a new array)."""
-    return _enp().asarray(a)
+    """A copy of ``a`` in a buffer of its own (donating either leaves the other as it is)."""
+    return _enp().array(a, copy=True, order=order)
 
 
 def empty_like(prototype, dtype=None, shape=None):
@@ -773,7 +773,8 @@ def vander(x, N=None, increasing=False):
     return out if increasing else lax.rev(out, (1,))
 
 
-def _conv(name, a, v, mode, preferred_element_type):
+def _conv(name, a, v, mode, precision, preferred_element_type):
+    lax._check_precision(name, precision)
     x, y = _lift(a), _lift(v)
     if x.ndim != 1 or y.ndim != 1:
         _error(f"{name}: only 1-dimensional inputs are supported, got shapes "
@@ -810,14 +811,14 @@ def _conv(name, a, v, mode, preferred_element_type):
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
     """Discrete linear convolution of the 1-D ``a`` and ``v`` (``mode`` "full", "same" or
     "valid"); integers are computed in floating point, as in JAX."""
-    return _conv("convolve", a, v, mode, preferred_element_type)
+    return _conv("convolve", a, v, mode, precision, preferred_element_type)
 
 
 @eager
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
     """Cross-correlation of the 1-D ``a`` and ``v``: ``c[k] = sum_n a[n + k] * v[n]``
     (``mode`` "valid", "same" or "full"); integers in floating point, as in JAX."""
-    return _conv("correlate", a, v, mode, preferred_element_type)
+    return _conv("correlate", a, v, mode, precision, preferred_element_type)
 
 
 # --- floating-point decomposition, gcd, lcm -------------------------------------------------

@@ -80,7 +80,7 @@ def _isnan(x):
 def _float_dtype(x, dtype=None):
     if dtype is not None:
         return dtypes.canonicalize(dtype)
-    return x.dtype if dtypes.is_float(x.dtype) else dtypes.default_float()
+    return dtypes.to_inexact(x.dtype)
 
 
 def _compute_dtype(dt):
@@ -283,7 +283,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     w = _lift(weights)
     x, w = _promote(x, w)
     if not dtypes.is_float(x.dtype):
-        x, w = _to(x, dtypes.default_float()), _to(w, dtypes.default_float())
+        x, w = _to(x, dtypes.to_inexact(x.dtype)), _to(w, dtypes.to_inexact(x.dtype))
     if w.shape != x.shape:
         if axis is None:
             _error(f"average: axis must be specified when shapes of a {tuple(x.shape)} and "

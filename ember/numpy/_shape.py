@@ -161,16 +161,14 @@ def arange(start, stop=None, step=None, dtype=None):
 
 def _float_compute(dt):
     """The floating dtype to compute in for a result of ``dt`` (at least 32 bits)."""
-    if dtypes.is_float(dt) and dt.itemsize >= 4:
-        return dt
-    return dtypes.default_float()
+    dt = dtypes.to_inexact(dt)
+    return dt if dt.itemsize >= 4 else np.dtype(np.float32)
 
 
 def _linspace_dtype(start, stop, dtype):
     if dtype is not None:
         return dtypes.canonicalize(dtype)
-    dt, _ = dtypes.result_type(start, stop, 1.0)
-    return dt
+    return dtypes.to_inexact(dtypes.result_type(start, stop)[0])
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
@@ -993,10 +991,10 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 @eager
-def tensordot(a, b, axes=2):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Sum products over ``axes``: an int N (the last N axes of ``a`` with the first N of
-    ``b``) or a pair of axis sequences."""
-    x, y = _promote(a, b)
+    ``b``) or a pair of axis sequences (``preferred_element_type`` as in ``matmul``)."""
+    x, y = _enp()._product_operands("tensordot", a, b, precision, preferred_element_type)
     if isinstance(axes, int | np.integer):
         n = int(axes)
         if n < 0 or n > x.ndim or n > y.ndim:
@@ -1039,6 +1037,7 @@ def einsum(subscripts, *operands, optimize=None, precision=None,
     """
     if not isinstance(subscripts, str):
         subscripts, operands = _einsum_sublists(subscripts, *operands)
+    lax._check_precision("einsum", precision)
     if preferred_element_type is not None:     # the products accumulate in it, as in JAX
         operands = [_enp().astype(o, preferred_element_type) for o in operands]
     return _einsum(subscripts, *operands)

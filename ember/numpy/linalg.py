@@ -54,8 +54,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
     """
     enp = _enp()
     x = enp._lift(x)
-    if not dtypes.is_float(x.dtype):
-        x = enp._to(x, dtypes.default_float())
+    x = enp._to(x, dtypes.to_inexact(x.dtype))
     nd = x.ndim
     if axis is None:
         if ord is None:
@@ -159,7 +158,7 @@ def _matrix(a, name, square=True):
         _error(f"{name}: expected an array of at least 2 dimensions, got shape {x.shape}")
     if square and x.shape[-1] != x.shape[-2]:
         _error(f"{name}: the last 2 dimensions must be square, got shape {x.shape}")
-    out = x.dtype if dtypes.is_float(x.dtype) else dtypes.default_float()
+    out = dtypes.to_inexact(x.dtype)
     compute = out if out in (np.float32, np.float64) else np.dtype(np.float32)
     return enp._to(x, compute), out
 
@@ -860,19 +859,11 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
     """
     enp = _enp()
     a = enp._lift(x)
-    if not dtypes.is_float(a.dtype):
-        a = enp._to(a, dtypes.default_float())
+    a = enp._to(a, dtypes.to_inexact(a.dtype))
     if isinstance(ord, str):
         _error(f"vector_norm: invalid norm order {ord!r} for vectors; use a number or "
                "enp.inf")
     return _vector_norm(a, ord, enp._axes(axis, a.ndim), keepdims)
-
-
-def _preferred(pet, *xs):
-    """``xs`` converted to ``preferred_element_type`` (so that products accumulate in it)."""
-    if pet is None:
-        return xs
-    return tuple(_enp()._to(x, pet) for x in xs)
 
 
 @eager
@@ -884,7 +875,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
         >>> enp.linalg.vecdot(enp.array([[1, 2], [3, 4]]), enp.array([1, 1]))
         Array([3, 7], dtype=int32)
     """
-    return _enp().vecdot(*_preferred(preferred_element_type, x1, x2), axis=axis)
+    return _enp().vecdot(x1, x2, axis=axis, precision=precision,
+                         preferred_element_type=preferred_element_type)
 
 
 @eager
@@ -896,7 +888,8 @@ def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
         >>> enp.linalg.matmul(enp.ones((2, 3)), enp.ones(3))
         Array([3., 3.], dtype=float32)
     """
-    return _enp().matmul(*_preferred(preferred_element_type, x1, x2))
+    return _enp().matmul(x1, x2, precision=precision,
+                         preferred_element_type=preferred_element_type)
 
 
 @eager
@@ -907,7 +900,8 @@ def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None)
         >>> enp.linalg.tensordot(enp.ones((2, 3)), enp.ones((3, 4)), axes=1).shape
         (2, 4)
     """
-    return _enp().tensordot(*_preferred(preferred_element_type, x1, x2), axes=axes)
+    return _enp().tensordot(x1, x2, axes, precision=precision,
+                            preferred_element_type=preferred_element_type)
 
 
 @eager
