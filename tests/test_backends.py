@@ -16,7 +16,7 @@ from helpers import HAS_VULKAN, needs_vulkan, relu_layers, relu_layers_numpy
 import ember
 import ember.numpy as enp
 from ember import errors, lax
-from ember.backends import cuda, get_backend, vulkan
+from ember.backends import cpu, cuda, get_backend, vulkan
 from ember.frontend import api
 
 HAS_CUDA = bool(cuda.devices())
@@ -94,6 +94,22 @@ def test_cuda_default_arch_and_refused_archs():
     for arch in ("sm_90", "hopper", "H100"):
         with pytest.raises(errors.TargetOptionError, match="does not compile in IREE 3.13"):
             cuda.compiler_flags(arch)
+
+
+def test_unknown_cpu_and_cuda_names_are_target_option_errors():
+    """IREE crashed on an unknown CPU name (LLVM exits) and failed deep in its CUDA pipeline
+    on an unknown architecture ("missing GPU target"); a one-op probe compile names them."""
+    lowered = ember.jit(lambda x: x + 1).lower(X)
+    with pytest.raises(errors.TargetOptionError, match="the CPU 'nonsense' is not a target "
+                                                       "(.|\n)*List of accepted CPUs"):
+        lowered.compile(target_options={"cpu": "nonsense"})
+    with pytest.raises(errors.TargetOptionError, match="features '\\+avx2'(.|\n)*`host`"):
+        cpu.compiler_flags(features="+avx2")
+    np.testing.assert_array_equal(
+        np.asarray(lowered.compile(target_options={"cpu": "haswell"})(X)), X + 1)
+    with pytest.raises(errors.TargetOptionError, match="CUDA architecture 'sm_12'"):
+        cuda.compiler_flags("sm_12")
+    assert cuda.compiler_flags("sm_89")[1] == "--iree-cuda-target=sm_89"
 
 
 def test_bad_target_options_never_reach_iree(monkeypatch):

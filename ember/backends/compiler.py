@@ -313,3 +313,24 @@ def _atomic_write(path: str, data: bytes) -> None:
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only cache directory only costs compile time
+
+
+_PROBE = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}"""
+
+
+@functools.cache
+def check_target(flags: tuple[str, ...], what: str) -> None:
+    """Compile a one-op program with ``flags`` (once per process): a target IREE does not
+    know (a CPU or CUDA architecture name) fails here with TargetOptionError naming ``what``,
+    rather than as an IREE crash in the user's program."""
+    from ember.errors import TargetOptionError
+    try:
+        compile_mlir(_PROBE, flags)
+    except CompileError as e:
+        lines = [ln for ln in str(e).splitlines()[1:] if not ln.startswith("The IR given")]
+        detail = "\n".join(ln[:300] for ln in lines[:4])
+        raise TargetOptionError(f"{what} is not a target IREE {_IREE_VERSION} compiles for: "
+                                f"a one-op program failed with it:\n{detail}") from None

@@ -63,6 +63,10 @@ def compiler_flags(cpu: str = "host", features: str | None = None) -> tuple[str,
              "--iree-input-demote-i64-to-i32=false")
     if features:
         flags += (f"--iree-llvmcpu-target-cpu-features={features}",)
+    if cpu != "host" or features:
+        from ember.backends.compiler import check_target
+        check_target(flags, f"the CPU {cpu!r}" + (f" with features {features!r}" if features
+                                                   else ""))
     return flags
 
 

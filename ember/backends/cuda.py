@@ -53,7 +53,11 @@ def compiler_flags(arch: str = DEFAULT_ARCH) -> tuple[str, ...]:
             f"CUDA architecture {arch!r} does not compile in IREE 3.13 (\"missing GPU target "
             f"in #hal.executable.target\"). Use {DEFAULT_ARCH!r} (the default): its PTX runs "
             "on Hopper GPUs too, through the driver's JIT.")
-    return ("--iree-hal-target-device=cuda", f"--iree-cuda-target={arch}")
+    flags = ("--iree-hal-target-device=cuda", f"--iree-cuda-target={arch}")
+    if arch != DEFAULT_ARCH:
+        from ember.backends.compiler import check_target
+        check_target(flags, f"the CUDA architecture {arch!r}")
+    return flags
 
 
 def fallback_flags(arch: str = DEFAULT_ARCH) -> tuple[tuple[str, ...], ...]:

@@ -18,8 +18,8 @@ import enum
 import numpy as np
 
 from ember import dtypes
-from ember.frontend.eager import eager
 from ember.errors import TracingError
+from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, bind, current_trace, user_where
 
 _UNARY = ("neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "sin", "cos",

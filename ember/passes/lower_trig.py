@@ -105,9 +105,17 @@ class _U:
         return arith.ExtUIOp(self.t, b).result
 
     def wide_mul(self, a, b):
-        """(low, high) words of the product."""
-        op = arith.MulUIExtendedOp(a, b)
-        return op.results[0], op.results[1]
+        """(low, high) words of the product, from half-word products (IREE's CPU backend
+        failed to legalize ``arith.mului_extended`` of some vector shapes)."""
+        h = self.c(self.w // 2)
+        mask = self.c((1 << (self.w // 2)) - 1)
+        a0, a1, b0, b1 = self.and_(a, mask), self.shr(a, h), self.and_(b, mask), self.shr(b, h)
+        p00, p01, p10 = self.mul(a0, b0), self.mul(a0, b1), self.mul(a1, b0)
+        mid = self.add(self.add(self.shr(p00, h), self.and_(p01, mask)), self.and_(p10, mask))
+        low = self.or_(self.and_(p00, mask), self.shl(mid, h))
+        high = self.add(self.add(self.mul(a1, b1), self.shr(p01, h)),
+                        self.add(self.shr(p10, h), self.shr(mid, h)))
+        return low, high
 
     def funnel(self, a, b, s):
         """The word at bit ``s`` (0 <= s < width) of the two words a, b."""
