@@ -252,6 +252,19 @@ def test_reduce_window_pytree_and_ints():
         assert where[r, c] == 2 * c + int(np.argmax(window))
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_reduce_window_sums_of_halves_accumulate_in_float32(dtype):
+    """A bfloat16 window of 64 values of 0.1 summed to 6.16 in bfloat16 steps; in float32
+    it is the float64 sum rounded once."""
+    dt = ember.dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    x = (np.full((3, 64), 0.1) + np.arange(3)[:, None]).astype(dt)
+    for add in (lax.add, ember.numpy.add):
+        got = lax.reduce_window(x, 0.0, add, (1, 64), (1, 1), "VALID")
+        assert got.dtype == dt
+        want = x.astype(np.float64).sum(1, keepdims=True).astype(dt)
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_reduce_window_errors():
     x = np.ones((4, 4), np.float32)
     with pytest.raises(TracingError, match="window_dimensions"):
