@@ -345,6 +345,9 @@ def _more_cases():
         ("interp int", lambda xp, x, i, v: xp.interp(i, np.array([-4, 0, 3]),
                                                      np.array([1, 5, -2]))),
         ("interp one point", lambda xp, x, i, v: xp.interp(x, v[2:3], v[:1])),
+        ("interp period", lambda xp, x, i, v: xp.interp(x, v[::-1] * 2, v, period=2.5)),
+        ("interp period int", lambda xp, x, i, v: xp.interp(i, np.array([3, -4, 0]),
+                                                            np.array([1, 5, -2]), period=-7)),
     ]
 
 
@@ -525,3 +528,23 @@ def test_x64_sums_of_narrower_ints_widen_to_64_bits():
         assert enp.prod(np.ones(3, np.int16)).dtype == np.int64
     finally:
         ember.config.update("enable_x64", old)
+
+
+def test_long_float_sums_do_not_stall():
+    """ember-tree-reductions: a float32 running total stops growing at 2^24, and IREE sums a
+    column serially: ones((2**24 + 2**20, 1)).sum(0) was 16777216 and its mean 0.94."""
+    n = 2**24 + 2**20
+    x = np.ones((n, 1), np.float32)
+    assert float(enp.sum(x, 0)[0]) == n
+    got = ember.jit(lambda v: (v.sum(0) * 0.5, enp.mean(v, 0), enp.var(v, 0)))(x)
+    np.testing.assert_array_equal([np.asarray(g)[0] for g in got], [n / 2, 1.0, 0.0])
+    assert float(ember.jit(lambda: enp.ones(2**25).sum())()) == 2**25
+
+
+def test_mean_over_a_million_rows_keeps_its_digits():
+    """Means over 2^20 rows were 4e-5 off (serial sums); as sums of block sums 1e-6."""
+    x = np.random.default_rng(0).standard_normal((2**20, 8)).astype(np.float32) + 3
+    want = x.astype(np.float64)
+    np.testing.assert_allclose(np.asarray(enp.mean(x, 0)), want.mean(0), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(enp.sum(x)), want.sum(), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(enp.std(x[:, :3], 0)), want[:, :3].std(0), rtol=1e-5)

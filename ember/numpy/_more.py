@@ -242,10 +242,16 @@ def select(condlist, choicelist, default=0):
 @eager
 def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation of the points (``xp``, ``fp``) (1-D, ``xp`` increasing)
-    at ``x``; ``left``/``right`` (default ``fp[0]``/``fp[-1]``) outside ``xp``'s range."""
+    at ``x``; ``left``/``right`` (default ``fp[0]``/``fp[-1]``) outside ``xp``'s range. With
+    ``period``, the points repeat with that period (``xp`` need not be sorted, ``left`` and
+    ``right`` are ignored), as in NumPy.
+
+    Example:
+        >>> enp.interp(np.array([1., 5.]), np.array([0., 2., 4.]), np.array([0., 1., 0.]),
+        ...            period=6)
+        Array([0.5, 0. ], dtype=float32)
+    """
     enp = _enp()
-    if period is not None:
-        _error("interp: period= is not supported")
     xpt, fpt = _lift(xp), _lift(fp)
     if xpt.ndim != 1 or xpt.shape != fpt.shape:
         _error(f"interp: xp and fp must be one-dimensional arrays of equal size, got shapes "
@@ -254,6 +260,17 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         _error("interp: xp and fp must not be empty")
     xv, xpv = _inexact(x, xpt)
     (fpv,) = _inexact(fpt)
+    if period is not None:
+        if np.ndim(period) != 0:
+            _error(f"interp: period must be a scalar, got shape {np.shape(period)}")
+        if _is_concrete(period) and float(period) == 0:
+            _error("interp: period must be a non-zero value")
+        p = enp.abs(_inexact(period)[0])
+        xv, xpv = enp.remainder(xv, p), enp.remainder(xpv, p)
+        xpv, fpv = lax.sort_key_val(xpv, fpv)
+        xpv = enp.concatenate([xpv[-1:] - p, xpv, xpv[:1] + p])
+        fpv = enp.concatenate([fpv[-1:], fpv, fpv[:1]])
+        left = right = None
     n = xpv.shape[0]
     i = enp.clip(enp.searchsorted(xpv, xv, side="right"), 1, n - 1)
 

@@ -9,6 +9,7 @@ from ember.passes import (  # noqa: F401  (registers the passes)
     simplify,
     split_loop_inits,
     to_linalg,
+    tree_reductions,
     verify,
 )
 from ember.passes.registry import PASSES, Pass, PassError, make_pass, run_pipeline

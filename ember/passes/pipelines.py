@@ -8,7 +8,8 @@ from ember._mlir import ir
 from ember.config import config
 from ember.passes.registry import make_pass, run_pipeline
 
-OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify", "ember-fuse", "ember-plan-memory"]
+OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify", "ember-tree-reductions", "ember-fuse",
+            "ember-plan-memory"]
 LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-pin-loop-carries",
          "ember-protect-arguments", "ember-split-loop-inits", "ember-donate-buffers"]
 
