@@ -668,7 +668,9 @@ case("numpy.matmul#shared_lhs", lambda a, b, m, n, k: m @ a.T)
 EXCLUDED = {
     # Classes re-exported for users to catch or check against, not functions of arrays.
     "numpy.IndexingError", "numpy.NonConcreteBooleanIndexError", "numpy.TracingError",
-    "numpy.Tracer", "numpy.ndarray", "lax.Tracer",
+    "numpy.Tracer", "numpy.ndarray", "lax.Tracer", "lax.TracingError",
+    # lax.Precision: an enum of precision names, not a function of arrays.
+    "lax.Precision",
     # dtype queries: they take dtypes, not arrays, and return host values.
     "numpy.finfo", "numpy.iinfo", "numpy.promote_types", "numpy.result_type",
     "numpy.can_cast",
@@ -679,6 +681,7 @@ EXCLUDED = {
     "numpy.character", "numpy.flexible",
     # Tracing machinery (re-exported by the modules' own imports): no array semantics.
     "numpy.current_trace", "numpy.eager", "numpy.user_where", "lax.current_trace",
+    "lax.user_where",
     "lax.eager", "lax.bind", "nn.eager",
     # Host-side helpers of the convolutions: layouts and paddings, not array functions.
     "lax.ConvDimensionNumbers", "lax.conv_dimension_numbers", "lax.conv_general_permutations",
