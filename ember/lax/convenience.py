@@ -309,32 +309,25 @@ def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_
 
 # --- products, selection, powers -------------------------------------------------------------
 
-def _preferred(xs, preferred_element_type):
-    if preferred_element_type is None:
-        return xs
-    return [lax.convert_element_type(x, preferred_element_type) for x in xs]
-
-
 @eager
 def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None):
     """Vector/matrix products of operands of rank 1 or 2 (the last axis of ``lhs`` with the
-    first of ``rhs``), or ``dot_general`` with ``dimension_numbers``. ``precision`` is
-    accepted and ignored.
+    first of ``rhs``), or ``dot_general`` with ``dimension_numbers``; ``precision`` and
+    ``preferred_element_type`` as in ``dot_general``.
 
     Example:
         >>> ember.lax.dot(np.ones((2, 3)), np.ones(3))
         Array([3., 3.], dtype=float32)
     """
-    lax._check_precision("dot", precision)
-    lhs, rhs = _preferred([_lift(lhs), _lift(rhs)], preferred_element_type)
-    if dimension_numbers is not None:
-        return lax.dot_general(lhs, rhs, dimension_numbers)
-    if not (1 <= lhs.ndim <= 2 and 1 <= rhs.ndim <= 2):
-        _error("dot", f"operands must have rank 1 or 2, got shapes {lhs.shape} and "
-                      f"{rhs.shape}; use dot_general")
-    if lhs.shape[-1] != rhs.shape[0]:
-        _error("dot", f"incompatible shapes {lhs.shape} and {rhs.shape}")
-    return lax.dot_general(lhs, rhs, (((lhs.ndim - 1,), (0,)), ((), ())))
+    lhs, rhs = _lift(lhs), _lift(rhs)
+    if dimension_numbers is None:
+        if not (1 <= lhs.ndim <= 2 and 1 <= rhs.ndim <= 2):
+            _error("dot", f"operands must have rank 1 or 2, got shapes {lhs.shape} and "
+                          f"{rhs.shape}; use dot_general")
+        if lhs.shape[-1] != rhs.shape[0]:
+            _error("dot", f"incompatible shapes {lhs.shape} and {rhs.shape}")
+        dimension_numbers = (((lhs.ndim - 1,), (0,)), ((), ()))
+    return lax.dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
 
 
 @eager
