@@ -203,6 +203,8 @@ def test_permutation_matches_jax(keys):
 def test_choice_without_replacement(keys):
     k, jk = keys
     _same(er.choice(k, 10, (4,), replace=False), jr.choice(jk, 10, (4,), replace=False))
+    # a 0-d array (an ember Array too) is arange(a), as a Python int
+    _same(er.choice(k, ember.numpy.asarray(10), (4,)), jr.choice(jk, np.array(10), (4,)))
     a = np.arange(20, dtype=np.int32) * 3
     got = np.asarray(er.choice(k, a, (8,), replace=False))
     assert len(set(got.tolist())) == 8 and set(got.tolist()) <= set(a.tolist())

@@ -649,8 +649,8 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0):
     if not isinstance(shape, Sequence):
         raise RandomArgumentError(f"ember.random.choice: shape must be a sequence, got {shape!r}")
     shape = _shape(shape, "choice")
-    scalar_a = _is_concrete(a) and np.ndim(a) == 0
-    if scalar_a:
+    scalar_a = np.ndim(a) == 0
+    if scalar_a:      # arange(a): a 0-d Array is read on the host, a traced one refused
         n = operator.index(a)
         arr = None
     else:
