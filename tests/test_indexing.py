@@ -70,6 +70,24 @@ def test_indexing_int_and_bool_dtypes_and_scalars():
             _check(got, np.asarray(want))
 
 
+@pytest.mark.parametrize("idx", [True, False, (True, 0), (0, True), (Ellipsis, True),
+                                 (True, [0, 2]), (False, 1), (np.True_, slice(1, 3)),
+                                 (None, True), np.array(True), ([0, 1], True, [1, 2])],
+                         ids=str)
+def test_scalar_bool_indices_as_numpy(idx):
+    """A scalar boolean is a new axis indexed by [0] (True) or [] (False), an advanced index
+    broadcast with the others (NumPy's rule; ember refused them)."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    want = x[idx]
+    for got in (enp.asarray(x)[idx], ember.jit(lambda a: a[idx])(x)):
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), want)
+    got = enp.asarray(x)[enp.asarray(True), 1]              # a 0-d bool Array too
+    np.testing.assert_array_equal(np.asarray(got), x[True, 1])
+    with pytest.raises(IndexError, match="not supported by .at"):
+        enp.asarray(x).at[True].set(0)
+
+
 def test_zero_size_dims():
     e = np.zeros((0, 3), np.float32)
     outs = ember.jit(lambda x: (x[:, 1], x[::-1], x[..., :0], x[None, :, 2:]))(e)

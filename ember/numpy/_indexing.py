@@ -4,7 +4,8 @@
 integer arrays (advanced indexing, broadcast together), mixed basic and advanced indices
 (the advanced dimensions go where the first advanced index is when the advanced indices are
 adjacent, else first), and boolean masks whose value is known (outside ``jit``, or NumPy
-constants inside it): those become integer indices on the host. A boolean mask that is a
+constants inside it): those become integer indices on the host (a scalar ``True``/``False``
+a new axis of length 1/0). A boolean mask that is a
 traced value raises :class:`NonConcreteBooleanIndexError`, as in JAX. Basic indices lower to
 slices; advanced ones to ``ember.gather``.
 
@@ -67,6 +68,19 @@ def _index_dtype():
 
 # --- normalizing an index (on the host) ---------------------------------------------------
 
+class _ScalarBool:
+    """A scalar boolean index: as in NumPy, a new axis indexed by ``[0]`` (True) or ``[]``
+    (False), an advanced index broadcast with the others."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: bool):
+        self.value = value
+
+    def index_array(self) -> np.ndarray:
+        return np.arange(int(self.value), dtype=_index_dtype())
+
+
 def _normalize(idx, x_shape) -> tuple:
     """The index as a tuple of None, slices, Python ints and integer arrays (NumPy arrays,
     Arrays or tracers) covering every dimension: the ellipsis is expanded, lists become
@@ -82,8 +96,7 @@ def _normalize(idx, x_shape) -> tuple:
                        "dynamic starts")
             items.append(i)
         elif isinstance(i, bool | np.bool_):
-            _error("boolean scalar indices are not supported; use None to add a dimension",
-                   IndexError)
+            items.append(_ScalarBool(bool(i)))
         elif isinstance(i, int | np.integer):
             items.append(int(i))
         elif isinstance(i, list):
@@ -102,8 +115,9 @@ def _normalize(idx, x_shape) -> tuple:
                        f"{i.dtype}", IndexError)
             items.append(i)
         elif _is_array(i) or isinstance(i, np.generic):
-            items.append(_host_index_array(np.asarray(i._ember_host() if hasattr(
-                i, "_ember_host") else i)))
+            host = np.asarray(i._ember_host() if hasattr(i, "_ember_host") else i)
+            items.append(_ScalarBool(bool(host)) if host.ndim == 0 and host.dtype == np.bool_
+                         else _host_index_array(host))
         else:
             try:
                 items.append(operator.index(i))
@@ -135,7 +149,7 @@ def _normalize(idx, x_shape) -> tuple:
 
 
 def _consumed(i) -> int:
-    if i is None or i is Ellipsis:
+    if i is None or i is Ellipsis or isinstance(i, _ScalarBool):
         return 0
     if isinstance(i, np.ndarray) and i.dtype == np.bool_:
         return i.ndim
@@ -144,9 +158,6 @@ def _consumed(i) -> int:
 
 def _host_index_array(a: np.ndarray) -> np.ndarray:
     if a.dtype == np.bool_:
-        if a.ndim == 0:
-            _error("boolean scalar indices are not supported; use None to add a dimension",
-                   IndexError)
         return a
     if not np.issubdtype(a.dtype, np.integer):
         _error(f"arrays used as indices must be of integer (or boolean) type, got {a.dtype}",
@@ -162,7 +173,7 @@ def _host_index_array(a: np.ndarray) -> np.ndarray:
 def _getitem(x, idx):
     """``x[idx]`` with NumPy's indexing model (see the module docstring)."""
     norm = _normalize(idx, _shape(x))
-    if not builtins.any(_is_array(i) for i in norm):
+    if not builtins.any(_is_array(i) or isinstance(i, _ScalarBool) for i in norm):
         return _basic_getitem(x, norm)
     return _gather_index(x, norm)
 
@@ -210,6 +221,9 @@ def _gather_index(x, idx, mode=None, fill_value=None, wrap_negative=True):
         if i is None:
             shape.append(1)
             entries.append(slice(None))
+        elif isinstance(i, _ScalarBool):
+            shape.append(1)
+            entries.append(i.index_array())
         else:
             shape.append(x.shape[d])
             entries.append(i)
@@ -413,7 +427,11 @@ class _IndexUpdateRef:
         self.array, self.index = array, index
 
     def _norm(self):
-        return _normalize(self.index, _shape(self.array))
+        norm = _normalize(self.index, _shape(self.array))
+        if builtins.any(isinstance(i, _ScalarBool) for i in norm):
+            _error("boolean scalar indices are not supported by .at[]; index without them",
+                   IndexError)
+        return norm
 
     def _update(self, values, kind, mode):
         if mode not in _MODES:
