@@ -368,15 +368,15 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         _error(fun, "operand and init_value must have the same structure")
     xs = [trace.lift(x) for x in xs]
     inits = [lax.convert_element_type(trace.lift(v), x.dtype) for v, x in zip(inits, xs)]
-    halves = [x.dtype for x in xs if dtypes.is_float(x.dtype) and x.dtype.itemsize < 4]
-    if halves and len(xs) == 1 and _is_add(computation):
+    half = xs[0].dtype
+    if len(xs) == 1 and dtypes.is_float(half) and half.itemsize < 4 and _is_add(computation):
         # sums of halves accumulate in float32, as ember's other sums (in bfloat16 a window
         # of 4096 0.1s summed to 32)
         wide = reduce_window(lax.convert_element_type(xs[0], np.float32),
                              lax.convert_element_type(inits[0], np.float32), lax.add,
                              window_dimensions, window_strides, padding, base_dilation,
                              window_dilation)
-        return tree_util.tree_unflatten(tree, [lax.convert_element_type(wide, halves[0])])
+        return tree_util.tree_unflatten(tree, [lax.convert_element_type(wide, half)])
     nd = xs[0].ndim
     if any(x.shape != xs[0].shape for x in xs) or any(v.ndim for v in inits):
         _error(fun, "the operands must have one shape and each init_value must be a scalar")

@@ -124,7 +124,8 @@ class _U:
 
 
 def _payne_hanek(ax, dt):
-    """(r, q): |x| = r + (q + 4 n) pi/2 with |r| <= pi/4 and q in 0..3 (a float), for a finite
+    """(r, q): |x| = r + (q + 4 n) pi/2 with |r| <= pi/4 and q in 0..3 (an integer of the
+    float's width), for a finite
     ``ax`` = |x| >= 1/2 of float32 or float64, as Norbert Juffa's reduction for float32 does
     it, with words of the float's width: the 3-word window of 2/pi at the argument's exponent
     times its mantissa, modulo 4, is the quadrant and the fraction in fixed point."""
@@ -180,20 +181,18 @@ def _payne_hanek(ax, dt):
     f = arith.AddFOp(f, tail).result
     r = arith.MulFOp(f, pow2).result
     r = arith.SelectOp(neg, arith.NegFOp(r).result, r).result
-    return r, arith.UIToFPOp(ax.type, q).result
+    return r, q
 
 
-def _reduce(x, dt):
-    """(r, q): x = r + (q + 4 n) pi/2 with |r| <= pi/4 and q in 0..3 (a float)."""
-    zero, four = scalar_const(0.0, dt), scalar_const(4.0, dt)
+def _reduce(x, dt, u: _U):
+    """(r, q): x = r + (q + 4 n) pi/2 with |r| <= pi/4 and q in 0..3 (an integer)."""
     ax = math_d.AbsFOp(x).result
     r, q = _payne_hanek(ax, dt)
-    neg = _cmpf("olt", x, zero)                 # -(r + q pi/2) = -r + (4 - q) pi/2
+    neg = _cmpf("olt", x, scalar_const(0.0, dt))     # -(r + q pi/2) = -r + (4 - q) pi/2
     r = arith.SelectOp(neg, arith.NegFOp(r).result, r).result
-    q = arith.SelectOp(arith.AndIOp(neg, _cmpf("one", q, zero)).result,
-                       arith.SubFOp(four, q).result, q).result
+    q = arith.SelectOp(neg, u.and_(u.sub(u.c(4), q), u.c(3)), q).result
     near = _cmpf("ule", ax, scalar_const(np.pi / 4, dt))      # NaN too
-    return arith.SelectOp(near, x, r).result, arith.SelectOp(near, zero, q).result
+    return arith.SelectOp(near, x, r).result, arith.SelectOp(near, u.c(0), q).result
 
 
 def _sin_cos_kernel(r, dt):
@@ -217,12 +216,11 @@ def _trig(kind: str):
     @_in_f32
     def emit(args, dt, attrs):
         x0 = args[0]
-        r, q = _reduce(x0, dt)
+        u = _U(8 * np.dtype(dt).itemsize)
+        r, q = _reduce(x0, dt, u)
         sin_r, cos_r = _sin_cos_kernel(r, dt)
         if kind == "tan":   # tan(r + q pi/2) is tan r for even q, -1 / tan r for odd q
-            odd = _cmpf("oeq", arith.SubFOp(q, arith.MulFOp(math_d.FloorOp(arith.MulFOp(
-                q, scalar_const(0.5, dt)).result).result, scalar_const(2.0, dt)).result
-                ).result, scalar_const(1.0, dt))
+            odd = _cmpi("ne", u.and_(q, u.c(1)), u.c(0))
             out = arith.SelectOp(odd, arith.NegFOp(arith.DivFOp(cos_r, sin_r).result).result,
                                  arith.DivFOp(sin_r, cos_r).result).result
         else:
@@ -232,8 +230,7 @@ def _trig(kind: str):
                 table = table[1:] + table[:1]
             out = table[3]
             for i in (2, 1, 0):
-                out = arith.SelectOp(_cmpf("oeq", q, scalar_const(float(i), dt)), table[i],
-                                     out).result
+                out = arith.SelectOp(_cmpi("eq", q, u.c(i)), table[i], out).result
         if kind != "cos":   # sin(-0.0) and tan(-0.0) are -0.0
             out = arith.SelectOp(_cmpf("oeq", x0, scalar_const(0.0, dt)), x0, out).result
         infinite = _cmpf("oeq", math_d.AbsFOp(x0).result, scalar_const(np.inf, dt))
