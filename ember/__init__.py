@@ -7,12 +7,12 @@ Example:
     3.0463766
 
 Without ``iree-base-compiler`` installed only the runtime side imports: ``ember.load`` (run
-an exported ``.vmfb``), ``Array``, ``dtypes``, ``errors``, ``tree_util``, ``config``; the
+an exported ``.vmfb``), ``Array``, ``dtypes``, ``errors``, ``tree``, ``tree_util``, ``config``; the
 other attributes raise ImportError naming the missing package.
 """
 
 from ember import _quiet  # noqa: F401, I001  (first: silences exit-time leak reports)
-from ember import dtypes, errors, tree_util
+from ember import dtypes, errors, tree, tree_util
 from ember.backends import default_backend, devices
 from ember.backends.array import Array, device_put
 from ember.config import config
@@ -56,4 +56,4 @@ else:
 __all__ = ["Array", "Compiled", "Exported", "Lowered", "ShapeDtypeStruct", "ShapedArray",
            "checkpoint", "clear_caches", "config", "default_backend", "device_put", "devices",
            "dtypes", "errors", "eval_shape", "export", "jit", "lax", "load", "nn", "numpy",
-           "random", "remat", "scipy", "tree_util", "vmap"]
+           "random", "remat", "scipy", "tree", "tree_util", "vmap"]

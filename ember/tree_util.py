@@ -46,15 +46,22 @@ __all__ = [
     "DictKey",
     "FlattenedIndexKey",
     "GetAttrKey",
+    "Partial",
     "PyTreeDef",
     "SequenceKey",
     "all_leaves",
+    "flatten_one_level",
+    "flatten_one_level_with_keys",
+    "is_tree_node",
     "keystr",
     "register_dataclass",
     "register_pytree_node",
     "register_pytree_node_class",
     "register_pytree_with_keys",
+    "register_pytree_with_keys_class",
+    "register_static",
     "tree_all",
+    "tree_broadcast",
     "tree_flatten",
     "tree_flatten_with_path",
     "tree_leaves",
@@ -62,7 +69,9 @@ __all__ = [
     "tree_map",
     "tree_map_with_path",
     "tree_reduce",
+    "tree_reduce_associative",
     "tree_structure",
+    "tree_transpose",
     "tree_unflatten",
     "treedef_children",
     "treedef_is_leaf",
@@ -401,7 +410,186 @@ def register_dataclass(nodetype: type, data_fields=None, meta_fields=None,
     return nodetype
 
 
-# OrderedDict and defaultdict are registered like user nodes, as in JAX.
+def register_pytree_with_keys_class(cls: type) -> type:
+    """Class decorator: register ``cls`` using its ``tree_flatten_with_keys`` (and, if it has
+    one, ``tree_flatten``) method and its ``tree_unflatten`` classmethod, as JAX's.
+
+    Example:
+        >>> @register_pytree_with_keys_class
+        ... class Pair:
+        ...     def __init__(self, a, b):
+        ...         self.a, self.b = a, b
+        ...     def tree_flatten_with_keys(self):
+        ...         return ((GetAttrKey("a"), self.a), (GetAttrKey("b"), self.b)), None
+        ...     @classmethod
+        ...     def tree_unflatten(cls, aux, children):
+        ...         return cls(*children)
+        >>> keystr(tree_leaves_with_path(Pair(1, 2))[1][0])
+        '.b'
+    """
+    flatten = operator.methodcaller("tree_flatten") if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(cls, operator.methodcaller("tree_flatten_with_keys"),
+                              cls.tree_unflatten, flatten)
+    return cls
+
+
+def register_static(cls: type) -> type:
+    """Register ``cls`` as a pytree node with no children: its instances are part of the
+    treedef, so ``jit`` treats them as static (they must be hashable). Returns ``cls``.
+
+    Example:
+        >>> @register_static
+        ... class Mode(str):
+        ...     pass
+        >>> tree_leaves([Mode("add"), 1])
+        [1]
+    """
+    register_pytree_with_keys(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
+
+
+def is_tree_node(typ: type) -> bool:
+    """True for a type that is a pytree node (built in, registered, or a namedtuple).
+
+    Example:
+        >>> is_tree_node(dict), is_tree_node(int)
+        (True, False)
+    """
+    return (_dispatch.get(typ) or _classify(typ)) is not _LEAF_KIND
+
+
+def _one_level(tree: Any) -> tuple[_NodeKind, Any, Any]:
+    """(kind, children, node data) of a node; a namedtuple's node data is its class."""
+    kind = _dispatch.get(type(tree)) or _classify(type(tree))
+    if kind is _LEAF_KIND:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    children, aux = _node_children(kind, tree)
+    return kind, children, kind.type if kind.tag == _NAMEDTUPLE else aux
+
+
+def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Any]:
+    """The children and the node data of a pytree node, one level down.
+
+    Example:
+        >>> flatten_one_level({"a": [1, 2], "b": {"c": 3}})
+        ([[1, 2], {'c': 3}], ('a', 'b'))
+    """
+    return _one_level(tree)[1:]
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[Any, Any]], Any]:
+    """As :func:`flatten_one_level`, each child with its key.
+
+    Example:
+        >>> flatten_one_level_with_keys([7])
+        ([(SequenceKey(idx=0), 7)], None)
+    """
+    kind, _, aux = _one_level(tree)
+    return list(_key_children(kind, tree)), aux
+
+
+class _BoxedPartial:
+    """A ``functools.partial`` as the function of a :class:`Partial`: ``functools.partial``
+    would merge its arguments into the new one's, and only the new ones are children."""
+
+    __slots__ = ("fun",)
+
+    def __init__(self, fun):
+        self.fun = fun
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(*args, **kwargs)
+
+    def __hash__(self) -> int:
+        return hash(self.fun)
+
+    def __eq__(self, other) -> bool:
+        return self.fun == (other.fun if isinstance(other, _BoxedPartial) else other)
+
+    def __repr__(self) -> str:
+        return repr(self.fun)
+
+
+class Partial(functools.partial):
+    """A ``functools.partial`` that is a pytree, as ``jax.tree_util.Partial``: the bound
+    arguments are its children (traced under ``jit``), the function is static.
+
+    Example:
+        >>> add_one = Partial(operator.add, 1)
+        >>> tree_leaves(add_one), add_one(2)
+        ([1], 3)
+    """
+
+    def __new__(cls, func, *args, **kwargs):
+        if isinstance(func, functools.partial):
+            func = _BoxedPartial(func)
+        return super().__new__(cls, func, *args, **kwargs)
+
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
+                   pytree_to_transpose: Any) -> Any:
+    """Turn a tree of structure ``outer`` of trees of structure ``inner`` into one of
+    structure ``inner`` of ``outer`` trees; ``inner_treedef=None`` reads it off the first
+    inner tree.
+
+    Example:
+        >>> tree_transpose(tree_structure([0, 0]), None, [(1, 2, 3), (4, 5, 6)])
+        ([1, 4], [2, 5], [3, 6])
+    """
+    flat, treedef = tree_flatten(pytree_to_transpose)
+    if inner_treedef is None:
+        inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+    inner, outer = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if treedef.num_leaves != inner * outer:
+        raise TypeError(f"tree_transpose: the tree {treedef} does not have the structure "
+                        f"{outer_treedef.compose(inner_treedef)}")
+    rows = [flat[i * inner:(i + 1) * inner] for i in range(outer)]
+    return inner_treedef.unflatten([outer_treedef.unflatten(col) for col in zip(*rows)])
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any,
+                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``full_tree``'s structure, each leaf the leaf of ``prefix_tree`` above it.
+
+    Example:
+        >>> tree_broadcast([1, 2], [(0, 0), {"a": 0}])
+        [(1, 1), {'a': 2}]
+    """
+    leaves, prefix = tree_flatten(prefix_tree, is_leaf)
+    subtrees = prefix.flatten_up_to(full_tree)
+    return tree_structure(full_tree).unflatten(
+        [x for x, sub in zip(leaves, subtrees, strict=True)
+         for _ in range(tree_structure(sub).num_leaves)])
+
+
+_NO_IDENTITY = object()
+
+
+def tree_reduce_associative(operation: Callable[[Any, Any], Any], tree: Any, *,
+                            identity: Any = _NO_IDENTITY,
+                            is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Reduce the leaves with an associative ``operation``, pairwise as a balanced tree
+    (``identity`` is the result for a tree without leaves).
+
+    Example:
+        >>> tree_reduce_associative(operator.add, [1, (2, 3), 4])
+        10
+    """
+    def reduce(xs):
+        if len(xs) == 1:
+            return xs[0]
+        half = len(xs) // 2
+        return operation(reduce(xs[:half]), reduce(xs[half:]))
+
+    leaves = tree_leaves(tree, is_leaf)
+    if leaves:
+        return reduce(leaves)
+    if identity is _NO_IDENTITY:
+        raise TypeError("tree_reduce_associative: the tree has no leaves; give an identity")
+    return identity
+
+
+# OrderedDict, defaultdict and Partial are registered like user nodes, as in JAX.
 
 
 def _odict_flatten(d):
@@ -436,6 +624,8 @@ register_pytree_node(
 register_pytree_node(
     collections.defaultdict, _ddict_flatten, _ddict_unflatten, _ddict_flatten_with_keys
 )
+register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
+                     lambda func, xs: Partial(func, *xs[0], **xs[1]))
 
 
 # ---------------------------------------------------------------------------

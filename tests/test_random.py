@@ -248,3 +248,18 @@ def test_zero_size_and_scalar_shapes(keys):
     k, jk = keys
     assert er.uniform(k, (0, 3)).shape == (0, 3)
     _same(er.uniform(k, ()), jr.uniform(jk, ()))
+
+
+def test_a_bad_key_is_reported_under_the_function_called():
+    """Every sampler checks its key first: ``normal`` of a bad key says ``normal``, not the
+    ``uniform`` it draws from."""
+    import inspect
+    samplers = [(name, fun) for name, fun in vars(er).items()
+                if inspect.isfunction(fun) and not name.startswith("_")
+                and list(inspect.signature(fun).parameters)[:1] == ["key"]]
+    assert len(samplers) > 30
+    for bad in (np.zeros(3, np.uint32), np.zeros(2, np.int32), np.zeros((4, 2), np.uint32)):
+        for name, fun in samplers:
+            with pytest.raises(ember.errors.RandomArgumentError,
+                               match=rf"ember\.random\.{name}: expected a key"):
+                fun(bad)

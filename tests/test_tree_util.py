@@ -683,3 +683,167 @@ def test_register_dataclass_with_explicit_fields_as_jax():
         tu.register_dataclass(type("NotData", (), {}))
     tu.register_dataclass(Partial, drop_fields=["cache"])
     assert tu.tree_leaves(Partial(7, 99)) == [7]
+
+
+# --- jax.tree_util's remaining public names, with JAX itself as the oracle ---------------------
+
+_TREES = [[(1, 2, 3), (4, 5, 6)], {"a": (1, 2), "b": (3, 4)}, (Point(1, 2), Point(3, 4))]
+
+
+@pytest.mark.parametrize("tree", _TREES)
+def test_tree_transpose_as_jax(tree):
+    jtu = pytest.importorskip("jax.tree_util")
+    outer = tu.tree_structure(type(tree)(tree) if not isinstance(tree, dict) else tree,
+                              is_leaf=lambda x: isinstance(x, tuple) and x is not tree)
+    jouter = jtu.tree_structure(tree, is_leaf=lambda x: isinstance(x, tuple) and x is not tree)
+    inner = tu.tree_structure(next(iter(tree.values())) if isinstance(tree, dict) else tree[0])
+    got = tu.tree_transpose(outer, None, tree)
+    assert got == jtu.tree_transpose(jouter, None, tree)
+    assert tu.tree_transpose(outer, inner, tree) == got
+    # transposing back gives the tree again
+    assert tu.tree_transpose(inner, outer, got) == tree
+
+
+def test_tree_transpose_refuses_a_wrong_structure():
+    outer, inner = tu.tree_structure([0, 0]), tu.tree_structure((0, 0, 0))
+    with pytest.raises(TypeError, match="does not have the structure"):
+        tu.tree_transpose(outer, inner, [(1, 2), (3, 4)])
+
+
+@pytest.mark.parametrize("prefix, full", [
+    ([1, 2], [(0, 0), {"a": 0, "b": (0, 0)}]),
+    (7, {"x": [0, 0], "y": None}),
+    ({"a": 1, "b": 2}, {"a": [0, 0, 0], "b": 0}),
+])
+def test_tree_broadcast_as_jax(prefix, full):
+    jtu = pytest.importorskip("jax.tree_util")
+    assert tu.tree_broadcast(prefix, full) == jtu.tree_broadcast(prefix, full)
+
+
+def test_tree_broadcast_refuses_a_non_prefix():
+    with pytest.raises(ValueError):
+        tu.tree_broadcast([1, 2, 3], [0, 0])
+
+
+def test_tree_reduce_associative_pairs_as_a_balanced_tree():
+    jtu = pytest.importorskip("jax.tree_util")
+    tree = [1, (2, 3), {"a": 4, "b": [5, 6, 7]}]
+    pair = lambda a, b: (a, b)                                    # noqa: E731 (shows the order)
+    assert tu.tree_reduce_associative(pair, tree) == jtu.tree_reduce_associative(pair, tree)
+    assert tu.tree_reduce_associative(max, [], identity=-1) == -1
+    with pytest.raises(TypeError, match="identity"):
+        tu.tree_reduce_associative(max, [None])
+
+
+@pytest.mark.parametrize("tree", [{"a": [1, 2], "b": {"c": 3}}, (1, [2]), [None, 4], None,
+                                  Point(5, 6), OrderedDict(b=1, a=2)])
+def test_flatten_one_level_as_jax(tree):
+    jtu = pytest.importorskip("jax.tree_util")
+    children, aux = tu.flatten_one_level(tree)
+    jchildren, jaux = jtu.flatten_one_level(tree)
+    assert list(children) == list(jchildren) and aux == jaux
+    keyed, kaux = tu.flatten_one_level_with_keys(tree)
+    # the keys are the first entries of JAX's key paths (JAX 0.10's own
+    # flatten_one_level_with_keys names both fields of a namedtuple ".x")
+    jpaths, _ = jtu.tree_flatten_with_path(tree, is_leaf=lambda x: x is not tree)
+    assert [tu.keystr((k,)) for k, _ in keyed] == [jtu.keystr(p[:1]) for p, _ in jpaths]
+    assert [c for _, c in keyed] == list(jchildren) and kaux == jaux
+
+
+def test_flatten_one_level_of_a_leaf_is_an_error():
+    with pytest.raises(ValueError, match="can't tree-flatten type"):
+        tu.flatten_one_level(3)
+
+
+def test_is_tree_node():
+    assert [tu.is_tree_node(t) for t in (dict, tuple, type(None), Point, Box, int, str)] == \
+        [True, True, True, True, True, False, False]
+
+
+def test_register_static_and_keys_class():
+    @tu.register_static
+    class Mode(str):
+        pass
+
+    assert tu.tree_leaves([Mode("add"), 1]) == [1]
+    assert tu.tree_structure(Mode("a")) != tu.tree_structure(Mode("b"))   # part of the treedef
+
+    @tu.register_pytree_with_keys_class
+    class Named:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+        def tree_flatten_with_keys(self):
+            return ((tu.GetAttrKey("a"), self.a), (tu.GetAttrKey("b"), self.b)), "aux"
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            assert aux == "aux"
+            return cls(*children)
+
+    paths = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path([Named(1, (2, 3))])]
+    assert paths == ["[0].a", "[0].b[0]", "[0].b[1]"]
+    assert tu.tree_map(lambda x: x * 10, Named(1, 2)).b == 20
+
+
+def test_partial_is_a_pytree_of_its_arguments():
+    import functools
+    import operator
+
+    p = tu.Partial(operator.add, 1)
+    leaves, treedef = tu.tree_flatten(p)
+    assert leaves == [1] and p(2) == 3
+    q = tu.tree_unflatten(treedef, [10])
+    assert isinstance(q, tu.Partial) and q(2) == 12
+    kw = tu.Partial(lambda x, *, scale: x * scale, scale=3)
+    assert tu.tree_leaves(kw) == [3] and kw(2) == 6
+    # a functools.partial as the function stays static: only the new arguments are children
+    inner = functools.partial(operator.sub, 10)
+    boxed = tu.Partial(inner)
+    assert tu.tree_leaves(boxed) == [] and boxed(4) == 6
+    assert tu.tree_structure(boxed) == tu.tree_structure(tu.Partial(inner))
+
+
+def test_partial_through_jit():
+    import ember
+    import ember.numpy as enp
+
+    calls = []
+
+    @ember.jit
+    def apply(f, x):
+        calls.append(1)
+        return f(x)
+
+    add = tu.Partial(enp.add, np.float32(1.5))
+    np.testing.assert_allclose(np.asarray(apply(add, np.arange(3, dtype=np.float32))),
+                               np.arange(3) + 1.5)
+    # a new bound value is a new argument, not a new trace; a new function is a new trace
+    np.testing.assert_allclose(np.asarray(apply(tu.Partial(enp.add, np.float32(-1)),
+                                                np.arange(3, dtype=np.float32))),
+                               np.arange(3) - 1.0)
+    assert len(calls) == 1
+    apply(tu.Partial(enp.multiply, np.float32(2)), np.arange(3, dtype=np.float32))
+    assert len(calls) == 2
+
+
+def test_ember_tree_has_jax_tree_names():
+    import dataclasses
+
+    import ember
+    jtree = pytest.importorskip("jax.tree")
+    names = [n for n in dir(jtree) if not n.startswith("_")]
+    assert sorted(ember.tree.__all__) == sorted(names)
+    tree = {"a": 1, "b": (2, [3])}
+    assert ember.tree.map(lambda x: x + 1, tree) == jtree.map(lambda x: x + 1, tree)
+    assert ember.tree.leaves(tree) == jtree.leaves(tree)
+    assert ember.tree.reduce(lambda a, b: a + b, tree, 0) == 6
+
+    @tu.register_dataclass
+    @dataclasses.dataclass
+    class Layer:
+        w: object
+        act: str = ember.tree.static(default="tanh")
+
+    assert ember.tree.leaves(Layer(1.0)) == [1.0]
+    assert ember.tree.structure(Layer(1.0, "relu")) != ember.tree.structure(Layer(1.0))

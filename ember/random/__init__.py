@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Sequence
@@ -92,12 +93,18 @@ def _key_parts(key, name) -> tuple[Tracer, Tracer]:
     return k1, k2
 
 
-def _check_key_host(key, name):
-    shape, dtype = np.shape(key), getattr(key, "dtype", None)
-    if shape != (2,) or dtype != _U32:
-        raise RandomArgumentError(f"ember.random.{name}: expected a key, a uint32[2] array (from "
-                                  f"ember.random.key/PRNGKey/split/fold_in), got shape {shape} "
-                                  f"dtype {dtype}")
+def _takes_key(fun):
+    """Checks the key before anything else, so that a bad key is reported under the name of
+    the function called (``normal``), not the sampler it is built on (``uniform``)."""
+    @functools.wraps(fun)
+    def checked(key, *args, **kwargs):
+        shape, dtype = np.shape(key), getattr(key, "dtype", None)
+        if shape != (2,) or dtype != _U32:
+            raise RandomArgumentError(
+                f"ember.random.{fun.__name__}: expected a key, a uint32[2] array (from "
+                f"ember.random.key/PRNGKey/split/fold_in), got shape {shape} dtype {dtype}")
+        return fun(key, *args, **kwargs)
+    return checked
 
 
 def _as_output(value: np.ndarray):
@@ -229,6 +236,7 @@ def key_data(keys):
     return keys
 
 
+@_takes_key
 def split(key, num: int | Sequence[int] = 2):
     """``num`` new keys (shape ``(*num, 2)``) from ``key``, as ``jax.random.split``."""
     shape = _shape(num, "split")
@@ -244,6 +252,7 @@ def _split(key, shape):
                            len(shape))
 
 
+@_takes_key
 def fold_in(key, data):
     """A new key from ``key`` and the 32-bit integer ``data``, as ``jax.random.fold_in``."""
     if _is_concrete(data):
@@ -268,6 +277,7 @@ def _fold_in(key, data):
 
 # --- samplers --------------------------------------------------------------------------------
 
+@_takes_key
 def bits(key, shape=(), dtype=None):
     """Uniform random bits: an unsigned integer array (uint32 by default), as
     ``jax.random.bits``."""
@@ -300,6 +310,7 @@ def _param(value, dtype):
     return value
 
 
+@_takes_key
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     """Uniform floats in ``[minval, maxval)``, as ``jax.random.uniform`` (bit for bit)."""
     dt = _float_dtype(dtype, "uniform")
@@ -339,6 +350,7 @@ def _broadcast_param(x, shape, name):
     return _enp().broadcast_to(x, shape)
 
 
+@_takes_key
 def normal(key, shape=(), dtype=None):
     """Standard normal floats, as ``jax.random.normal``: ``sqrt(2) * erf_inv(u)`` of a uniform
     ``u`` in ``(-1, 1)`` (the uniform is JAX's bit for bit; ``erf_inv`` agrees to ulps)."""
@@ -353,6 +365,7 @@ def _normal(key, shape, dtype):
     return lax.mul(_full(np.sqrt(2), dtype, shape), lax.erf_inv(u))
 
 
+@_takes_key
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal floats truncated to the open interval ``(lower, upper)``, as
     ``jax.random.truncated_normal``."""
@@ -396,6 +409,7 @@ def _next_float(x, up: bool):
     return enp.where(stuck, x, out)
 
 
+@_takes_key
 def bernoulli(key, p=0.5, shape=None, mode: str = "low"):
     """Booleans that are True with probability ``p``, as ``jax.random.bernoulli``."""
     if mode not in ("low", "high"):
@@ -425,6 +439,7 @@ def _bernoulli(key, p, shape, mode):
     return lax.lt(u, p)
 
 
+@_takes_key
 def randint(key, shape, minval, maxval, dtype=None):
     """Uniform integers in ``[minval, maxval)``, as ``jax.random.randint`` (bit for bit)."""
     dt = dtypes.default_int() if dtype is None else dtypes.canonicalize(dtype)
@@ -496,6 +511,7 @@ def _randint(key, minval, maxval, oor, shape, dtype):
     return lax.add(minval, lax.convert_element_type(offset, dtype))
 
 
+@_takes_key
 def gumbel(key, shape=(), dtype=None):
     """Standard Gumbel floats, as ``jax.random.gumbel`` (mode 'low'):
     ``-log(-log(u))`` of a uniform ``u`` in ``[tiny, 1)``."""
@@ -510,6 +526,7 @@ def _gumbel(key, shape, dtype):
     return lax.neg(lax.log(lax.neg(lax.log(u))))
 
 
+@_takes_key
 def categorical(key, logits, axis: int = -1, shape=None, replace: bool = True):
     """Samples of the categorical distributions ``softmax(logits, axis)`` (Gumbel-max trick,
     or Gumbel-top-k without replacement), as ``jax.random.categorical``; int32 indices."""
@@ -564,6 +581,7 @@ def _top_k_indices(x, k):
     return lax.slice(idx, starts, tuple(x.shape[:-1]) + (k,))
 
 
+@_takes_key
 def permutation(key, x, axis: int = 0, independent: bool = False):
     """A random permutation of ``arange(x)`` (an int), or of ``x`` along ``axis``, as
     ``jax.random.permutation`` (sort-based shuffle; bit for bit with JAX)."""
@@ -642,6 +660,7 @@ def _take(x, ind, axis):
     return lax.transpose(out, perm)
 
 
+@_takes_key
 def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0):
     """A random sample from ``a`` (an array, or ``arange(a)`` for an int), as
     ``jax.random.choice``: uniform or with probabilities ``p``, with or without
@@ -805,6 +824,7 @@ def _unit(key, shape, dtype, minval=0.0):
     return _uniform(key, np.asarray(minval, dtype), np.asarray(1.0, dtype), shape, dtype)
 
 
+@_takes_key
 def exponential(key, shape=(), dtype=None):
     """Standard exponential floats, ``-log1p(-u)``, as ``jax.random.exponential``.
 
@@ -819,6 +839,7 @@ def _exponential(key, shape, dtype):
     return lax.neg(lax.log1p(lax.neg(_unit(key, shape, dtype))))
 
 
+@_takes_key
 def laplace(key, shape=(), dtype=None):
     """Standard Laplace floats, as ``jax.random.laplace``.
 
@@ -834,6 +855,7 @@ def _laplace(key, shape, dtype):
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
+@_takes_key
 def logistic(key, shape=(), dtype=None):
     """Standard logistic floats, ``log(u) - log1p(-u)``, as ``jax.random.logistic``.
 
@@ -849,6 +871,7 @@ def _logistic(key, shape, dtype):
     return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
 
 
+@_takes_key
 def cauchy(key, shape=(), dtype=None):
     """Standard Cauchy floats, ``tan(pi (u - 1/2))``, as ``jax.random.cauchy``.
 
@@ -864,6 +887,7 @@ def _cauchy(key, shape, dtype):
     return lax.tan(lax.mul(_full(np.pi, dtype, shape), lax.sub(u, _full(0.5, dtype, shape))))
 
 
+@_takes_key
 def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     """Log-normal floats ``exp(sigma * normal)``, as ``jax.random.lognormal``.
 
@@ -881,6 +905,7 @@ def _lognormal(key, sigma, shape, dtype):
     return _enp().exp(_normal(key, shape, dtype) * _cvt(sigma, dtype))
 
 
+@_takes_key
 def pareto(key, b, shape=None, dtype=None):
     """Pareto floats ``exp(exponential / b)`` on ``[1, inf)``, as ``jax.random.pareto``.
 
@@ -898,6 +923,7 @@ def _pareto(key, b, shape, dtype):
     return _enp().exp(_exponential(key, shape, dtype) / _cvt(b, dtype))
 
 
+@_takes_key
 def rayleigh(key, scale, shape=None, dtype=None):
     """Rayleigh floats ``scale * sqrt(-2 log u)``, as ``jax.random.rayleigh``.
 
@@ -916,6 +942,7 @@ def _rayleigh(key, scale, shape, dtype):
     return lax.mul(_cvt(scale, dtype, shape), lax.sqrt(lax.mul(log_u, _full(-2, dtype, shape))))
 
 
+@_takes_key
 def maxwell(key, shape=(), dtype=None):
     """One-sided Maxwell floats, the norm of 3 standard normals, as ``jax.random.maxwell``.
 
@@ -931,6 +958,7 @@ def _maxwell(key, shape, dtype):
     return _enp().sqrt(_enp().sum(x * x, axis=-1))
 
 
+@_takes_key
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
     """Double-sided Maxwell floats ``sign * maxwell * scale + loc`` of shape
     ``shape + broadcast(loc, scale).shape``, as ``jax.random.double_sided_maxwell``.
@@ -951,6 +979,7 @@ def _double_sided_maxwell(key, loc, scale, shape, dtype):
     return sign * _maxwell(k_maxwell, shape, dtype) * scale + loc
 
 
+@_takes_key
 def weibull_min(key, scale, concentration, shape=(), dtype=None):
     """Weibull floats ``(-log1p(-u)) ** (1 / concentration) * scale``, as
     ``jax.random.weibull_min`` (parameters broadcast with ``shape``).
@@ -969,6 +998,7 @@ def _weibull_min(key, scale, concentration, shape, dtype):
     return enp.power(e, 1.0 / concentration) * scale
 
 
+@_takes_key
 def wald(key, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian) floats, as ``jax.random.wald``.
 
@@ -994,6 +1024,7 @@ def _wald(key, mean, shape, dtype):
     return lax.select(lax.le(z, mean / (mean + x)), x, mean_sq / x)
 
 
+@_takes_key
 def triangular(key, left, mode, right, shape=None, dtype=None):
     """Triangular floats on ``[left, right]`` peaking at ``mode``, as
     ``jax.random.triangular``.
@@ -1017,6 +1048,7 @@ def _triangular(key, left, mode, right, shape, dtype):
     return lax.select(lax.lt(u, fc), out1, out2)
 
 
+@_takes_key
 def rademacher(key, shape=(), dtype=None):
     """-1 or +1 with equal probability (int32 by default), as ``jax.random.rademacher``.
 
@@ -1046,6 +1078,7 @@ def _static_int(x, name, what):
         raise _arg_error(name, f"{what} must be an int, got {x!r}") from None
 
 
+@_takes_key
 def generalized_normal(key, p, shape=(), dtype=None):
     """Generalized normal floats, density ``exp(-|x|**p)``, as
     ``jax.random.generalized_normal``.
@@ -1064,6 +1097,7 @@ def _generalized_normal(key, p, shape, dtype):
     return _rademacher(k_sign, shape, dtype) * _enp().power(g, 1 / p)
 
 
+@_takes_key
 def ball(key, d, p=2, shape=(), dtype=None):
     """Uniform points of the unit Lp ball in ``d`` dimensions (shape ``(*shape, d)``), as
     ``jax.random.ball``.
@@ -1139,6 +1173,7 @@ def _gamma_args(name, a, shape, dtype):
     return _param(a, dt), shape, dt
 
 
+@_takes_key
 def gamma(key, a, shape=None, dtype=None):
     """Standard Gamma(a) floats, as ``jax.random.gamma`` (Marsaglia-Tsang, the same
     per-element rejection loop and key splits as JAX).
@@ -1149,6 +1184,7 @@ def gamma(key, a, shape=None, dtype=None):
     return _gamma(key, *_gamma_args("gamma", a, shape, dtype), False)
 
 
+@_takes_key
 def loggamma(key, a, shape=None, dtype=None):
     """The logs of standard Gamma(a) floats, computed in log space (accurate for small
     ``a``), as ``jax.random.loggamma``.
@@ -1166,6 +1202,7 @@ def _gamma(key, a, shape, dtype, log_space):
     return lax.reshape(_gamma_batch(_split(key, (n,)), a, log_space), shape)
 
 
+@_takes_key
 def chisquare(key, df, shape=None, dtype=None):
     """Chi-square floats with ``df`` degrees of freedom (``2 exp(loggamma(df / 2))``), as
     ``jax.random.chisquare``.
@@ -1194,6 +1231,7 @@ def _chisquare(key, df, shape, dtype):
     return _chi2_many([(key, df)], shape, dtype)[0]
 
 
+@_takes_key
 def f(key, dfnum, dfden, shape=None, dtype=None):
     """F-distribution floats ``(chi2(dfnum) / dfnum) / (chi2(dfden) / dfden)``, as
     ``jax.random.f``.
@@ -1214,6 +1252,7 @@ def _f(key, dfnum, dfden, shape, dtype):
     return (chi_num / _cvt(dfnum, dtype)) / (chi_den / _cvt(dfden, dtype))
 
 
+@_takes_key
 def t(key, df, shape=None, dtype=None):
     """Student's t floats ``normal * sqrt(df / 2 / gamma(df / 2))``, as ``jax.random.t``.
 
@@ -1235,6 +1274,7 @@ def _t(key, df, shape, dtype):
     return n * _enp().sqrt(half_df / g)
 
 
+@_takes_key
 def beta(key, a, b, shape=None, dtype=None):
     """Beta(a, b) floats from two log-gamma samples, as ``jax.random.beta``.
 
@@ -1261,6 +1301,7 @@ def _beta(key, a, b, shape, dtype):
     return ga / (ga + gb)
 
 
+@_takes_key
 def dirichlet(key, alpha, shape=None, dtype=None):
     """Dirichlet(alpha) floats (the last axis sums to 1): the softmax of log-gamma samples,
     as ``jax.random.dirichlet``; shape ``shape + alpha.shape[-1:]``.
@@ -1290,6 +1331,7 @@ def _any(x):
     return lax.reduce_or(x, tuple(range(x.ndim))) if x.ndim else x
 
 
+@_takes_key
 def poisson(key, lam, shape=None, dtype=None):
     """Poisson(lam) integers (int32 by default), as ``jax.random.poisson``: Knuth's product of
     uniforms for ``lam < 10``, Hormann's transformed rejection above, with JAX's key splits.
@@ -1365,6 +1407,7 @@ def _poisson_rejection(key, lam, dtype):
     return lax.convert_element_type(lax.while_loop(cond, body, init)[1], dtype)
 
 
+@_takes_key
 def geometric(key, p, shape=None, dtype=None):
     """Geometric(p) integers >= 1 (trials to the first success; int32 by default), as
     ``jax.random.geometric``.
@@ -1387,6 +1430,7 @@ def _geometric(key, p, shape, dtype):
     return lax.convert_element_type(enp.floor(enp.log(u) / log_q) + 1, dtype)
 
 
+@_takes_key
 def binomial(key, n, p, shape=None, dtype=None):
     """Binomial(n, p) counts as floats, as ``jax.random.binomial``: geometric inversion for
     ``n * min(p, 1 - p) <= 10``, the BTRS rejection sampler above, with JAX's key splits.
@@ -1505,6 +1549,7 @@ def _btrs(key, count, prob, dtype):
     return lax.convert_element_type(lax.while_loop(cond, body, init)[1], dtype)
 
 
+@_takes_key
 def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     """Multinomial(n, p) counts over the last axis of ``p``, as ``jax.random.multinomial``
     (a scan of conditional binomials). ``shape``, as JAX's code takes it, is the full result
@@ -1549,6 +1594,7 @@ def _multinomial(key, n, p, shape, dtype):
 
 # --- vectors and matrices --------------------------------------------------------------------
 
+@_takes_key
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
     """Multivariate normal vectors ``mean + factor @ normal`` with ``factor`` from ``cov``'s
     Cholesky, eigh or SVD factorization, as ``jax.random.multivariate_normal``.
@@ -1588,6 +1634,7 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method):
     return mean + enp.einsum("...ij,...j->...i", factor, z)
 
 
+@_takes_key
 def orthogonal(key, n, shape=(), dtype=None, m=None):
     """A random (semi-)orthogonal ``n x m`` matrix (Haar measure; shape ``(*shape, n, m)``),
     from the QR factorization of a normal matrix, as ``jax.random.orthogonal``.
@@ -1613,6 +1660,7 @@ def _orthogonal(key, n, m, shape, dtype):
 
 # --- keys ------------------------------------------------------------------------------------
 
+@_takes_key
 @eager
 def clone(key):
     """A copy of ``key`` for reuse (the identity, as ``jax.random.clone`` outside key-reuse
