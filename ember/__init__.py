@@ -31,7 +31,7 @@ else:
 if _COMPILER_MISSING is None:
     from ember.exported.build import Exported, export
     from ember.frontend import array_methods as _array_methods
-    from ember.frontend.api import Compiled, Lowered, clear_caches, eval_shape, jit
+    from ember.frontend.api import Compiled, Lowered, Traced, clear_caches, eval_shape, jit
     from ember.frontend.checkpoint import checkpoint, remat
     from ember.frontend.tracing import Tracer
     from ember.frontend.vmap import vmap
@@ -54,6 +54,6 @@ else:
             "Without it, ember.load runs exported .vmfb modules.")
 
 __all__ = ["Array", "Compiled", "Exported", "Lowered", "ShapeDtypeStruct", "ShapedArray",
-           "checkpoint", "clear_caches", "config", "default_backend", "device_put", "devices",
-           "dtypes", "errors", "eval_shape", "export", "jit", "lax", "load", "nn", "numpy",
-           "random", "remat", "scipy", "tree", "tree_util", "vmap"]
+           "Traced", "checkpoint", "clear_caches", "config", "default_backend", "device_put",
+           "devices", "dtypes", "errors", "eval_shape", "export", "jit", "lax", "load", "nn",
+           "numpy", "random", "remat", "scipy", "tree", "tree_util", "vmap"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from typing import NamedTuple
 
@@ -84,3 +85,28 @@ class ShapeDtypeStruct:
 
     def __hash__(self):
         return hash((self.shape, self.dtype, self.weak_type))
+
+
+@dataclasses.dataclass(frozen=True)
+class ArgInfo:
+    """What a lowered or compiled function takes for one argument leaf, and whether it is
+    donated (``lowered.args_info``), as ``jax.stages.ArgInfo``. A leaf, not a pytree node.
+
+    Example:
+        >>> ArgInfo(ShapedArray((3,), np.dtype("float32")), donated=True).shape
+        (3,)
+    """
+
+    aval: ShapedArray
+    donated: bool = False
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    def __repr__(self):
+        return f"ArgInfo({self.aval.str_short()}, donated={self.donated})"

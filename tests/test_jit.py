@@ -543,6 +543,50 @@ def test_eval_shape_inside_jit_reads_traced_arguments():
     np.testing.assert_array_equal(np.asarray(f(v)), np.broadcast_to(v, (3, 3)))
 
 
+def test_trace_args_info_out_info_as_jax():
+    """jit(f).trace / Lowered / Compiled describe the arguments (static ones left out, the
+    donated ones marked) and the outputs as JAX's stages do, with JAX as the oracle."""
+    jax = pytest.importorskip("jax")
+
+    def fun(x, n, y=1.0):
+        return x * n, {"a": y + x.sum()}
+
+    counter = Counter(fun)
+    f = ember.jit(counter, static_argnums=1, donate_argnums=0)
+    jf = jax.jit(fun, static_argnums=1, donate_argnums=0)
+    v = np.ones(3, np.float32)
+    traced = f.trace(v, 2, y=2.0)
+    jlowered = jf.lower(v, 2, y=2.0)
+
+    def described(info):
+        return tree_util.tree_map(lambda i: (i.shape, np.dtype(i.dtype).name,
+                                             getattr(i, "donated", None)), info)
+
+    assert described(traced.args_info) == described(jlowered.args_info)
+    assert described(traced.out_info) == described(jlowered.out_info)
+    assert "ember." in traced.as_text() and traced.fun_name == f.fun_name
+    lowered = traced.lower()
+    assert counter.calls == 1                           # lower() does not trace again
+    assert described(lowered.args_info) == described(traced.args_info)
+    assert lowered.compiler_ir().operation.name == "builtin.module"
+    assert "linalg." in str(lowered.compiler_ir()) and "ember." in str(lowered.compiler_ir("ember"))
+    compiled = lowered.compile()
+    assert described(compiled.out_info) == described(traced.out_info)
+    out = compiled(v, y=2.0)
+    np.testing.assert_allclose(np.asarray(out[1]["a"]), 5.0)
+
+
+def test_clear_cache_forgets_compiled_signatures():
+    counter = Counter(lambda x: x + 1)
+    f = ember.jit(counter)
+    f(X)
+    f(X)
+    assert counter.calls == 1
+    f.clear_cache()
+    np.testing.assert_array_equal(np.asarray(f(X)), X + 1)
+    assert counter.calls == 2
+
+
 def test_registered_dataclass_meta_fields_are_static_under_jit():
     @tree_util.register_dataclass
     @dataclasses.dataclass

@@ -16,7 +16,7 @@ from ember.backends.array import Array, device_of_arrays
 from ember.backends.compiler import compile_mlir
 from ember.backends.runtime import FENCED_CALLS_FLAG, Executable
 from ember.config import config
-from ember.core import ShapedArray, ShapeDtypeStruct
+from ember.core import ArgInfo, ShapedArray, ShapeDtypeStruct
 from ember.dtypes import dtype_and_weak
 from ember.errors import (
     ArgumentError,
@@ -135,6 +135,41 @@ class Lowered:
             return module.operation.get_asm(enable_debug_info=True)
         return self._text[stage]
 
+    @property
+    def args_info(self):
+        """The arguments, static ones left out, as a pytree ``(args, kwargs)`` of
+        :class:`ArgInfo` (shape, dtype, donated), as JAX's ``Lowered.args_info``.
+
+        Example:
+            >>> ember.jit(f, donate_argnums=0).lower(x, y).args_info
+            ((ArgInfo(f32[3], donated=True), ArgInfo(f32[3], donated=False)), {})
+        """
+        donated = set(memory.donated_leaves_of(self._stage("ember")))
+        args, kwargs = tree_util.tree_unflatten(self.in_tree, [
+            ArgInfo(a, i in donated) for i, a in enumerate(self.in_avals)])
+        return tuple(a for i, a in enumerate(args) if i not in self.static_positions), kwargs
+
+    @property
+    def out_info(self):
+        """The outputs as a pytree of ShapeDtypeStructs, as JAX's ``Lowered.out_info``.
+
+        Example:
+            >>> ember.jit(lambda x: {"y": x * 2}).lower(np.ones(3, np.float32)).out_info
+            {'y': ShapeDtypeStruct(shape=(3,), dtype=float32)}
+        """
+        return tree_util.tree_unflatten(self.out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in self.out_avals])
+
+    def compiler_ir(self, dialect: str = "linalg") -> ir.Module:
+        """The IR at a stage as an MLIR module: "linalg" (what IREE compiles, the default),
+        "optimized" or "ember"; as JAX's ``Lowered.compiler_ir``.
+
+        Example:
+            >>> ember.jit(f).lower(x).compiler_ir().operation.name
+            'builtin.module'
+        """
+        return self._stage(dialect)
+
     def compile_linalg(self, build):
         """``build()``, which compiles ``as_text("linalg")``; should IREE fail on a program whose
         fusions are dispatch regions (``ember.passes.lower_fusion``), it is lowered again
@@ -190,6 +225,35 @@ class Lowered:
             (4194304, 'ember.dot_general at model.py:12', 0)
         """
         return memory.plan_of(self._stage("optimized"))
+
+
+class Traced:
+    """A traced program (``jitted.trace(*args)``): its ember IR and the shapes it takes and
+    gives; ``lower()`` goes on to the :class:`Lowered`, as JAX's ``Traced``."""
+
+    def __init__(self, lowered: Lowered):
+        self._lowered = lowered
+        self.fun_name = lowered.fun_name
+        self.in_tree, self.in_avals = lowered.in_tree, lowered.in_avals
+        self.out_tree, self.out_avals = lowered.out_tree, lowered.out_avals
+
+    @property
+    def args_info(self):
+        """As :attr:`Lowered.args_info`."""
+        return self._lowered.args_info
+
+    @property
+    def out_info(self):
+        """As :attr:`Lowered.out_info`."""
+        return self._lowered.out_info
+
+    def as_text(self, *, debug_info: bool = False) -> str:
+        """The program as traced, in the ember dialect."""
+        return self._lowered.as_text("ember", debug_info=debug_info)
+
+    def lower(self) -> Lowered:
+        """The Lowered program (traced once: this is the program ``trace`` made)."""
+        return self._lowered
 
 
 def program_size(module: ir.Module) -> tuple[int, int]:
@@ -284,6 +348,16 @@ class Compiled:
 
     def as_text(self, stage: str = "linalg") -> str:
         return self.lowered.as_text(stage)
+
+    @property
+    def args_info(self):
+        """As :attr:`Lowered.args_info`."""
+        return self.lowered.args_info
+
+    @property
+    def out_info(self):
+        """As :attr:`Lowered.out_info`."""
+        return self.lowered.out_info
 
     @functools.cached_property
     def runner(self):
@@ -536,6 +610,21 @@ class JitFunction:
         return self._lower(leaves, tree, static, args,
                            self.backend or config._values["default_backend"])
 
+    def trace(self, *args, **kwargs) -> Traced:
+        """Trace for these arguments (arrays or ShapeDtypeStructs), as ``jax.jit(f).trace``:
+        the :class:`Traced` program shows its ember IR and lowers without tracing again.
+
+        Example:
+            >>> t = ember.jit(f).trace(x)
+            >>> t.out_info, t.lower().compile()(x)
+        """
+        return Traced(self.lower(*args, **kwargs))
+
+    def clear_cache(self) -> None:
+        """Forget this function's compiled executables (the on-disk compile cache stays)."""
+        self._cache.clear()
+        self._last = None
+
     def eval_shape(self, *args, **kwargs):
         """The shapes and dtypes this function returns for these arguments (arrays or
         ShapeDtypeStructs), a pytree of ShapeDtypeStructs: traced, never compiled, as
@@ -738,4 +827,4 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
                        fusion=fusion)
 
 
-__all__ = ["jit", "JitFunction", "Lowered", "Compiled", "clear_caches", "EmberError"]
+__all__ = ["jit", "JitFunction", "Traced", "Lowered", "Compiled", "clear_caches", "EmberError"]
