@@ -28,6 +28,7 @@ import pytest
 
 import ember
 import ember.lax as lax
+import ember.lax.linalg as lla
 import ember.nn as nn
 import ember.numpy as enp
 import ember.random as random
@@ -576,6 +577,21 @@ case("scipy.linalg.expm", lambda a, b, m, n, k: sla.expm(a[:, :4] * b[0]))  # sq
 case("scipy.linalg.polar", lambda a, b, m, n, k: sla.polar(a.T))
 case("scipy.linalg.solve_sylvester", lambda a, b, m, n, k: sla.solve_sylvester(
     _SQ(a), m[:2, :2] + 3 * enp.eye(2), a[:, :2]))
+# ember.lax.linalg (session 29).
+case("lax.linalg.cholesky", lambda a, b, m, n, k: lla.cholesky(_SPD(a)))
+case("lax.linalg.eigh", lambda a, b, m, n, k: lla.eigh(       # eigenvalues well apart
+    _SPD(a) + 4 * enp.diag(enp.arange(4.0)))[1])
+case("lax.linalg.lu", lambda a, b, m, n, k: lla.lu(a))
+case("lax.linalg.lu_pivots_to_permutation", lambda a, b, m, n, k:
+     lla.lu_pivots_to_permutation(enp.abs(n[0, :3]) % 3, 4))
+case("lax.linalg.qr", lambda a, b, m, n, k: lla.qr(a.T, full_matrices=False))
+case("lax.linalg.svd", lambda a, b, m, n, k: lla.svd(a * b, compute_uv=False))
+case("lax.linalg.symmetric_product", lambda a, b, m, n, k: lla.symmetric_product(
+    a, m[:4, :4], beta=0.5))
+case("lax.linalg.triangular_solve", lambda a, b, m, n, k: lla.triangular_solve(
+    _SQ(a), a[:2, :4], lower=True))
+case("lax.linalg.tridiagonal_solve", lambda a, b, m, n, k: lla.tridiagonal_solve(
+    a[0] - 0.5, b + m[0], a[1], m[:, :2] * b[0]))
 case("scipy.linalg.block_diag", lambda a, b, m, n, k: sla.block_diag(a[:2], b, 1.0))
 case("scipy.linalg.toeplitz", lambda a, b, m, n, k: sla.toeplitz(b, a[0]))
 case("scipy.linalg.hankel", lambda a, b, m, n, k: sla.hankel(b[:3], n[0]))
@@ -694,7 +710,7 @@ EXCLUDED = {
 }
 
 MODULES = {"numpy": enp, "numpy.linalg": enp.linalg, "nn": nn, "lax": lax, "random": random,
-           "special": special, "scipy.linalg": sla}
+           "special": special, "scipy.linalg": sla, "lax.linalg": lla}
 
 
 def _public_functions(prefix, module):

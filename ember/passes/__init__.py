@@ -2,6 +2,7 @@
 
 from ember.passes import (  # noqa: F401  (registers the passes)
     batch,
+    forward_while_carries,
     fuse,
     pin_carries,
     plan_memory,

@@ -10,8 +10,9 @@ from ember.passes.registry import make_pass, run_pipeline
 
 OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify", "ember-tree-reductions", "ember-fuse",
             "ember-plan-memory"]
-LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-pin-loop-carries",
-         "ember-protect-arguments", "ember-split-loop-inits", "ember-donate-buffers"]
+LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-forward-while-carries",
+         "ember-pin-loop-carries", "ember-protect-arguments", "ember-split-loop-inits",
+         "ember-donate-buffers"]
 
 
 def steps(names):
