@@ -41,8 +41,8 @@ if _COMPILER_MISSING is None:
 
     # After the methods are installed: these modules build on them.
     from ember import lax, nn, numpy, random, scipy  # noqa: E402
-    from ember.scipy import special  # noqa: E402, F401
     from ember.lax import linalg as _lax_linalg  # noqa: E402, F401  (ember.lax.linalg)
+    from ember.scipy import special  # noqa: E402, F401
 
     numpy.ndarray = Array
 else:
