@@ -423,3 +423,26 @@ def test_static_special_matrices():
 def test_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize("scale", [1e-20, 1e20, 2.0 ** 60])
+def test_svd_and_qr_of_tiny_and_huge_matrices(scale):
+    """Sums of squares of entries of 1e-20 underflow in float32 and those of 1e20 overflow:
+    the matrix is scaled by a power of two first (as LAPACK scales), so the singular values,
+    R and what is built on them (rank, cond, pinv, the 2-norm) come out as for the matrix
+    of moderate entries, scaled; float64 NumPy is the oracle."""
+    a64 = np.array([[1.0, 2.0, 0.5], [3.0, 4.0, -1.0]]) * scale
+    a = a64.astype(np.float32)
+    np.testing.assert_allclose(np.asarray(enp.linalg.svd(a, compute_uv=False)),
+                               np.linalg.svd(a64, compute_uv=False), rtol=1e-5)
+    u, s, vh = (np.asarray(v) for v in enp.linalg.svd(a, full_matrices=False))
+    np.testing.assert_allclose((u * s) @ vh, a64, rtol=1e-5, atol=1e-6 * scale)
+    r = np.asarray(enp.linalg.qr(a.T)[1])
+    np.testing.assert_allclose(np.abs(r), np.abs(np.linalg.qr(a64.T)[1]), rtol=1e-5,
+                               atol=1e-6 * scale)
+    assert int(enp.linalg.matrix_rank(a)) == 2
+    np.testing.assert_allclose(float(enp.linalg.cond(a)), np.linalg.cond(a64), rtol=1e-4)
+    np.testing.assert_allclose(float(enp.linalg.norm(a, 2)), np.linalg.norm(a64, 2), rtol=1e-5)
+    want = np.linalg.pinv(a64)
+    np.testing.assert_allclose(np.asarray(enp.linalg.pinv(a)), want, rtol=1e-4,
+                               atol=1e-5 * np.abs(want).max())

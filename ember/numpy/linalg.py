@@ -426,7 +426,9 @@ def qr(a, mode="reduced"):
     x, out = _matrix(a, "qr", square=False)
     m, n = x.shape[-2:]
     k = builtins.min(m, n)
+    x, scale = _scaled(x)
     q, rr = _batched(_qr_core, x)
+    rr = rr / scale
     if mode != "complete":
         q, rr = q[..., :, :k], rr[..., :k, :]
     if mode == "r":
@@ -630,10 +632,23 @@ def _orthonormal_completion(u, full):
     return enp.concatenate([head, q[..., :, k:]], axis=-1) if full else head
 
 
+def _scaled(x):
+    """``x`` times a power of two per matrix that brings its largest magnitude into [0.5, 1),
+    and that factor: the sums of squares of the Jacobi and Householder cores then neither
+    underflow nor overflow (entries of 1e-20 or 1e20 in float32), as LAPACK's scaling keeps
+    them. A power of two, so the scaling and its undoing are exact."""
+    enp = _enp()
+    big = enp.max(enp.abs(x), axis=(-2, -1), keepdims=True, initial=0)
+    _, e = enp.frexp(big)
+    scale = enp.ldexp(enp.ones((), x.dtype), -e)
+    return x * enp.where(enp.isfinite(big) & (big > 0), scale, 1), scale
+
+
 def _singular(x):
     """(U-ish, S, V) of the tall form of ``x`` (its transpose when wide), S descending, U's
     columns normalized (zero where S is 0)."""
     enp = _enp()
+    x, scale = _scaled(x)
     u, v = _batched(_svd_core, x)
     s = enp.sqrt(enp.sum(u * u, axis=-2))
     if s.shape[-1] > 1:     # (one column: nothing to sort, and IREE 3.13 fails on the gather)
@@ -641,7 +656,7 @@ def _singular(x):
         s = enp.take_along_axis(s, order, axis=-1)
         u = enp.take_along_axis(u, order[..., None, :], axis=-1)
         v = enp.take_along_axis(v, order[..., None, :], axis=-1)
-    return u / enp.where(s > 0, s, 1)[..., None, :], s, v
+    return u / enp.where(s > 0, s, 1)[..., None, :], s / scale[..., 0], v
 
 
 @eager
