@@ -446,3 +446,18 @@ def test_svd_and_qr_of_tiny_and_huge_matrices(scale):
     want = np.linalg.pinv(a64)
     np.testing.assert_allclose(np.asarray(enp.linalg.pinv(a)), want, rtol=1e-4,
                                atol=1e-5 * np.abs(want).max())
+
+
+def test_tensorsolve_with_several_axes_as_numpy():
+    a = np.transpose((3 * np.eye(6) + np.tri(6, k=-1)).astype(np.float32).reshape(2, 3, 2, 3),
+                     (2, 0, 3, 1)).copy()
+    b = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(np.asarray(enp.linalg.tensorsolve(a, b, axes=(0, 2))),
+                               np.linalg.tensorsolve(a, b, axes=(0, 2)), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0)])
+def test_max_norms_of_empty_matrices_are_zero(shape):
+    x = np.zeros(shape, np.float32)
+    for o in (1, np.inf):
+        assert float(enp.linalg.norm(x, o)) == np.linalg.norm(x, o) == 0.0

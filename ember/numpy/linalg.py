@@ -116,7 +116,9 @@ def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
         _error(f"norm: invalid norm order {ord!r} for matrices")
     reduce = enp.max if (ord == 1 or _is_inf(ord, 1)) else enp.min
     s = enp.sum(a, axis=inner, keepdims=True)
-    out = reduce(s, axis=outer, keepdims=True)
+    # the max of no column sums is 0, as in NumPy and JAX (their min of none is an error)
+    out = reduce(s, axis=outer, keepdims=True, **({"initial": 0} if reduce is enp.max
+                                                 else {}))
     if not keepdims:
         out = enp.squeeze(out, axis=(r, c))
     return out
@@ -1030,7 +1032,7 @@ def tensorsolve(a, b, axes=None):
     x, y = enp._lift(a), enp._lift(b)
     if axes is not None:
         axes = enp._axes(axes, x.ndim, "axes")
-        x = enp.moveaxis(x, axes, (x.ndim - 1,) * len(axes))
+        x = enp.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim)))
     out = x.shape[y.ndim:]
     if x.shape[:y.ndim] != y.shape:
         _error(f"tensorsolve: the leading dimensions of a {x.shape} (after moving axes to the "
