@@ -36,8 +36,7 @@ STAGES = ("ember", "optimized", "linalg")
 def clear_caches() -> None:
     """Forget every compiled executable (in memory; the on-disk compile cache stays)."""
     for j in list(_ALL_JITS):
-        j._cache.clear()
-        j._last = None
+        j.clear_cache()
     _CANONICAL.clear()
     from ember.frontend import eager
     eager.clear_cache()

@@ -220,8 +220,8 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
     out = enp.result_type(dl, d, du, b)
     if not np.issubdtype(out, np.floating):
         _error(f"tridiagonal_solve: expected floating-point arrays, got {out}")
-    dl, d, du, b = (enp.moveaxis(enp._to(v, out), -1 if v is not b else -2, 0)
-                    for v in (dl, d, du, b))
+    dl, d, du = (enp.moveaxis(enp._to(v, out), -1, 0) for v in (dl, d, du))
+    b = enp.moveaxis(enp._to(b, out), -2, 0)
     m = d.shape[0]
     zero = enp.zeros_like(d[0])
     # Forward elimination: the carry is row i as the steps before left it (its diagonal,

@@ -117,8 +117,8 @@ def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
     reduce = enp.max if (ord == 1 or _is_inf(ord, 1)) else enp.min
     s = enp.sum(a, axis=inner, keepdims=True)
     # the max of no column sums is 0, as in NumPy and JAX (their min of none is an error)
-    out = reduce(s, axis=outer, keepdims=True, **({"initial": 0} if reduce is enp.max
-                                                 else {}))
+    empty_max = {"initial": 0} if reduce is enp.max else {}
+    out = reduce(s, axis=outer, keepdims=True, **empty_max)
     if not keepdims:
         out = enp.squeeze(out, axis=(r, c))
     return out
