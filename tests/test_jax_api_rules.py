@@ -51,6 +51,12 @@ def test_x64_makes_integers_of_up_to_32_bits_float32(both_x64, dtype):
         assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
 
 
+def test_x64_one_hot_is_the_default_float(both_x64):
+    import ember.nn as enn
+    jnn = pytest.importorskip("jax.nn")
+    assert enn.one_hot(np.arange(3), 4).dtype == jnn.one_hot(np.arange(3), 4).dtype
+
+
 def test_created_python_scalars_are_weakly_typed():
     """``jnp.asarray(1.0)`` is weakly typed, so it takes a float16 operand's dtype; lists and
     NumPy scalars are not."""

@@ -548,3 +548,28 @@ def test_mean_over_a_million_rows_keeps_its_digits():
     np.testing.assert_allclose(np.asarray(enp.mean(x, 0)), want.mean(0), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(enp.sum(x)), want.sum(), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(enp.std(x[:, :3], 0)), want[:, :3].std(0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_lax_sums_and_einsum_reductions_of_halves_accumulate_in_float32(dtype):
+    """lax.reduce_sum (and einsum's pure reductions, built on it) of float16/bfloat16 sum in
+    float32, as XLA's do: the oracle is the float64 sum rounded once to the dtype."""
+    import ember.lax as elax
+
+    x = np.random.default_rng(3).uniform(0.5, 1.5, (3, 20000)).astype(dtype)
+    want = x.astype(np.float64).sum(1).astype(dtype).astype(np.float64)
+    for got in (elax.reduce_sum(x, (1,)), enp.einsum("ij->i", x)):
+        assert np.asarray(got).dtype == dtype
+        np.testing.assert_allclose(np.asarray(got).astype(np.float64), want, rtol=1e-2)
+
+
+@pytest.mark.parametrize("decimals", [1, 2, -1])
+def test_round_of_float16_with_decimals_as_jax(decimals):
+    """float16 values scaled in float16 (25.02 * 10 = 250.1) rounded wrongly for 15-35% of
+    all float16 values, and 65504 * 10 overflowed: JAX scales in float32."""
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.arange(0, 2 ** 16, dtype=np.uint16).view(np.float16)
+    x = x[np.isfinite(x)]
+    got = np.asarray(enp.round(x, decimals))
+    want = np.asarray(jnp.round(x, decimals))
+    np.testing.assert_array_equal(got, want)

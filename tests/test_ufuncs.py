@@ -290,6 +290,11 @@ def test_gcd_lcm(dtype):
     ext = np.array([info.min, info.min, info.max, info.min, 0], dtype)
     other = np.array([3, info.min, info.max, 0, info.min], dtype)
     np.testing.assert_array_equal(np.asarray(enp.gcd(ext, other)), np.gcd(ext, other))
+    # an lcm past the type's range wraps as NumPy's, sign included (|x| * (|y| / gcd))
+    if dtype == np.int32:
+        big, wide = np.array([46341, -7], dtype), np.array([46343, 5], dtype)
+        np.testing.assert_array_equal(np.asarray(enp.lcm(big, wide)), np.lcm(big, wide))
+        assert np.lcm(big, wide)[0] < 0
 
 
 def test_more_ufunc_errors():

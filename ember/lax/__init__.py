@@ -169,6 +169,12 @@ def _reducer(op):
         axes = tuple(sorted(axes))
         if not axes:
             return x
+        dt = x.dtype
+        if op == "reduce_sum" and dtypes.is_float(dt) and dt.itemsize < 4:
+            # halves accumulate in float32, as XLA's do (in float16 50000 ones summed to 32768)
+            wide = bind(f"ember.{op}", convert_element_type(x, np.float32), axes=axes,
+                        _weak=x.weak_type)[0]
+            return convert_element_type(wide, dt)
         return bind(f"ember.{op}", x, axes=axes, _weak=x.weak_type)[0]
     f.__name__ = f.__qualname__ = op
     f.__doc__ = f"``{op}`` over ``axes`` (the ``ember.{op}`` op)."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember import lax
+from ember import dtypes, lax
 from ember import numpy as enp
 from ember.errors import ArgumentError as _ArgumentError
 from ember.errors import TracingError as _TracingError
@@ -164,7 +164,7 @@ def log_sigmoid(x):
 @eager
 def one_hot(x, num_classes, *, dtype=None, axis=-1):
     """x[..., None] == arange(num_classes) as ``dtype`` (default float), on a new ``axis``."""
-    dtype = enp.float32 if dtype is None else dtype
+    dtype = dtypes.default_float() if dtype is None else dtype
     x = enp.asarray(x)
     nd = x.ndim + 1
     ax = enp._axes(axis, nd)[0]

@@ -564,8 +564,12 @@ def round(a, decimals=0):  # noqa: A001
         return x if decimals >= 0 or x.dtype == bool_ else _round_int(x, 10 ** -decimals)
     if decimals == 0:
         return lax.round(x, "to_nearest_even")
+    half = x.dtype if x.dtype.itemsize < 4 else None
+    if half is not None:        # scaled in float32, as JAX: 25.02 * 10 in float16 is 250.1
+        x = lax.convert_element_type(x, np.float32)
     scale = _const(10.0 ** decimals, x)
-    return lax.div(lax.round(lax.mul(x, scale), "to_nearest_even"), scale)
+    out = lax.div(lax.round(lax.mul(x, scale), "to_nearest_even"), scale)
+    return out if half is None else lax.convert_element_type(out, half)
 
 
 around = round

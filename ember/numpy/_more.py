@@ -989,5 +989,6 @@ def lcm(x1, x2):
     d = _gcd(x, y)
     zero = lax.eq(d, _const(0, d))
     safe = lax.select(zero, _const(1, d), d)
-    return lax.select(zero, _const(0, d), enp.abs(lax.mul(x, lax.div(y, safe))))
+    # |x| * (|y| / gcd), wrapping on overflow as NumPy's and JAX's (the sign of the wrap too)
+    return lax.select(zero, _const(0, d), lax.mul(enp.abs(x), enp.abs(lax.div(y, safe))))
 
