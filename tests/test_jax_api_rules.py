@@ -57,6 +57,16 @@ def test_x64_one_hot_is_the_default_float(both_x64):
     assert enn.one_hot(np.arange(3), 4).dtype == jnn.one_hot(np.arange(3), 4).dtype
 
 
+def test_lax_round_takes_jax_rounding_methods():
+    x = np.float32([0.5, 1.5, 2.5, -2.5, -0.5])
+    for method in (0, 1, jax.lax.RoundingMethod.TO_NEAREST_EVEN):
+        want = np.asarray(jax.lax.round(x, method))
+        for m in (method, ember.lax.RoundingMethod(int(method))):
+            np.testing.assert_array_equal(np.asarray(ember.lax.round(x, m)), want)
+    with pytest.raises(ember.errors.TracingError, match="rounding_method"):
+        ember.lax.round(x, 3)
+
+
 def test_created_python_scalars_are_weakly_typed():
     """``jnp.asarray(1.0)`` is weakly typed, so it takes a float16 operand's dtype; lists and
     NumPy scalars are not."""

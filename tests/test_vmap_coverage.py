@@ -685,8 +685,8 @@ EXCLUDED = {
     # Classes re-exported for users to catch or check against, not functions of arrays.
     "numpy.IndexingError", "numpy.NonConcreteBooleanIndexError", "numpy.TracingError",
     "numpy.Tracer", "numpy.ndarray", "lax.Tracer", "lax.TracingError",
-    # lax.Precision: an enum of precision names, not a function of arrays.
-    "lax.Precision",
+    # lax.Precision and lax.RoundingMethod: enums of names, not functions of arrays.
+    "lax.Precision", "lax.RoundingMethod",
     # dtype queries: they take dtypes, not arrays, and return host values.
     "numpy.finfo", "numpy.iinfo", "numpy.promote_types", "numpy.result_type",
     "numpy.can_cast",

@@ -96,10 +96,31 @@ logistic = globals()["logistic"]
 
 
 @eager
-def round(x, rounding_method: str = "away_from_zero"):  # noqa: A001
-    """Round to integral values: half away from zero (default) or to nearest even."""
+def round(x, rounding_method="away_from_zero"):  # noqa: A001
+    """Round to integral values: half away from zero (default) or to nearest even.
+    ``rounding_method`` is a :class:`RoundingMethod` or its int, as in JAX, or ember's
+    names "away_from_zero" and "to_nearest_even"."""
     x = _as_tracer(x)
+    if not isinstance(rounding_method, str):
+        try:
+            rounding_method = RoundingMethod(rounding_method).name.lower()
+        except ValueError:
+            raise TracingError(f"lax.round: rounding_method must be a RoundingMethod (0 or 1) "
+                               f"or 'away_from_zero'/'to_nearest_even', got "
+                               f"{rounding_method!r}\n  at {user_where()}") from None
     return bind("ember.round", x, rounding_method=rounding_method, _weak=x.weak_type)[0]
+
+
+class RoundingMethod(enum.IntEnum):
+    """``lax.RoundingMethod``: how :func:`round` breaks ties, as JAX's enum.
+
+    Example:
+        >>> ember.lax.round(np.float32(2.5), ember.lax.RoundingMethod.TO_NEAREST_EVEN)
+        Array(2., dtype=float32)
+    """
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
 
 
 @eager
