@@ -108,11 +108,8 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
     if permutation_size < piv.shape[-1]:
         _error(f"lu_pivots_to_permutation: permutation_size {permutation_size} is smaller than "
                f"the {piv.shape[-1]} pivots")
-    from ember.frontend.vmap import vmap
-    f = lambda p: _sla._pivots_to_permutation(p, permutation_size)      # noqa: E731
-    for _ in range(piv.ndim - 1):
-        f = vmap(f)
-    return f(piv)
+    return _la._batched(lambda p: _sla._pivots_to_permutation(p, permutation_size), piv,
+                        rank=1)
 
 
 @eager

@@ -165,12 +165,12 @@ def _matrix(a, name, square=True):
     return enp._to(x, compute), out
 
 
-def _batched(core, *xs):
+def _batched(core, *xs, rank=2):
     """``core`` on the matrices of ``xs`` (each with the same leading batch axes: all but the
-    last two of the first), vmapped over the batch axes."""
+    last ``rank`` of the first), vmapped over the batch axes."""
     from ember.frontend.vmap import vmap
     f = core
-    for _ in range(xs[0].ndim - 2):
+    for _ in range(xs[0].ndim - rank):
         f = vmap(f)
     return f(*xs)
 

@@ -85,9 +85,7 @@ def _float_dtype(dtype, name) -> np.dtype:
 def _key_parts(key, name) -> tuple[Tracer, Tracer]:
     k = _lift(key)
     if k.shape != (2,) or k.dtype != _U32:
-        raise RandomArgumentError(f"ember.random.{name}: expected a key, a uint32[2] array (from "
-                                  "ember.random.key/PRNGKey/split/fold_in), got "
-                                  f"{k.aval.str_short()}")
+        raise _not_a_key(name, k.aval.str_short())
     k1 = lax.reshape(lax.slice(k, (0,), (1,)), ())
     k2 = lax.reshape(lax.slice(k, (1,), (2,)), ())
     return k1, k2
@@ -100,11 +98,14 @@ def _takes_key(fun):
     def checked(key, *args, **kwargs):
         shape, dtype = np.shape(key), getattr(key, "dtype", None)
         if shape != (2,) or dtype != _U32:
-            raise RandomArgumentError(
-                f"ember.random.{fun.__name__}: expected a key, a uint32[2] array (from "
-                f"ember.random.key/PRNGKey/split/fold_in), got shape {shape} dtype {dtype}")
+            raise _not_a_key(fun.__name__, f"shape {shape} dtype {dtype}")
         return fun(key, *args, **kwargs)
     return checked
+
+
+def _not_a_key(name, got) -> RandomArgumentError:
+    return RandomArgumentError(f"ember.random.{name}: expected a key, a uint32[2] array (from "
+                               f"ember.random.key/PRNGKey/split/fold_in), got {got}")
 
 
 def _as_output(value: np.ndarray):
