@@ -41,6 +41,25 @@ def test_float32_special_values():
     assert np.isnan(s[4:]).all() and np.isnan(c[4:]).all()
 
 
+def test_float32_inverse_trig_within_ulps():
+    """float32 atan2 (and arctan, arcsin, arccos through it) is fdlibm's reduction and series
+    in float32: IREE's math.atan2 polynomial was 40 ulps off near results of 0.58."""
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.uniform(-1, 1, 20000), np.linspace(0.55, 0.75, 20000),
+                        _float32_magnitudes(rng, 20), 1 / _float32_magnitudes(rng, 20)])
+    x = x.astype(np.float32)
+    x = x[np.abs(x) >= np.finfo(np.float32).tiny]      # IREE's CPU code flushes subnormals
+    y = rng.uniform(-3, 3, x.size).astype(np.float32)
+    c = np.clip(x, -1, 1)
+    got = ember.jit(lambda x, y, c: (ember.numpy.arctan(x), ember.numpy.arctan2(y, x),
+                                     ember.numpy.arcsin(c), ember.numpy.arccos(c)))(x, y, c)
+    x, y, c = (v.astype(np.float64) for v in (x, y, c))
+    for g, want in zip(got, (np.arctan(x), np.arctan2(y, x), np.arcsin(c), np.arccos(c))):
+        ulp = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+        err = np.abs(np.asarray(g).astype(np.float64) - want) / ulp
+        assert err[np.abs(want) >= np.finfo(np.float32).tiny].max() <= 3
+
+
 def test_float64_sin_cos():
     ember.config.update("enable_x64", True)
     try:

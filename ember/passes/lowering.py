@@ -553,7 +553,7 @@ def _atan2(args, dt, attrs):
     y, x = args
     zero, inf = scalar_const(0.0, dt), scalar_const(np.inf, dt)
     x_neg = _signbit(x, dt)
-    r = math_d.Atan2Op(y, x).result if np.dtype(dt).itemsize < 8 else _atan2_64(y, x, x_neg)
+    r = _atan2_abs_y(y, x, x_neg, dt)
     both_zero = arith.AndIOp(_cmpf("oeq", y, zero), _cmpf("oeq", x, zero)).result
     r = arith.SelectOp(both_zero, arith.SelectOp(x_neg, scalar_const(np.pi, dt),
                                                  zero).result, r).result
@@ -564,8 +564,10 @@ def _atan2(args, dt, attrs):
     return math_d.CopySignOp(r, y).result
 
 
-# fdlibm's atan for float64 (IREE calls a libm atan2 it cannot link): |x| is reduced to
-# [0, 7/16) around atan(1/2), atan(1), atan(3/2) or atan(inf), then a degree-22 odd series.
+# fdlibm's atan (IREE calls a libm atan2 it cannot link for float64, and its float32
+# polynomial was 40 ulps off near 0.58): |x| is reduced to [0, 7/16) around atan(1/2),
+# atan(1), atan(3/2) or atan(inf), then a degree-22 odd series (float32 rounds the same
+# coefficients; the atan(c) are split into a high part and the rest in either type).
 _ATAN_T = (3.33333333333329318027e-01, -1.99999999998764832476e-01,
            1.42857142725034663711e-01, -1.11111104054623557880e-01,
            9.09088713343650656196e-02, -7.69187620504482999495e-02,
@@ -578,39 +580,44 @@ _ATAN_LO = (2.26987774529616870924e-17, 3.06161699786838301793e-17,
             1.39033110312309984516e-17, 6.12323399573676603587e-17)
 
 
-def _atan_positive64(t) -> ir.Value:
-    """atan(t) for float64 t >= 0 (inf included), as fdlibm's atan."""
-    dt = np.dtype("float64")
+def _split(hi: float, lo: float, dt) -> tuple[float, float]:
+    """hi + lo (a float64 pair) as dt's nearest value and the rest."""
+    head = float(np.asarray(hi, dt))
+    return head, float(np.asarray((hi - head) + lo, dt))
+
+
+def _atan_positive(t, dt) -> ir.Value:
+    """atan(t) for t >= 0 (inf included), as fdlibm's atan."""
     c = lambda v: scalar_const(v, dt)  # noqa: E731
     mul, add, sub, div = (lambda a, b: arith.MulFOp(a, b).result), \
         (lambda a, b: arith.AddFOp(a, b).result), (lambda a, b: arith.SubFOp(a, b).result), \
         (lambda a, b: arith.DivFOp(a, b).result)
-    reduced = [div(sub(mul(c(2.0), t), c(1.0)), add(c(2.0), t)),
-               div(sub(t, c(1.0)), add(t, c(1.0))),
-               div(sub(t, c(1.5)), add(c(1.0), mul(c(1.5), t))),
-               div(c(-1.0), t)]
-    tr, hi, lo = reduced[3], c(_ATAN_HI[3]), c(_ATAN_LO[3])
+    sel = lambda p, a, b: arith.SelectOp(p, a, b).result  # noqa: E731
+    # each interval's reduced argument is num / den: one division, after the selects
+    reduced = [(sub(mul(c(2.0), t), c(1.0)), add(c(2.0), t)), (sub(t, c(1.0)), add(t, c(1.0))),
+               (sub(t, c(1.5)), add(c(1.0), mul(c(1.5), t))), (c(-1.0), t)]
+    his, los = zip(*(_split(h, lo, dt) for h, lo in zip(_ATAN_HI, _ATAN_LO)))
+    (num, den), hi, lo = reduced[3], c(his[3]), c(los[3])
     for i, bound in reversed(list(enumerate((0.6875, 1.1875, 2.4375)))):
         below = _cmpf("olt", t, c(bound))
-        tr = arith.SelectOp(below, reduced[i], tr).result
-        hi = arith.SelectOp(below, c(_ATAN_HI[i]), hi).result
-        lo = arith.SelectOp(below, c(_ATAN_LO[i]), lo).result
+        num, den = sel(below, reduced[i][0], num), sel(below, reduced[i][1], den)
+        hi, lo = sel(below, c(his[i]), hi), sel(below, c(los[i]), lo)
     small = _cmpf("olt", t, c(0.4375))
-    tr = arith.SelectOp(small, t, tr).result
+    tr = div(sel(small, t, num), sel(small, c(1.0), den))
     z = mul(tr, tr)
     w = mul(z, z)
     s1 = mul(z, _poly(w, _ATAN_T[0::2], dt))
     s2 = mul(w, _poly(w, _ATAN_T[1::2], dt))
     s = mul(tr, add(s1, s2))
-    return arith.SelectOp(small, sub(tr, s), sub(hi, sub(sub(s, lo), tr))).result
+    return sel(small, sub(tr, s), sub(hi, sub(sub(s, lo), tr)))
 
 
-def _atan2_64(y, x, x_neg) -> ir.Value:
-    """atan2(|y|, x) for float64, as fdlibm's (the caller copies y's sign)."""
-    dt = np.dtype("float64")
-    z = _atan_positive64(arith.DivFOp(math_d.AbsFOp(y).result, math_d.AbsFOp(x).result).result)
-    pi, pi_lo = scalar_const(3.1415926535897931160e+00, dt), scalar_const(1.2246467991473531772e-16,
-                                                                            dt)
+def _atan2_abs_y(y, x, x_neg, dt) -> ir.Value:
+    """atan2(|y|, x), as fdlibm's (the caller copies y's sign)."""
+    z = _atan_positive(arith.DivFOp(math_d.AbsFOp(y).result, math_d.AbsFOp(x).result).result,
+                       dt)
+    pi, pi_lo = (scalar_const(v, dt)
+                 for v in _split(3.1415926535897931160e+00, 1.2246467991473531772e-16, dt))
     left = arith.SubFOp(pi, arith.SubFOp(z, pi_lo).result).result
     return arith.SelectOp(x_neg, left, z).result
 
