@@ -98,8 +98,11 @@ LOOPS = {
 @pytest.mark.parametrize("name", sorted(TRANSFORMS))
 def test_transforms_match_jax(name):
     fn = TRANSFORMS[name]
+    # wald's cancellation magnifies its normal's tails, where JAX's erf_inv is up to 64 ulps
+    # off (test_random.py::test_normal_close_to_jax)
+    rtol = 1e-5 if name == "wald" else None
     for seed in SEEDS:
-        _close(fn(er, er.PRNGKey(seed), None), fn(jr, jr.PRNGKey(seed), None))
+        _close(fn(er, er.PRNGKey(seed), None), fn(jr, jr.PRNGKey(seed), None), rtol=rtol)
 
 
 @pytest.mark.parametrize("name", sorted(BROADCAST))
