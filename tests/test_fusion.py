@@ -274,3 +274,11 @@ def test_sibling_reductions_under_vmap_with_transposed_results(out_axes):
         want_s, want_m = want_s.T, want_m.T
     np.testing.assert_allclose(np.asarray(s), want_s, rtol=1e-5)
     np.testing.assert_array_equal(np.asarray(m), want_m)
+
+
+def test_fused_concatenation_of_only_empty_parts():
+    """A fused concatenate whose parts are all empty (lower_fusion indexed the last of none)."""
+    a = np.zeros((2, 0), np.float32)
+    got = ember.jit(lambda a, b: enp.concatenate([a * 2, b * 3], axis=-1) + 1)(a, a)
+    want = np.concatenate([a * 2, a * 3], axis=-1) + 1
+    assert got.shape == want.shape and got.dtype == want.dtype

@@ -432,6 +432,8 @@ class _Fusion:
                                   _const_index(n - 1)).result
             parts.append((o, self._walk(x, m[:dim] + (("val", local),) + m[dim + 1:], inputs,
                                         scalars, root)))
+        if not parts:       # every part is empty, so is the result: nothing reads this
+            return scalar_const(0, aval_of_type(op.result.type).dtype)
         res = parts[-1][1]
         for (_, value), (next_offset, _) in reversed(list(zip(parts, parts[1:]))):
             below = arith.CmpIOp(arith.CmpIPredicate.slt, idx, _const_index(next_offset))
