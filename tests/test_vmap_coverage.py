@@ -117,6 +117,7 @@ case("numpy.count_nonzero", lambda a, b, m, n, k: enp.count_nonzero(n > 0, axis=
 case("numpy.argmax", lambda a, b, m, n, k: enp.argmax(a, axis=1))
 case("numpy.argmin", lambda a, b, m, n, k: enp.argmin(n))
 case("numpy.average", lambda a, b, m, n, k: enp.average(a, axis=1, weights=b))
+case("numpy.angle", lambda a, b, m, n, k: enp.angle(a - 0.5, deg=True))
 for _n in ["cumsum", "cumprod", "nancumsum", "nancumprod"]:
     case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(a + 0.5, axis=1))
 case("numpy.cumulative_sum", lambda a, b, m, n, k: enp.cumulative_sum(
@@ -218,9 +219,12 @@ case("numpy.fliplr", lambda a, b, m, n, k: enp.fliplr(a))
 case("numpy.flipud", lambda a, b, m, n, k: enp.flipud(n))
 case("numpy.rot90", lambda a, b, m, n, k: enp.rot90(a, 3))
 case("numpy.roll", lambda a, b, m, n, k: enp.roll(a, 2, axis=1))
+case("numpy.roll#traced", lambda a, b, m, n, k: enp.roll(a, n[0, :2], axis=(0, 1)))
 case("numpy.roll#flat", lambda a, b, m, n, k: enp.roll(n, -3))
 case("numpy.tile", lambda a, b, m, n, k: enp.tile(b, (2, 1)))
 case("numpy.repeat", lambda a, b, m, n, k: enp.repeat(a, 2, axis=0))
+case("numpy.repeat#traced", lambda a, b, m, n, k: enp.repeat(b, enp.abs(n[0]) % 3,
+                                                             total_repeat_length=7))
 case("numpy.concatenate", lambda a, b, m, n, k: enp.concatenate([a, m], axis=0))
 case("numpy.stack", lambda a, b, m, n, k: enp.stack([b, m[1]], axis=1))
 case("numpy.hstack", lambda a, b, m, n, k: enp.hstack([b, b]))
@@ -707,6 +711,8 @@ EXCLUDED = {
     "lax.psum", "lax.pmean", "lax.pmax", "lax.pmin", "lax.all_gather", "lax.axis_index",
     "lax.axis_size", "lax.ppermute", "lax.pshuffle", "lax.psum_scatter", "lax.all_to_all",
     "lax.pswapaxes",
+    # Its result's shape depends on the values (JAX's also needs a concrete argument).
+    "numpy.trim_zeros",
 }
 
 MODULES = {"numpy": enp, "numpy.linalg": enp.linalg, "nn": nn, "lax": lax, "random": random,

@@ -31,15 +31,18 @@ def _is_array_leaf(x) -> bool:
 
 
 def _hashable(x):
-    """A cache-key stand-in for a static leaf: slices (Python 3.11 cannot hash them), and
-    scalars with their type (1, 1.0 and True are equal keys but trace differently) and, for
-    floats, their repr (-0.0 == 0.0; NaN equals nothing, so it would never hit)."""
+    """A cache-key stand-in for a static leaf: NumPy arrays by value, slices (Python 3.11
+    cannot hash them), and scalars with their type (1, 1.0 and True are equal keys but trace
+    differently) and, for floats, their repr (-0.0 == 0.0; NaN equals nothing, so it would
+    never hit)."""
     if isinstance(x, slice):
         return ("slice", x.start, x.stop, x.step)
     if isinstance(x, float | np.floating):
         return (type(x), repr(x))
     if isinstance(x, bool | int | np.generic):
         return (type(x), x)
+    if isinstance(x, np.ndarray):     # a static NumPy array (a shape, an axis): its value
+        return ("ndarray", x.dtype.str, x.shape, x.tobytes())
     if type(x) is tuple:
         return tuple(_hashable(v) for v in x)
     return x
@@ -108,19 +111,32 @@ def _device_of(dyn, name):
     return get_backend(default_backend()).device(0)
 
 
-# Cached for a signature whose NumPy scalars must be static (see _call_eagerly).
-_STATIC_SCALARS = object()
+class _StaticLeaves(frozenset):
+    """Cached for a signature some of whose array leaves must be static (see _call_eagerly):
+    the indices of those leaves."""
 
 
-def _call_eagerly(fun, args, kwargs, static_scalars=False):
-    """Compile (once per signature) and run ``fun``. NumPy scalars are arguments, unless
+def _static_culprits(err, names, dyn_idx, leaves) -> frozenset:
+    """The dynamic leaves a ConcretizationError came from: those its tracer's origin names,
+    or every NumPy leaf when the error names none (raised without a tracer at hand)."""
+    origin = getattr(err, "origin", None)
+    if origin is None:
+        return frozenset(i for i in dyn_idx if isinstance(leaves[i], np.ndarray | np.generic))
+    return frozenset(i for n, i in zip(names, dyn_idx) if n in origin)
+
+
+def _call_eagerly(fun, args, kwargs, static_leaves=frozenset()):
+    """Compile (once per signature) and run ``fun``. Array leaves are arguments, unless
     tracing them so fails because ``fun`` needs their values (``enp.sum(a,
-    axis=np.int64(0))``): then they are static, as Python scalars are."""
+    axis=np.int64(0))``, ``enp.reshape(a, np.array([2, 3]))``): then the leaves the error came
+    from are static host values, as Python scalars are (JAX takes concrete arrays there)."""
     from ember.frontend.api import Lowered, _leaf_aval, trace_flat
 
     leaves, tree = tree_util.tree_flatten((args, kwargs))
+    leaves = [np.asarray(x) if i in static_leaves and not isinstance(x, np.ndarray | np.generic)
+              else x for i, x in enumerate(leaves)]
     dyn_idx = tuple(i for i, x in enumerate(leaves) if _is_array_leaf(x)
-                    and not (static_scalars and isinstance(x, np.generic)))
+                    and i not in static_leaves)
     dyn = [leaves[i] for i in dyn_idx]
     static = tuple(_hashable(x) if i not in dyn_idx else None for i, x in enumerate(leaves))
     avals = tuple(_leaf_aval(x, f"#{i}") for i, x in enumerate(dyn))
@@ -130,8 +146,8 @@ def _call_eagerly(fun, args, kwargs, static_scalars=False):
         compiled = _CACHE.get(key)
     except TypeError:  # an unhashable static leaf: trace every time
         key, compiled = None, None
-    if compiled is _STATIC_SCALARS:
-        return _call_eagerly(fun, args, kwargs, static_scalars=True)
+    if isinstance(compiled, _StaticLeaves):
+        return _call_eagerly(fun, args, kwargs, compiled)
     if compiled is None:
         def flat_fun(*dyn_leaves):
             full = list(leaves)
@@ -142,16 +158,16 @@ def _call_eagerly(fun, args, kwargs, static_scalars=False):
 
         name = getattr(fun, "__name__", "op")
         in_tree = tree_util.tree_structure((tuple(range(len(dyn))), {}))
+        names = [f"argument #{i}" for i in range(len(dyn))]
         try:
-            module, _, out_tree, outs = trace_flat(
-                flat_fun, name, in_tree, list(avals),
-                [f"argument #{i}" for i in range(len(dyn))])
-        except ConcretizationError:
-            if static_scalars or not any(isinstance(x, np.generic) for x in dyn):
+            module, _, out_tree, outs = trace_flat(flat_fun, name, in_tree, list(avals), names)
+        except ConcretizationError as e:
+            more = _static_culprits(e, names, dyn_idx, leaves)
+            if not more:
                 raise
             if key is not None:
-                _CACHE[key] = _STATIC_SCALARS
-            return _call_eagerly(fun, args, kwargs, static_scalars=True)
+                _CACHE[key] = _StaticLeaves(static_leaves | more)
+            return _call_eagerly(fun, args, kwargs, static_leaves | more)
         compiled = Lowered(module, name, in_tree, list(avals), out_tree,
                            [o.aval for o in outs], device.platform, device).compile()
         if key is not None:

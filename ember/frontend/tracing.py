@@ -340,7 +340,9 @@ class Tracer:
         return f"Traced<{self.aval.str_short()}>"
 
     def _concrete(self, what: str):
-        raise ConcretizationError(concretization_message(self, what))
+        err = ConcretizationError(concretization_message(self, what))
+        err.origin = self.origin    # an eager call makes the arguments it names static
+        raise err
 
     def __bool__(self):
         self._concrete("bool()")

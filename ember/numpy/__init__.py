@@ -85,6 +85,14 @@ def _promote(*args):
     return [_to(a, dtype, weak) for a in args]
 
 
+def _numeric(*xs):
+    """JAX's promote_dtypes_numeric on promoted tracers: bools become int32 (under x64 too,
+    not the default integer), keeping their weak type."""
+    if xs[0].dtype != bool_:
+        return list(xs)
+    return [_to(x, np.int32, x.weak_type) for x in xs]
+
+
 def _broadcast(*xs, name=None):
     try:
         shape = np.broadcast_shapes(*(x.shape for x in xs)) if xs else ()
@@ -376,16 +384,15 @@ bitwise_not = invert
 def floor_divide(x1, x2):
     """``x1 // x2``: division rounded toward minus infinity (NumPy semantics)."""
     x, y = _promote_broadcast(x1, x2, name="floor_divide")
-    if x.dtype == bool_:    # JAX's: bools are numbers of the default integer dtype here
-        x, y = _to(x, dtypes.default_int()), _to(y, dtypes.default_int())
+    x, y = _numeric(x, y)     # bools are int32 numbers here, as in JAX
     if dtypes.is_unsigned(x.dtype):
-        return lax.div(x, y)
+        return _weak_as(lax.div(x, y), x, y)
     if dtypes.is_int(x.dtype):
         # JAX's: one less where the signs differ and the division is inexact (so x // 0,
         # whose quotient is -1 and remainder x, is -2 for x != 0)
         q, r = lax.div(x, y), lax.rem(x, y)
         fix = lax.bitwise_and(lax.ne(r, _const(0, r)), lax.ne(lax.sign(x), lax.sign(y)))
-        return lax.select(fix, lax.sub(q, _const(1, q)), q)
+        return _weak_as(lax.select(fix, lax.sub(q, _const(1, q)), q), x, y)
     return _weak_as(_float_divmod(x, y)[0], x, y)
 
 
@@ -429,13 +436,12 @@ def _float_divmod(x, y):
 def remainder(x1, x2):
     """``x1 % x2``: the result has the sign of the divisor (NumPy semantics)."""
     x, y = _promote_broadcast(x1, x2, name="remainder")
-    if x.dtype == bool_:    # JAX's: bools are numbers of the default integer dtype here
-        x, y = _to(x, dtypes.default_int()), _to(y, dtypes.default_int())
+    x, y = _numeric(x, y)     # bools are int32 numbers here, as in JAX
     if dtypes.is_unsigned(x.dtype):
-        return lax.rem(x, _nonzero(y))
+        return _weak_as(lax.rem(x, _nonzero(y)), x, y)
     if dtypes.is_int(x.dtype):
         r = lax.rem(x, _nonzero(y))
-        return lax.select(_int_fix(r, y), lax.add(r, y), r)
+        return _weak_as(lax.select(_int_fix(r, y), lax.add(r, y), r), x, y)
     return _weak_as(_float_divmod(x, y)[1], x, y)
 
 
@@ -452,23 +458,34 @@ mod = remainder
 def fmod(x1, x2):
     """C's fmod: the result has the sign of the dividend (an integer one by 0 is 0)."""
     x, y = _promote_broadcast(x1, x2, name="fmod")
-    if x.dtype == bool_:    # JAX's: bools are numbers of the default integer dtype here
-        x, y = _to(x, dtypes.default_int()), _to(y, dtypes.default_int())
-    return lax.rem(x, y) if dtypes.is_float(x.dtype) else lax.rem(x, _nonzero(y))
+    x, y = _numeric(x, y)     # bools are int32 numbers here, as in JAX
+    return _weak_as(lax.rem(x, y) if dtypes.is_float(x.dtype) else lax.rem(x, _nonzero(y)),
+                    x, y)
 
 
 def power(x1, x2):
-    """``x1 ** x2``. Integer powers are exact (by repeated squaring), as in NumPy."""
-    if isinstance(x2, int) and not isinstance(x2, bool) and not isinstance(x1, int | float):
-        return _integer_pow(x1, x2)
+    """``x1 ** x2``. Integer powers are exact (by repeated squaring), as in NumPy. A concrete
+    integer exponent (a Python int, a NumPy integer scalar) keeps ``x1``'s dtype, as in JAX
+    (``power(int8_array, np.int32(3))`` is int8)."""
+    n = _static_exponent(x2)
+    if n is not None and not isinstance(x1, int | float):
+        return _integer_pow(x1, n)
     return _power(x1, x2)
+
+
+def _static_exponent(x2):
+    """``x2`` as a Python int if it is a concrete integer scalar (not a bool), else None."""
+    if isinstance(x2, int) and not isinstance(x2, bool):
+        return x2
+    if isinstance(x2, np.generic | np.ndarray) and np.ndim(x2) == 0 and \
+            np.asarray(x2).dtype.kind in "iu":
+        return int(x2)
+    return None
 
 
 @eager
 def _integer_pow(x, n):
-    (x,) = _promote(x)
-    if x.dtype == bool_:     # as in _power: bools are numbers of the default integer dtype
-        x = _to(x, dtypes.default_int())
+    (x,) = _numeric(*_promote(x))      # bools are int32 numbers here, as in JAX
     if n < 0:
         if not dtypes.is_float(x.dtype):
             _error("integers to negative integer powers are not allowed")
@@ -494,8 +511,7 @@ def _power(x1, x2):
     x, y = _promote_broadcast(x1, x2, name="power")
     if dtypes.is_float(x.dtype):
         return lax.pow(x, y)
-    if x.dtype == bool_:     # JAX's: bools are numbers of the default integer dtype here
-        x, y = _to(x, dtypes.default_int()), _to(y, dtypes.default_int())
+    x, y = _numeric(x, y)     # bools are int32 numbers here, as in JAX
     # Exact integer power by squaring over the exponent's bits.
     one = _const(1, x)
     acc, base = one, x
@@ -551,8 +567,11 @@ ceil = _rounding("ceil", lax.ceil)
 
 @eager
 def rint(x):
-    """Round half to even; integers and bools become the default float dtype, as in JAX."""
-    (x,) = _promote_inexact(x)
+    """Round half to even; integers and bools become the default float dtype (float64 under
+    x64, whatever their width), as in JAX."""
+    (x,) = _promote(x)
+    if not dtypes.is_float(x.dtype):
+        return _to(x, dtypes.default_float())
     return lax.round(x, "to_nearest_even")
 
 
@@ -591,10 +610,8 @@ def _round_int(x, s: int):
 
 @eager
 def square(x):
-    """``x * x``; bools become the default integer dtype, as in JAX."""
-    (x,) = _promote(x)
-    if x.dtype == bool_:
-        x = _to(x, dtypes.default_int())
+    """``x * x``; bools become int32 (under x64 too), as in JAX."""
+    (x,) = _numeric(*_promote(x))
     return lax.mul(x, x)
 
 

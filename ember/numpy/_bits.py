@@ -21,7 +21,7 @@ def _int_args(x1, x2, name):
     xs = enp._promote_broadcast(x1, x2, name=name)
     dt = xs[0].dtype
     if dtypes.is_bool(dt):
-        xs = [enp._to(x, dtypes.default_int(), x.weak_type) for x in xs]
+        xs = enp._numeric(*xs)      # int32, as in JAX (under x64 too)
     elif not dtypes.is_int(dt):
         enp._error(f"{name}: needs integer or bool operands, got {np.dtype(dt)}")
     return xs

@@ -1039,7 +1039,9 @@ def argpartition(a, kth, axis=-1):
         >>> enp.argpartition(enp.array([3, 1, 4, 1, 5]), 2)
         Array([1, 3, 0, 4, 2], dtype=int32)
     """
-    return _partitioned("argpartition", a, kth, axis, _enp().argsort)
+    # int32 indices under x64 too, as JAX's (from lax.top_k)
+    idx = _partitioned("argpartition", a, kth, axis, _enp().argsort)
+    return lax.convert_element_type(idx, np.int32)
 
 
 def _partitioned(name, a, kth, axis, sort):

@@ -33,6 +33,7 @@ from ember.numpy import (
     _const,
     _error,
     _lift,
+    _numeric,
     _promote,
     _promote_broadcast,
     _promote_inexact,
@@ -47,7 +48,7 @@ __all__ = [
     "empty_like", "select", "interp", "nanargmax", "nanargmin", "real", "imag", "rollaxis",
     "bincount", "digitize", "isin", "cov", "corrcoef", "polyval", "geomspace", "trapezoid",
     "tril_indices", "triu_indices", "unravel_index", "ravel_multi_index", "vander",
-    "convolve", "correlate", "ldexp", "frexp", "modf", "gcd", "lcm",
+    "convolve", "correlate", "ldexp", "frexp", "modf", "gcd", "lcm", "angle", "trim_zeros",
 ]
 
 
@@ -364,6 +365,58 @@ def _imag(val):
 
 
 @eager
+def angle(z, deg=False):
+    """The counterclockwise angle of ``z``: of real input (ember has no complex dtypes), pi
+    where it is negative (or -0.0) and 0 elsewhere; in degrees with ``deg``. As in JAX, the
+    result is the default float dtype unless ``z`` is a floating array (of 1 or more
+    dimensions), which keeps its dtype.
+
+    Example:
+        >>> enp.angle(enp.array([-2.0, 0.0, 3.0]))
+        Array([3.1415927, 0.       , 0.       ], dtype=float32)
+    """
+    _refuse_complex("angle", z)
+    enp = _enp()
+    x = _lift(z)
+    dt = np.dtype(x.dtype)
+    if not dtypes.is_float(dt) or x.ndim == 0:
+        dt = dtypes.default_float()
+    re = lax.convert_element_type(x, dt)
+    out = enp.arctan2(lax.broadcast_in_dim(_to(0, re.dtype), re.shape, ()), re)
+    return enp.degrees(out) if deg else out
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """``filt`` without its leading (``"f"`` in ``trim``) and trailing (``"b"``) zeros along
+    ``axis`` (None: every axis); along an axis, a slice counts as zero when all of it is. The
+    result's shape depends on the values, so ``filt`` must be concrete (as in JAX).
+
+    Example:
+        >>> enp.trim_zeros(enp.array([0, 0, 2, 0, 1, 0]))
+        Array([2, 0, 1], dtype=int32)
+    """
+    if isinstance(filt, Tracer):
+        filt._concrete("trim_zeros: filt (the result's shape depends on its values)")
+    x = _enp().asarray(filt)
+    h = _host(x)
+    axes = set(range(h.ndim)) if axis is None else set(_axes(axis, h.ndim))
+    trim = trim.lower()
+    index = []
+    for ax in range(h.ndim):
+        if ax not in axes or ("f" not in trim and "b" not in trim):
+            index.append(slice(None))
+            continue
+        mask = np.any(h != 0, axis=tuple(i for i in range(h.ndim) if i != ax))
+        nz = np.flatnonzero(mask)
+        if not nz.size:
+            index.append(slice(0, 0))
+            continue
+        index.append(slice(int(nz[0]) if "f" in trim else None,
+                           int(nz[-1]) + 1 if "b" in trim else None))
+    return x[tuple(index)]
+
+
+@eager
 def rollaxis(a, axis, start=0):
     """Move ``axis`` to before position ``start`` (NumPy's older ``moveaxis``)."""
     x = _lift(a)
@@ -390,8 +443,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         Array([1, 2, 0, 1, 0], dtype=int32)
     """
     dt = np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype
-    if not np.issubdtype(dt, np.integer):
-        _error(f"bincount: x must have an integer type, got {dt}")
+    if not np.issubdtype(dt, np.integer) and dt != np.bool_:    # bools count as 0 and 1
+        _error(f"bincount: x must have an integer or boolean type, got {dt}")
     if len(_shape_of(x)) != 1:
         _error(f"bincount: only 1-dimensional input is supported, got shape {_shape_of(x)}")
     minlength = operator.index(minlength)
@@ -416,6 +469,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
 @eager
 def _bincount(x, weights, length):
     xi = _lift(x)
+    if dtypes.is_bool(xi.dtype):
+        xi = lax.convert_element_type(xi, np.int32)
     if weights is None:
         w = lax.broadcast_in_dim(_to(1, dtypes.default_int()), xi.shape, ())
     else:
@@ -437,8 +492,8 @@ def digitize(x, bins, right=False):
     if b.ndim != 1:
         _error(f"digitize: bins must be a 1-dimensional array, got shape {tuple(b.shape)}")
     n = b.shape[0]
-    if n == 0:
-        return lax.broadcast_in_dim(_to(0, dtypes.default_int()), xv.shape, ())
+    if n == 0:      # int32, as searchsorted's indices (JAX's)
+        return lax.broadcast_in_dim(_to(0, np.int32), xv.shape, ())
     side = "left" if right else "right"
     inc = enp.searchsorted(b, xv, side=side)
     dec = enp.subtract(n, enp.searchsorted(lax.rev(b, (0,)), xv, side=side))
@@ -493,6 +548,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         return lax.broadcast_in_dim(_to(0, X.dtype), (0, 0), ())
     if y is not None:
         X = enp.concatenate([X, _rows("cov", y, "y", rowvar)], axis=0)
+    if X.shape[1] == 0:     # no observations: NaN (NumPy's 0 / 0, JAX's explicit case)
+        shape = () if X.shape[0] == 1 else (X.shape[0],) * 2
+        return lax.broadcast_in_dim(_to(np.nan, X.dtype), shape, ())
     if ddof is None:
         ddof = 1 if not bias else 0
     nobs = X.shape[1]
@@ -909,7 +967,7 @@ def ldexp(x1, x2):
     result is rounded once, or flushed to zero where the backend flushes subnormals (the
     CPU does)."""
     (x,) = _inexact(x1)
-    (n,) = _promote(x2)
+    (n,) = _numeric(*_promote(x2))      # a bool exponent is 0 or 1, as in JAX
     if not dtypes.is_int(n.dtype):
         _error(f"ldexp: x2 must be an integer array, got {n.dtype}")
     x, n = _broadcast(x, n, name="ldexp")

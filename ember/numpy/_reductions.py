@@ -371,41 +371,46 @@ def _quantile(name, a, q, axis, method, keepdims, scale):
     if n == 0:
         res = lax.broadcast_in_dim(_to(np.nan, cdt), lead + rest, ())
         return _restore(res, dt, axes, shape, keepdims, lead)
-    # Virtual index q * (n - 1), as NumPy's linear method; floor and ceil clipped.
-    vi = lax.mul(qv, _const(n - 1, qv))
-    lo = lax.floor(vi)
-    if method == "lower":
-        vi = lo
-    elif method == "higher":
-        vi = lax.ceil(vi)
-    elif method == "nearest":
-        vi = lax.round(vi, "to_nearest_even")
-    lo = lax.min(lax.max(lax.floor(vi), _const(0, vi)), _const(n - 1, vi))
-    hi = lax.min(lax.add(lo, _const(1, lo)), _const(n - 1, lo))
-    gamma = lax.sub(vi, lo) if method != "midpoint" else \
-        lax.select(lax.eq(lax.floor(vi), vi), _const(0, vi), _const(0.5, vi))
-    if method == "midpoint":
-        lo = lax.floor(vi)
-        hi = lax.min(lax.add(lo, _const(1, lo)), _const(n - 1, lo))
-
-    def gather(idx):   # xs[..., idx] for every q: a one-hot select and max over the axis
-        full = lead + rest + (n,)
-        iq = lax.broadcast_in_dim(_to(idx, np.int32), full, tuple(range(len(lead))))
-        pos = lax.broadcasted_iota(np.int32, full, len(full) - 1)
-        xb = lax.broadcast_in_dim(xs, full, tuple(range(len(lead), len(full))))
-        picked = lax.select(lax.eq(pos, iq), xb, _const(-np.inf, xb))
-        return lax.reduce_max(picked, (len(full) - 1,))
-
-    va, vb = gather(lo), gather(hi)
-    g = lax.broadcast_in_dim(gamma, va.shape, tuple(range(len(lead))))
-    diff = lax.sub(vb, va)
-    res = lax.select(lax.ge(g, _const(0.5, g)),
-                     lax.sub(vb, lax.mul(diff, lax.sub(_const(1, g), g))),
-                     lax.add(va, lax.mul(diff, g)))
+    qb = lax.broadcast_in_dim(qv, lead + rest, tuple(range(len(lead))))
+    res = _from_sorted(xs, qb, _const(n - 1, qb), method, lead)
     last = lax.broadcast_in_dim(_take_last(xs, n - 1), res.shape,
                                 tuple(range(len(lead), res.ndim)))
     res = lax.select(_isnan(last), last, res)
     return _restore(res, dt, axes, shape, keepdims, lead)
+
+
+def _from_sorted(xs, qb, top, method, lead):
+    """The ``qb``-quantiles (of shape ``lead`` + the leading axes of ``xs``) of ``xs`` sorted
+    along its last axis, as JAX computes them: the values at the floor and ceiling of the
+    virtual index ``qb * top`` (clipped to [0, top]), combined per ``method`` by JAX's
+    formulas (its linear ``lo * (1 - g) + hi * g`` keeps inf where NumPy's lerp gives
+    inf - inf = NaN; its nearest takes the lower value at a tie, NumPy the even index)."""
+    n = xs.shape[-1]
+    full = tuple(qb.shape) + (n,)
+    vi = lax.mul(qb, top)
+    fl = lax.floor(vi)
+    hw = lax.sub(vi, fl)
+    zero = _const(0, vi)
+    lo = lax.min(lax.max(fl, zero), top)
+    hi = lax.min(lax.max(lax.ceil(vi), zero), top)
+    pos = lax.broadcasted_iota(np.int32, full, len(full) - 1)
+    xb = lax.broadcast_in_dim(xs, full, tuple(range(len(lead), len(full))))
+
+    def gather(idx):   # xs[..., idx] for every q: a one-hot select and max over the axis
+        iq = lax.broadcast_in_dim(_to(idx, np.int32), full, tuple(range(len(full) - 1)))
+        return lax.reduce_max(lax.select(lax.eq(pos, iq), xb, _const(-np.inf, xb)),
+                              (len(full) - 1,))
+
+    if method == "lower":
+        return gather(lo)
+    if method == "higher":
+        return gather(hi)
+    va, vb = gather(lo), gather(hi)
+    if method == "nearest":
+        return lax.select(lax.le(hw, _const(0.5, hw)), va, vb)
+    if method == "midpoint":
+        return lax.mul(lax.add(va, vb), _const(0.5, va))
+    return lax.add(lax.mul(va, lax.sub(_const(1, hw), hw)), lax.mul(vb, hw))
 
 
 @eager
@@ -435,34 +440,30 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 @eager
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False):
-    """Quantiles ignoring NaNs (linear method): per slice, the non-NaN count sets the
-    virtual index."""
+    """Quantiles ignoring NaNs, by any method of :func:`quantile`: per slice, the non-NaN
+    count sets the virtual index."""
     _no_out(out, "nanquantile")
-    if method != "linear":
-        _error("nanquantile: only method='linear' is supported")
-    return _nanquantile(a, q, axis, keepdims, 1)
+    return _nanquantile("nanquantile", a, q, axis, method, keepdims, 1)
 
 
 @eager
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False):
-    """Percentiles ignoring NaNs (linear method)."""
+    """Percentiles ignoring NaNs; see :func:`nanquantile`."""
     _no_out(out, "nanpercentile")
-    if method != "linear":
-        _error("nanpercentile: only method='linear' is supported")
-    return _nanquantile(a, q, axis, keepdims, 100)
+    return _nanquantile("nanpercentile", a, q, axis, method, keepdims, 100)
 
 
-def _nanquantile(a, q, axis, keepdims, scale):
+def _nanquantile(name, a, q, axis, method, keepdims, scale):
+    if method not in _METHODS:
+        _error(f"{name}: method={method!r} is not supported; use one of {_METHODS}")
     traced = isinstance(q, Tracer) or hasattr(q, "aval")
     if not traced:
         q = np.asarray(np.asarray(q, dtype=np.float64) / scale)
         if q.size and not ((q >= 0) & (q <= 1)).all():
             _error(f"quantiles must be in the range [0, {scale}]")
     xs, dt, axes, shape = _prep_sorted(a, axis)
-    n = xs.shape[-1]
     lead, rest = tuple(np.shape(q)), xs.shape[:-1]
-    full = lead + rest + (n,)
     cnt = lax.reduce_sum(_to(lax.bitwise_not(_isnan(xs)), xs.dtype), (xs.ndim - 1,))
     if traced:              # a traced q (under jit, or a NumPy/ember array called eagerly)
         qv = _to(q, xs.dtype)
@@ -473,23 +474,7 @@ def _nanquantile(a, q, axis, keepdims, scale):
     qb = lax.broadcast_in_dim(qv, lead + rest, tuple(range(len(lead))))
     cb = lax.broadcast_in_dim(cnt, lead + rest, tuple(range(len(lead), len(lead + rest))))
     top = lax.max(lax.sub(cb, _const(1, cb)), _const(0, cb))
-    vi = lax.mul(qb, top)
-    lo = lax.floor(vi)
-    hi = lax.min(lax.add(lo, _const(1, lo)), top)
-    gamma = lax.sub(vi, lo)
-    pos = lax.broadcasted_iota(np.int32, full, len(full) - 1)
-    xb = lax.broadcast_in_dim(xs, full, tuple(range(len(lead), len(full))))
-
-    def gather(idx):
-        iq = lax.broadcast_in_dim(_to(idx, np.int32), full, tuple(range(len(full) - 1)))
-        return lax.reduce_max(lax.select(lax.eq(pos, iq), xb, _const(-np.inf, xb)),
-                              (len(full) - 1,))
-
-    va, vb = gather(lo), gather(hi)
-    diff = lax.sub(vb, va)
-    res = lax.select(lax.ge(gamma, _const(0.5, gamma)),
-                     lax.sub(vb, lax.mul(diff, lax.sub(_const(1, gamma), gamma))),
-                     lax.add(va, lax.mul(diff, gamma)))
+    res = _from_sorted(xs, qb, top, method, lead)
     res = lax.select(lax.eq(cb, _const(0, cb)), _const(np.nan, res), res)
     return _restore(res, dt, axes, shape, keepdims, lead)
 
@@ -712,8 +697,13 @@ def searchsorted(a, v, side="left", sorter=None, *, method=None):
     yb = lax.broadcast_in_dim(y, full, tuple(range(y.ndim)))
     before = _lt_nan_last(xb, yb) if side == "left" else \
         lax.bitwise_not(_lt_nan_last(yb, xb))
-    idt = dtypes.default_int()
-    return lax.reduce_sum(_to(before, idt), (len(full) - 1,))
+    return lax.reduce_sum(_to(before, _index_dtype(n)), (len(full) - 1,))
+
+
+def _index_dtype(n: int):
+    """JAX's dtype for indices into an axis of ``n``: int32 (under x64 too) unless ``n`` is
+    too long for it."""
+    return np.dtype(np.int32) if n <= np.iinfo(np.int32).max else dtypes.default_int()
 
 
 # --- data-dependent sizes: compaction by a stable sort --------------------------------------

@@ -582,8 +582,10 @@ def tile(A, reps):
 
 @eager
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
-    """Repeat elements: ``repeats`` is an int or one static count per element along ``axis``
-    (``axis=None`` repeats the flattened array)."""
+    """Repeat elements: ``repeats`` is an int or one count per element along ``axis``
+    (``axis=None`` repeats the flattened array). The counts must be static unless
+    ``total_repeat_length`` (static) gives the result's length; as in JAX, a longer total
+    repeats the last element and a shorter one truncates."""
     x = _lift(a)
     if axis is None:
         x, ax = lax.reshape(x, (x.size,)), 0
@@ -591,29 +593,57 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         (ax,) = _axes(axis, x.ndim)
     if x.ndim == 0:
         x, ax = lax.reshape(x, (1,)), 0
+    n = x.shape[ax]
+    total = None
+    if total_repeat_length is not None:
+        if isinstance(total_repeat_length, Tracer):
+            total_repeat_length._concrete("repeat: total_repeat_length")
+        total = operator.index(total_repeat_length)
+        if total < 0:
+            _error(f"repeat: total_repeat_length must be non-negative, got {total}")
+        if isinstance(repeats, Tracer) or hasattr(repeats, "aval"):
+            return _repeat_traced(x, repeats, ax, total)
     reps = _static_ints(repeats, "repeats", "repeat")
     if np.any(reps < 0):
         _error(f"repeat: repeats may not contain negative values, got {repeats!r}")
-    n = x.shape[ax]
     if reps.ndim > 1 or (reps.ndim == 1 and reps.size not in (1, n)):
         _error(f"repeat: repeats of shape {reps.shape} cannot be broadcast to the {n} elements "
                f"along axis {ax} of shape {x.shape}")
+    if total is not None and n and total != int(reps.sum() * (n if reps.size == 1 else 1)):
+        # JAX's gather pattern for a total that differs from the counts' sum, on the host.
+        starts = np.cumsum(np.broadcast_to(reps.reshape(-1), (n,)))[:-1]
+        idx = np.searchsorted(starts, np.arange(total), side="right")
+        return _static_take(x, idx, ax) if total else _slice_axis(x, ax, 0, 0)
     if reps.size == 1:
-        out = _repeat_scalar(x, int(reps.reshape(())), ax)
-    else:
-        pieces, i = [], 0
-        while i < n:
-            j = i
-            while j < n and reps[j] == reps[i]:
-                j += 1
-            if reps[i]:
-                pieces.append(_repeat_scalar(_slice_axis(x, ax, i, j), int(reps[i]), ax))
-            i = j
-        out = lax.concatenate(pieces, ax) if pieces else _slice_axis(x, ax, 0, 0)
-    if total_repeat_length is not None and out.shape[ax] != total_repeat_length:
-        _error(f"repeat: total_repeat_length={total_repeat_length} but the repeats give "
-               f"{out.shape[ax]}")
-    return out
+        return _repeat_scalar(x, int(reps.reshape(())), ax)
+    pieces, i = [], 0
+    while i < n:
+        j = i
+        while j < n and reps[j] == reps[i]:
+            j += 1
+        if reps[i]:
+            pieces.append(_repeat_scalar(_slice_axis(x, ax, i, j), int(reps[i]), ax))
+        i = j
+    return lax.concatenate(pieces, ax) if pieces else _slice_axis(x, ax, 0, 0)
+
+
+def _repeat_traced(x, repeats, ax, total):
+    """``repeat`` by traced counts to the static length ``total``, as JAX does it: output
+    position ``j`` takes the element whose run (by the counts' running sum) holds ``j``."""
+    enp = _enp()
+    n = x.shape[ax]
+    if total == 0 or n == 0:
+        return _slice_axis(x, ax, 0, 0) if total == 0 else x
+    r = lax.reshape(repeats, (repeats.size,))
+    if r.shape[0] not in (1, n):
+        _error(f"repeat: repeats of shape {tuple(repeats.shape)} cannot be broadcast to the {n} "
+               f"elements along axis {ax} of shape {x.shape}")
+    if not np.issubdtype(np.dtype(r.dtype), np.integer):
+        _error(f"repeat: repeats must be integers, got {repeats.aval.str_short()}")
+    r = lax.broadcast_in_dim(lax.convert_element_type(r, np.int32), (n,), (0,))
+    starts = enp.cumsum(_slice_axis(r, 0, 0, n - 1))      # where runs 1..n-1 begin
+    idx = enp.searchsorted(starts, enp.arange(total, dtype=np.int32), side="right")
+    return enp.take(x, idx, axis=ax)
 
 
 @eager
@@ -666,17 +696,30 @@ def roll(a, shift, axis=None):
 
 
 def _roll_traced(x, shift, axis):
-    """``roll`` by a traced scalar shift (as JAX allows): a window of ``x`` twice over."""
+    """``roll`` by a traced shift (as JAX allows): a scalar, or a 1-D array broadcast against
+    ``axis``; per axis, a window of ``x`` twice over."""
     if axis is None:
         return lax.reshape(_roll_traced(lax.reshape(x, (x.size,)), shift, 0), x.shape)
-    if np.ndim(shift) != 0 or not np.issubdtype(np.dtype(shift.dtype), np.integer):
-        _error(f"roll: a traced shift must be an integer scalar, got {shift.aval.str_short()}")
-    (ax,) = _axes(axis, x.ndim)
-    n = x.shape[ax]
-    if n == 0:
-        return x
-    start = lax.rem(lax.rem(-shift, n) + n, n)        # (-shift) mod n, in [0, n)
-    return lax.dynamic_slice_in_dim(lax.concatenate([x, x], ax), start, n, ax)
+    if np.ndim(shift) > 1 or not np.issubdtype(np.dtype(shift.dtype), np.integer):
+        _error(f"roll: a traced shift must be an integer scalar or 1-D array, got "
+               f"{shift.aval.str_short()}")
+    axes = _static_ints(axis, "axis", "roll")
+    try:
+        b_shape = np.broadcast_shapes(np.shape(shift), axes.shape)
+    except ValueError:
+        _error(f"roll: shift {shift.aval.str_short()} and axis {axis!r} have different "
+               "lengths")
+    axes = np.broadcast_to(axes, b_shape).reshape(-1)
+    for j, a_ in enumerate(axes.tolist()):
+        (ax,) = _axes(int(a_), x.ndim)
+        k = 0 if np.ndim(shift) == 0 or shift.shape[0] == 1 else j
+        s = shift if np.ndim(shift) == 0 else lax.reshape(lax.slice(shift, (k,), (k + 1,)), ())
+        n = x.shape[ax]
+        if n == 0:
+            continue
+        start = lax.rem(lax.rem(-s, n) + n, n)        # (-shift) mod n, in [0, n)
+        x = lax.dynamic_slice_in_dim(lax.concatenate([x, x], ax), start, n, ax)
+    return x
 
 
 def _roll_axes(x, shifts):
