@@ -118,10 +118,12 @@ class _StaticLeaves(frozenset):
 
 def _static_culprits(err, names, dyn_idx, leaves) -> frozenset:
     """The dynamic leaves a ConcretizationError came from: those its tracer's origin names,
-    or every NumPy leaf when the error names none (raised without a tracer at hand)."""
+    or every NumPy scalar when the error names none (raised without a tracer at hand; not
+    every array, which would compile once per value and key the cache by its bytes)."""
     origin = getattr(err, "origin", None)
     if origin is None:
-        return frozenset(i for i in dyn_idx if isinstance(leaves[i], np.ndarray | np.generic))
+        return frozenset(i for i in dyn_idx if isinstance(leaves[i], np.ndarray | np.generic)
+                         and np.ndim(leaves[i]) == 0)
     return frozenset(i for n, i in zip(names, dyn_idx) if n in origin)
 
 
