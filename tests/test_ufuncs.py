@@ -313,3 +313,19 @@ def test_more_ufunc_errors():
         enp.imag(1 + 2j)
     with pytest.raises(TracingError, match="isclose.*shapes"):
         enp.isclose(x, np.ones(2, np.float32))
+
+
+
+def test_fmax_fmin_of_signed_zeros_follow_jax():
+    """fmax/fmin pick x where it wins or y is NaN, else y, as JAX's: fmax(0.0, -0.0) is -0.0
+    (NumPy's gives its first operand); NaN only when both are."""
+    jnp = pytest.importorskip("jax.numpy")
+    a = np.float32([0.0, -0.0, 0.0, -0.0, np.nan, -0.0, np.nan, 1.0, 2.0])
+    b = np.float32([-0.0, 0.0, 0.0, -0.0, -0.0, np.nan, np.nan, 2.0, 1.0])
+    for name in ("fmax", "fmin"):
+        got = np.asarray(ember.jit(getattr(enp, name))(a, b))
+        want = np.asarray(getattr(jnp, name)(a, b))
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    ints = np.int32([1, 5]), np.int32([3, 2])
+    np.testing.assert_array_equal(np.asarray(enp.fmax(*ints)), np.fmax(*ints))

@@ -215,10 +215,10 @@ def _nan_aware(name, pick):
         x, y = _promote_broadcast(x1, x2, name=name)
         if not dtypes.is_float(x.dtype):
             return pick(x, y)
-        # The non-NaN operand wins; NaN only when both are NaN.
-        r = pick(x, y)
-        r = lax.select(lax.ne(x, x), y, r)
-        return lax.select(lax.ne(y, y), x, r)
+        # x where it wins or y is NaN, else y (so NaN only when both are, and y of equal
+        # operands: fmax(0.0, -0.0) is -0.0, as JAX's; NumPy's gives x)
+        wins = lax.gt(x, y) if name == "fmax" else lax.lt(x, y)
+        return lax.select(lax.bitwise_or(wins, lax.ne(y, y)), x, y)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"NumPy's ``{name}``: elementwise {name[1:]}imum ignoring NaNs."
     return eager(f)

@@ -337,7 +337,8 @@ def _erf64(f, x, complement: bool):
 def _erf(f, x):
     if np.dtype(f.dt).itemsize == 8:
         return _erf64(f, x, complement=False)
-    return math_d.ErfOp(x).result
+    # erf is odd: IREE's expansion gave erf(-0.0) = +0.0 (NumPy, JAX: -0.0)
+    return f.copysign(math_d.ErfOp(x).result, x)
 
 
 @_unary("erfc")
@@ -458,7 +459,10 @@ def _lgamma(f, x):
     reflected = f.sub(f.sub(f.c(math.log(math.pi)), log_y), f.log(_sin_pi_frac(f, x)))
     r = f.sel(need, reflected, log_y)
     inf = f.c(np.inf)
-    return f.sel(f.cmp("oeq", f.abs(x), inf), inf, r)
+    # Poles are +inf, as JAX's: below -4e36 in float32 (-1e306 in float64; every such x is
+    # an integer) log_y overflowed and log(pi) - inf - log(0) was NaN.
+    pole = f.and_(f.cmp("ole", x, f.c(0.0)), f.cmp("oeq", x, f.floor(x)))
+    return f.sel(f.or_(pole, f.cmp("oeq", f.abs(x), inf)), inf, r)
 
 
 @_unary("digamma")
