@@ -23,6 +23,7 @@ import os
 import numpy as np
 import pytest
 
+import ember
 from ember.errors import BackendUnsupportedError
 
 # Every ember op and the NumPy-level families, run through jit and eager calls.
@@ -164,6 +165,19 @@ def ember_backend(request, monkeypatch):
     monkeypatch.setattr(legality, "check", check_or_skip)
     monkeypatch.setitem(config._values, "default_backend", name)
     yield name
+
+
+@pytest.fixture
+def both_x64():
+    """x64 on in ember and in JAX (the oracle) for the test."""
+    jax = pytest.importorskip("jax")
+    ember.config.update("enable_x64", True)
+    jax.config.update("jax_enable_x64", True)
+    try:
+        yield
+    finally:
+        ember.config.update("enable_x64", False)
+        jax.config.update("jax_enable_x64", False)
 
 
 @pytest.fixture

@@ -29,3 +29,18 @@ def relu_layers(m, x, w):
 def relu_layers_numpy(x, w):
     """:func:`relu_layers` in NumPy, the oracle."""
     return relu_layers(np, x, w)
+
+
+def close(got, want, tol=1e-5):
+    """Same structure, shapes, dtypes and values (NaN equal)."""
+    if isinstance(want, tuple | list):
+        assert isinstance(got, tuple | list) and len(got) == len(want), (got, want)
+        for g, w in zip(got, want):
+            close(g, w, tol)
+        return
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape, (g.shape, w.shape)
+    assert g.dtype == w.dtype, (g.dtype, w.dtype)
+    if g.dtype.kind != "b":
+        g, w = g.astype(np.float64), w.astype(np.float64)
+    np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)

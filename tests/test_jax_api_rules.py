@@ -10,18 +10,6 @@ import pytest
 import ember
 import ember.numpy as enp
 
-
-@pytest.fixture
-def both_x64():
-    ember.config.update("enable_x64", True)
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        ember.config.update("enable_x64", False)
-        jax.config.update("jax_enable_x64", False)
-
-
 INEXACT = {
     "true_divide": lambda m, x: x / x,
     "exp": lambda m, x: m.exp(x),

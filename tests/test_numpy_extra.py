@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
+from helpers import close
 
 import ember
 import ember.numpy as enp
@@ -19,21 +20,6 @@ X = rng.normal(size=(4, 6)).astype(np.float32)
 V = rng.normal(size=(6,)).astype(np.float32)
 N = rng.integers(-5, 6, size=(4, 6)).astype(np.int32)
 S = rng.normal(size=(40, 3)).astype(np.float32)
-
-
-def close(got, want, tol=1e-5):
-    """Same structure, shapes, dtypes and values (NaN equal)."""
-    if isinstance(want, tuple | list):
-        assert isinstance(got, tuple | list) and len(got) == len(want), (got, want)
-        for g, w in zip(got, want):
-            close(g, w, tol)
-        return
-    g, w = np.asarray(got), np.asarray(want)
-    assert g.shape == w.shape, (g.shape, w.shape)
-    assert g.dtype == w.dtype, (g.dtype, w.dtype)
-    np.testing.assert_allclose(g.astype(np.float64) if g.dtype.kind != "b" else g,
-                               w.astype(np.float64) if w.dtype.kind != "b" else w,
-                               rtol=tol, atol=tol, equal_nan=True)
 
 
 def both(f, jf, *args, tol=1e-5):

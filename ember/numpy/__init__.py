@@ -468,7 +468,7 @@ def power(x1, x2):
     integer exponent (a Python int, a NumPy integer scalar) keeps ``x1``'s dtype, as in JAX
     (``power(int8_array, np.int32(3))`` is int8)."""
     n = _static_exponent(x2)
-    if n is not None and not isinstance(x1, int | float):
+    if n is not None:
         return _integer_pow(x1, n)
     return _power(x1, x2)
 
@@ -489,8 +489,8 @@ def _integer_pow(x, n):
     if n < 0:
         if not dtypes.is_float(x.dtype):
             _error("integers to negative integer powers are not allowed")
-        return lax.div(_const(1, x), _integer_pow(x, -n))
-    return _by_squaring(x, n, lax.mul) if n else ones_like(x)
+        return _weak_as(lax.div(_const(1, x), _integer_pow(x, -n)), x, x)
+    return _by_squaring(x, n, lax.mul) if n else _weak_as(ones_like(x), x, x)
 
 
 def _by_squaring(x, n: int, mul):
