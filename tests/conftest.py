@@ -168,6 +168,16 @@ def ember_backend(request, monkeypatch):
 
 
 @pytest.fixture
+def config_value():
+    """Set ember.config options for one test, restoring them (and the caches) after."""
+    saved = dict(ember.config._values)
+    yield ember.config.update
+    for k, v in saved.items():
+        if ember.config._values[k] != v:
+            ember.config.update(k, v)
+
+
+@pytest.fixture
 def both_x64():
     """x64 on in ember and in JAX (the oracle) for the test."""
     jax = pytest.importorskip("jax")

@@ -116,6 +116,28 @@ def test_arguments_are_never_written():
     np.testing.assert_array_equal(np.asarray(ex), x0)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float16", "bfloat16",
+                                   "float32", "float64"])
+def test_the_copy_of_an_argument_written_into_is_bit_exact(dtype, config_value):
+    """The copy ember-protect-arguments makes (an elementwise kernel) keeps every bit: NaN
+    payloads, signalling NaNs, -0.0, subnormals and the extremes of integers."""
+    config_value("enable_x64", True)
+    dt = np.dtype(ember.dtypes.canonicalize(dtype))
+    bits = np.arange(-40, 40, dtype=np.int64) * 0x0123456789ABCDEF
+    bits = np.concatenate([bits, [0, -1, 1, 2 ** 62, -2 ** 63]])
+    if dt == np.bool_:
+        x0 = (bits % 3 == 0)
+    else:
+        x0 = bits.astype(f"u{dt.itemsize}").view(dt)    # every pattern, NaNs of all kinds
+    x0 = x0.reshape(5, 17)
+    got, same = ember.jit(lambda a: (a.at[1].set(a[0]), a))(x0)
+    want = x0.copy()
+    want[1] = x0[0]
+    raw = f"u{dt.itemsize}"
+    np.testing.assert_array_equal(np.asarray(same).view(raw), x0.view(raw))
+    np.testing.assert_array_equal(np.asarray(got).view(raw), want.view(raw))
+
+
 def test_weak_type_is_part_of_the_key():
     counter = Counter(lambda x: x + 1)
     f = ember.jit(counter)

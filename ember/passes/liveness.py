@@ -54,19 +54,18 @@ def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
     """Bytes IREE 3.13 allocates for a control-flow op besides its results, apart from the
     rest of the program's buffers (they add to its peak wherever that is): the results once
     more for ``cond`` (a branch's values are live with the op's; a ``for`` or ``while``
-    updates its carries in place, ember-pin-loop-carries), the carries
-    once more for ``scan`` (its step's results; twice for one that starts as an argument,
-    which the loop gets a copy of), and the packed operand copies of the
-    contractions inside (``encoded``), as for top-level ones. Measured with IREE's
-    statistics on programs of 1-4 MiB values (``tests/test_memory.py``)."""
+    updates its carries in place, ember-pin-loop-carries), for ``scan`` the copy of a carry
+    that starts as an argument the step writes into (ember-protect-arguments) unless the
+    step updates it in place (a ``scan`` carry's step result is otherwise a new buffer, the
+    scan's result), and the packed operand copies of the contractions inside
+    (``encoded``), as for top-level ones. Measured with IREE's statistics on programs of
+    1-4 MiB values (``tests/test_memory.py``)."""
     if op.name not in CONTROL_FLOW:
         return 0
-    results = [] if op.name in ("ember.for", "ember.while") else list(op.results)
+    results = list(op.results) if op.name == "ember.cond" else []
     if op.name == "ember.scan":
-        nc = ir.IntegerAttr(op.attributes["num_carry"]).value
-        # and the loop's own copy of a carry that starts as an argument (protect_arguments)
-        results = results[:nc] + [r for r, a in zip(results, list(op.operands)[:nc])
-                                  if isinstance(a, ir.BlockArgument)]
+        results = [r for a, c, r, in_place in scan_carries(op)
+                   if isinstance(a, ir.BlockArgument) and _updated(c) and not in_place]
     inside = 0          # regions run one at a time (a cond's branches, a loop's cond and body)
     for region in op.regions:
         n = 0
@@ -77,6 +76,33 @@ def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
                 n += control_flow_scratch(inner, encoded)
         inside = max(inside, n)
     return sum(tensor_bytes(r.type) for r in results) + inside
+
+
+IN_PLACE = ("ember.scatter", "ember.dynamic_update_slice")   # write into their operand 0
+
+
+def scan_carries(op: ir.Operation):
+    """(init, carry, result, whether the step updates the carry in place) per carry of the
+    ``ember.scan`` ``op``: an in-place carry's result is its init's buffer."""
+    nc = ir.IntegerAttr(op.attributes["num_carry"]).value
+    body = op.regions[0].blocks[0]
+    step = list(body.operations[len(body.operations) - 1].operands)
+    return [(a, c, r, _updates(y, c)) for a, c, r, y in zip(
+        list(op.operands)[:nc], list(body.arguments)[:nc], list(op.results)[:nc], step)]
+
+
+def _updated(carry: ir.Value) -> bool:
+    """Whether an op of a loop's step writes into ``carry`` (its operand 0)."""
+    return any(u.owner.name in IN_PLACE and u.operand_number == 0 for u in carry.uses)
+
+
+def _updates(v: ir.Value, carry: ir.Value) -> bool:
+    """Whether ``v`` is ``carry`` updated in place (by a chain of IN_PLACE ops)."""
+    while v != carry:
+        if not isinstance(v, ir.OpResult) or v.owner.name not in IN_PLACE:
+            return False
+        v = v.owner.operands[0]
+    return True
 
 
 def _argument_view(op: ir.Operation, ids: dict, kinds: list) -> bool:
@@ -226,6 +252,13 @@ class Program:
             prog.uses.append(used)
             prog.direct.append(direct)
             const = op.name == "ember.constant"
+            # A scan result updated in place in the buffer of a temporary only it reads is that
+            # buffer (returned, the buffer is an output). IREE copies one that shares its
+            # kernel's allocation with other results into a buffer of its own first.
+            aliased = {r: ids[a] for a, _, r, in_place in (
+                scan_carries(op) if op.name == "ember.scan" else ())
+                if in_place and a in ids and prog.kinds[ids[a]] == TEMP and prog.sizes[ids[a]]
+                and users.get(a) == {op} and len(a.owner.results) == 1}
             defs = []
             for r in op.results:
                 kind = CONST if const else OUT if r in returned else TEMP
@@ -236,6 +269,12 @@ class Program:
                     fused[vid] = list(used)
                 elif kind == TEMP and _argument_view(op, ids, prog.kinds):
                     prog.sizes[vid] = 0          # IREE reads it in place: a subview
+                elif r in aliased:
+                    prog.sizes[vid] = 0
+                    if kind == OUT:
+                        prog.kinds[aliased[r]] = OUT
+                    else:
+                        fused[vid] = [aliased[r]]
                 defs.append(vid)
             prog.defs.append(defs)
             prog.barrier.append(not movable(op))

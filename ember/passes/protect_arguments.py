@@ -7,8 +7,8 @@ array changed, and a result that returns the argument itself came back modified:
 ``jit(lambda x: (dynamic_update_slice(x, u, (1, 0)), x))`` returned the updated array twice.
 IREE elides an explicit ``flow.tensor.clone`` of the argument too, and a barrier keeping
 the argument alive to the end breaks its stream conversion when a result is a constant it
-hoists. What it cannot elide: the argument inserted into a buffer one row longer and read
-back at an offset that is 0 behind an optimization barrier. A loop whose carry
+hoists. What it cannot elide: an elementwise kernel multiplying the argument's bits by a 1
+behind an optimization barrier (one pass over it, exact for every value). A loop whose carry
 ember-pin-loop-carries pinned writes into that carry's buffer in place, so a pinned loop that
 starts from an argument it writes into gets a copy of its own, which nothing else reads.
 """
@@ -16,7 +16,7 @@ starts from an argument it writes into gets a copy of its own, which nothing els
 from __future__ import annotations
 
 from ember._mlir import arith, ir, tensor
-from ember.passes.lowering import optimization_barrier
+from ember.passes.lowering import generic, identity_map, optimization_barrier
 from ember.passes.registry import Pass, func_ops, register
 
 # Ops whose result is a view of their first operand, so that writing into the view writes
@@ -113,9 +113,33 @@ class ProtectArguments(Pass):
 
 
 def _fresh_copy(a: ir.Value):
-    """(``a`` copied into a new buffer, the op reading ``a``): inserted into a buffer one
-    row longer, read back at an offset that is 0 behind an optimization barrier of its own
-    (IREE would merge two copies that shared one)."""
+    """(``a`` copied into a new buffer, the op reading ``a``). An integer or float tensor is
+    multiplied, as integer bits, by a 1 behind an optimization barrier of its own (IREE would
+    merge two copies that shared one): one elementwise pass, exact for every value, that IREE
+    can neither fold nor elide. Other element types (complex) go through ``_padded_copy``."""
+    t = ir.RankedTensorType(a.type)
+    dt = t.element_type
+    if not isinstance(dt, (ir.IntegerType, ir.FloatType)):
+        return _padded_copy(a)
+    bits = ir.IntegerType.get_signless(dt.width)
+    one = optimization_barrier(arith.ConstantOp(bits, ir.IntegerAttr.get(bits, 1)).result)
+
+    def body(x, _):
+        if bits != dt:
+            x = arith.BitcastOp(bits, x).result
+        x = arith.MulIOp(x, one).result
+        return [x if bits == dt else arith.BitcastOp(dt, x).result]
+
+    rank = len(t.shape)
+    init = tensor.EmptyOp(list(t.shape), dt).result
+    (copy,) = generic([a], [identity_map(rank)], [init], [identity_map(rank)],
+                      ["parallel"] * rank, body)
+    return copy, copy.owner.operation
+
+
+def _padded_copy(a: ir.Value):
+    """``_fresh_copy`` for any element type: ``a`` inserted into a buffer one row longer, read
+    back at an offset that is 0 behind an optimization barrier (two copies IREE makes)."""
     index = ir.IndexType.get()
     zero = optimization_barrier(arith.ConstantOp(index, ir.IntegerAttr.get(index, 0)).result)
     t = ir.RankedTensorType(a.type)

@@ -77,8 +77,7 @@ func.func @shared(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>) -> (tensor<8x4xf32
 // argument). Loops inside a loop (the chunks of a long loop) are pinned at every level.
 // CHECK-LABEL: func.func @argument_in_chunks
 // CHECK-SAME: (%[[X:.*]]: tensor<8x4xf32>
-// CHECK: %[[P:.*]] = tensor.insert_slice %[[X]] into %{{.*}} : tensor<8x4xf32> into tensor<9x4xf32>
-// CHECK: %[[C:.*]] = tensor.extract_slice %[[P]]
+// CHECK: %[[C:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8x4xf32>)
 // CHECK: scf.for %{{.*}} iter_args(%[[O:.*]] = %[[C]])
 // CHECK: %[[PO:.*]] = flow.tensor.barrier %[[O]]
 // CHECK: scf.for %{{.*}} iter_args(%[[I:.*]] = %[[PO]])
@@ -108,8 +107,7 @@ func.func @argument_in_chunks(%x: tensor<8x4xf32>, %row: tensor<1x4xf32>) -> (te
 // as is copied for the loop. The counter, a tensor too, is pinned as well.
 // CHECK-LABEL: func.func @while_argument
 // CHECK-SAME: (%[[X:.*]]: tensor<8x4xf32>
-// CHECK: %[[P:.*]] = tensor.insert_slice %[[X]] into %{{.*}} : tensor<8x4xf32> into tensor<9x4xf32>
-// CHECK: %[[C:.*]] = tensor.extract_slice %[[P]]
+// CHECK: %[[C:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8x4xf32>)
 // CHECK: scf.while (%{{.*}} = %[[C]], %{{.*}} = %{{.*}})
 // CHECK-NOT: flow.tensor.barrier
 // CHECK: scf.condition

@@ -1,17 +1,20 @@
 // IREE 3.13 writes into an argument's buffer when the program updates the argument in place
 // (iree-org/iree#16168), and elides a plain clone of it: an argument the program writes
-// into, directly, through a view or through a clone, is first copied into a buffer one row
-// longer and read back at an offset that is 0 behind an optimization barrier (a copy IREE
-// can neither fold nor elide); the program writes into that. Arguments only read are left
-// alone.
+// into, directly, through a view or through a clone, is first copied by an elementwise
+// kernel that multiplies its bits by a 1 behind an optimization barrier (a copy IREE can
+// neither fold nor elide, exact for every value); the program writes into that. Arguments
+// only read are left alone.
 // RUN: ember-opt %s --split-input-file --ember-protect-arguments | filecheck %s
 
 // CHECK-LABEL: func.func @update
 // CHECK-SAME: (%[[X:.*]]: tensor<3x4xf32>, %[[U:.*]]: tensor<1x4xf32>)
-// CHECK: %[[Z:.*]] = util.optimization_barrier %{{.*}} : index
-// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x4xf32>
-// CHECK: %[[P:.*]] = tensor.insert_slice %[[X]] into %[[E]][0, 0] [3, 4] [1, 1]
-// CHECK: %[[C:.*]] = tensor.extract_slice %[[P]][%[[Z]], 0] [3, 4] [1, 1] : tensor<4x4xf32> to tensor<3x4xf32>
+// CHECK: %[[ONE:.*]] = util.optimization_barrier %{{.*}} : i32
+// CHECK: %[[C:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<3x4xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[B:.*]] = arith.bitcast %[[IN]] : f32 to i32
+// CHECK-NEXT: %[[M:.*]] = arith.muli %[[B]], %[[ONE]] : i32
+// CHECK-NEXT: %[[F:.*]] = arith.bitcast %[[M]] : i32 to f32
+// CHECK-NEXT: linalg.yield %[[F]] : f32
 // CHECK: %[[S:.*]] = tensor.insert_slice %[[U]] into %[[C]][1, 0]
 // CHECK: return %[[S]], %[[C]]
 func.func @update(%x: tensor<3x4xf32>, %u: tensor<1x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>) {
@@ -23,8 +26,7 @@ func.func @update(%x: tensor<3x4xf32>, %u: tensor<1x4xf32>) -> (tensor<3x4xf32>,
 
 // CHECK-LABEL: func.func @sort_through_clone_and_view
 // CHECK-SAME: (%[[X:.*]]: tensor<2x2xf32>)
-// CHECK: %[[P:.*]] = tensor.insert_slice %[[X]] into %{{.*}} : tensor<2x2xf32> into tensor<3x2xf32>
-// CHECK: %[[C:.*]] = tensor.extract_slice %[[P]]
+// CHECK: %[[C:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<2x2xf32>)
 // CHECK: tensor.collapse_shape %[[C]]
 // CHECK: iree_linalg_ext.sort
 func.func @sort_through_clone_and_view(%x: tensor<2x2xf32>) -> tensor<4xf32> {
@@ -40,15 +42,21 @@ func.func @sort_through_clone_and_view(%x: tensor<2x2xf32>) -> tensor<4xf32> {
 
 // -----
 
-// A scalar argument goes through a one-element vector.
+// Integers are multiplied as they are; a scalar is copied by a rank-0 kernel. Two arguments
+// get a barrier each (IREE would merge two copies that shared one).
 // CHECK-LABEL: func.func @scalar
-// CHECK: tensor.expand_shape %{{.*}} [] output_shape [1] : tensor<f32> into tensor<1xf32>
-// CHECK: tensor.insert_slice {{.*}} : tensor<1xf32> into tensor<2xf32>
-// CHECK: %[[C:.*]] = tensor.collapse_shape %{{.*}} [] : tensor<1xf32> into tensor<f32>
-// CHECK: tensor.insert %{{.*}} into %[[C]][]
-func.func @scalar(%x: tensor<f32>, %v: f32) -> tensor<f32> {
-  %0 = tensor.insert %v into %x[] : tensor<f32>
-  return %0 : tensor<f32>
+// CHECK-SAME: (%[[X:.*]]: tensor<i16>, %[[Y:.*]]: tensor<i1>, %{{.*}}: i16)
+// CHECK-DAG: %[[ONE:.*]] = util.optimization_barrier %{{.*}} : i16
+// CHECK-DAG: %[[TRUE:.*]] = util.optimization_barrier %{{.*}} : i1
+// CHECK-DAG: linalg.generic {{.*}} iterator_types = []} ins(%[[X]] : tensor<i16>)
+// CHECK-DAG: arith.muli %{{.*}}, %[[ONE]] : i16
+// CHECK-DAG: linalg.generic {{.*}} ins(%[[Y]] : tensor<i1>)
+// CHECK-DAG: arith.muli %{{.*}}, %[[TRUE]] : i1
+func.func @scalar(%x: tensor<i16>, %y: tensor<i1>, %v: i16) -> (tensor<i16>, tensor<i1>) {
+  %0 = tensor.insert %v into %x[] : tensor<i16>
+  %t = arith.constant true
+  %1 = tensor.insert %t into %y[] : tensor<i1>
+  return %0, %1 : tensor<i16>, tensor<i1>
 }
 
 // -----
