@@ -78,7 +78,7 @@ def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
     return sum(tensor_bytes(r.type) for r in results) + inside
 
 
-IN_PLACE = ("ember.scatter", "ember.dynamic_update_slice")   # write into their operand 0
+_IN_PLACE = ("ember.scatter", "ember.dynamic_update_slice")   # write into their operand 0
 
 
 def scan_carries(op: ir.Operation):
@@ -93,13 +93,13 @@ def scan_carries(op: ir.Operation):
 
 def _updated(carry: ir.Value) -> bool:
     """Whether an op of a loop's step writes into ``carry`` (its operand 0)."""
-    return any(u.owner.name in IN_PLACE and u.operand_number == 0 for u in carry.uses)
+    return any(u.owner.name in _IN_PLACE and u.operand_number == 0 for u in carry.uses)
 
 
 def _updates(v: ir.Value, carry: ir.Value) -> bool:
-    """Whether ``v`` is ``carry`` updated in place (by a chain of IN_PLACE ops)."""
+    """Whether ``v`` is ``carry`` updated in place (by a chain of _IN_PLACE ops)."""
     while v != carry:
-        if not isinstance(v, ir.OpResult) or v.owner.name not in IN_PLACE:
+        if not isinstance(v, ir.OpResult) or v.owner.name not in _IN_PLACE:
             return False
         v = v.owner.operands[0]
     return True

@@ -75,3 +75,19 @@ func.func @read_only(%x: tensor<4xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// An element type that is neither integer nor float (complex, outside ember's dtypes) is
+// copied through a buffer one row longer, read back at an offset that is 0 behind an
+// optimization barrier.
+// CHECK-LABEL: func.func @complex
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xcomplex<f32>>
+// CHECK: %[[Z:.*]] = util.optimization_barrier %{{.*}} : index
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[X]] into %{{.*}}[0, 0] [2, 3] [1, 1] : tensor<2x3xcomplex<f32>> into tensor<3x3xcomplex<f32>>
+// CHECK: %[[C:.*]] = tensor.extract_slice %[[P]][%[[Z]], 0] [2, 3] [1, 1]
+// CHECK: tensor.insert_slice %{{.*}} into %[[C]][1, 0]
+func.func @complex(%x: tensor<2x3xcomplex<f32>>, %u: tensor<1x3xcomplex<f32>>) -> tensor<2x3xcomplex<f32>> {
+  %0 = tensor.insert_slice %u into %x[1, 0] [1, 3] [1, 1] : tensor<1x3xcomplex<f32>> into tensor<2x3xcomplex<f32>>
+  return %0 : tensor<2x3xcomplex<f32>>
+}
