@@ -26,10 +26,11 @@ For each program (issue 8, "Measured"), in one run:
   the results) and is the same measure for both; n/a off Linux.
 
 Two extra rows: the optimizer-style update ``p - lr * g`` with ``p`` donated (ember and JAX
-both donate), and ``remat_elementwise`` under a feasible ``memory_budget`` (the planner's
-predicted peak and IREE's transient memory against the budget, the runtime against no
-budget). Results are checked against the planner-off program once (WRONG otherwise, exit
-status 1). A plot (``--plot PATH``) needs matplotlib.
+both donate; each call puts a fresh ``p`` on the device, the undonated ember one too), and
+``remat_elementwise`` under a feasible ``memory_budget`` (the planner's predicted peak and
+IREE's transient memory against the budget, the runtime against no budget). Results are checked
+against the planner-off program once (WRONG otherwise, exit status 1).
+A plot (``--plot PATH``) needs matplotlib.
 
 Targets: transient memory with the planner on never above off, >= 30% lower where the order
 matters; at or below JAX's temporary bytes; the donated update allocates no output buffer
@@ -180,8 +181,9 @@ def _medians_ms(fns: dict, repeats: int) -> dict:
     return {k: statistics.median(samples[k]) / 1e6 if k in samples else None for k in fns}
 
 
-def _ember_side(fun, args, planner: bool, budget=None, donate=()):
-    """(IREE's transient memory, the plan, a function running it once, its result)."""
+def _ember_side(fun, args, planner: bool, budget=None, donate=(), fresh=False):
+    """(IREE's transient memory, the plan, a function running it once, its result);
+    ``fresh`` (implied by ``donate``): each run puts its first argument on the device anew."""
     ember.config.update("memory_planner", planner)
     lowered = ember.jit(lambda *a: fun(EMBER, *a), memory_budget=budget,
                         donate_argnums=donate).lower(*args)
@@ -192,7 +194,7 @@ def _ember_side(fun, args, planner: bool, budget=None, donate=()):
     compiled = lowered.compile()
     dev = [ember.device_put(a) for a in args]
     out = compiled(*dev)
-    if donate:
+    if donate or fresh:
         def run():
             compiled(ember.device_put(args[0]), *dev[1:]).block_until_ready()
     else:
@@ -303,7 +305,7 @@ def main(argv=None) -> int:
                 failures.append(fun.__name__)
 
         # Donation: the optimizer-style update.
-        plain, _, run_plain, _ = _ember_side(sgd_update, (x, w), True)
+        plain, _, run_plain, _ = _ember_side(sgd_update, (x, w), True, fresh=True)
         donated, dplan, run_don, out = _ember_side(sgd_update, (x, w), True, donate=(0,))
         ok = np.allclose(np.asarray(out), x - 0.01 * w, rtol=1e-6)
         jt, run_jax = _jax_side(jax, sgd_update, (x, w), donate=(0,))

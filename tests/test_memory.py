@@ -432,6 +432,24 @@ def test_using_a_donated_array_raises():
     assert p.shape == (8,)
 
 
+def test_repeated_donating_calls_take_the_last_signature_path():
+    """Calls with the signature of the last one skip flattening and keys (JitFunction._last)
+    with donation too: each still donates, and its checks still run."""
+    f = ember.jit(sgd, donate_argnums=0)
+    g = ember.device_put(np.full(8, 2.0, np.float32))
+    p = ember.device_put(np.zeros(8, np.float32))
+    for _ in range(3):
+        old, p = p, f(p, g)
+        assert old.is_deleted() and f._last is not None
+        with pytest.raises(DonatedArrayError, match="donated to sgd"):
+            f(old, g)
+    np.testing.assert_allclose(np.asarray(p), -0.06 * np.ones(8), rtol=1e-6)
+    with pytest.raises(DonationError, match="also passed as leaf #1"):
+        f(g, g)
+    assert not g.is_deleted()
+    np.testing.assert_array_equal(np.asarray(g), np.full(8, 2.0, np.float32))
+
+
 @pytest.mark.parametrize("share", [
     lambda x: x.copy(),
     lambda x: ember.jit(lambda a: (a, a * 2))(x)[0],      # IREE returns the argument's buffer

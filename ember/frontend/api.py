@@ -363,14 +363,14 @@ class Compiled:
         """``runner(leaves)``: flat Arrays (the executable's runner, loaded on first use)."""
         # A branch may return an argument on some calls only; a loop's result is not one
         # unless on every call (the carries it updates start in copies: protect-arguments).
+        if self.donated_leaves:
+            return memory.donating_runner(self)
         text = self.lowered.as_text("linalg")
         return self.executable.runner(self.in_avals, self.out_avals, Array,
                                       branches="scf.if" in text or "scf.index_switch" in text)
 
     def run_flat(self, leaves) -> list[Array]:
         """Run on flat argument leaves (already matching ``in_avals``); returns flat Arrays."""
-        if self.donated_leaves:
-            return memory.run_donating(self, leaves)
         return self.runner(leaves)
 
     def __call__(self, *args, **kwargs):
@@ -562,17 +562,19 @@ class JitFunction:
         else:
             key, leaves, tree, static = self._signature(args, kwargs)
             compiled = self._cached(key, leaves, tree, static, args, backend)
+        # (before the call: a donated Array is not one afterwards)
+        arrays = not kwargs and not self.static_argnums and len(leaves) == len(args) and \
+            all(type(x) is Array for x in args)
         try:
-            outs = _run(compiled, leaves)
+            outs = compiled.runner(leaves)
         except DeviceMismatchError as e:
             if self.backend is not None:
                 raise
             # No backend asked for: run where the Array arguments live.
             compiled = self._compile_on(e.device, leaves, args, kwargs)
-            outs = _run(compiled, leaves)
+            outs = compiled.runner(leaves)
         else:
-            if not compiled.donated_leaves and not kwargs and not self.static_argnums and \
-                    len(leaves) == len(args) and all(type(x) is Array for x in args):
+            if arrays:
                 self._last = (backend, tuple(x.aval for x in args), compiled.runner,
                               compiled.single_output, compiled.out_tree)
         return outs[0] if compiled.single_output else \
@@ -685,9 +687,6 @@ class JitFunction:
         return tree_util.tree_unflatten(out_tree, results)
 
 
-def _run(compiled: Compiled, leaves) -> list[Array]:
-    return memory.run_donating(compiled, leaves) if compiled.donated_leaves else \
-        compiled.runner(leaves)
 
 
 def _emit_call(callee: str, operands, out_avals):
