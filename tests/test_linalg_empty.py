@@ -157,13 +157,16 @@ def _reconstruction_error(low, a64):
 
 def test_float32_cholesky_of_the_8x8_hilbert_matrix_is_as_robust_as_lapack():
     """Condition number 1.5e10 (after rounding to float32, 1.4e9): LAPACK's potrf, under
-    JAX, still finds positive pivots, and so does ember (its left-looking version, one
-    matrix-vector product a column, got a negative last pivot: all NaN)."""
+    JAX, still finds positive pivots on most CPUs, and so does ember (its left-looking
+    version, one matrix-vector product a column, got a negative last pivot: all NaN). On an
+    AVX-512 CPU (Rocket Lake) LAPACK's own float32 potrf fails too (JAX's result is NaN,
+    SciPy's raises): there the bound is that of a backward-stable factorization, n eps."""
     i = np.arange(8)
     h64 = 1.0 / (i[:, None] + i[None] + 1)
     h = h64.astype(np.float32)
     bound = 3 * _reconstruction_error(jnp.linalg.cholesky(h), h64)
-    assert np.isfinite(bound)
+    if not np.isfinite(bound):
+        bound = len(h) * EPS32
     for how, f in (("eager", enp.linalg.cholesky), ("jit", ember.jit(enp.linalg.cholesky))):
         low = f(h)
         assert np.all(np.isfinite(np.asarray(low))), how

@@ -17,10 +17,12 @@ layouts (one per role: lhs, rhs, and the result's, which an output fusion's epil
 its other operands in). An argument, a control-flow result, or a value read in several
 layouts (or also unpacked) gets a packed copy per layout, made once and live from the first
 to the last contraction that reads it; a temporary read in one packed layout only is written
-in it in the first place and needs no copy. A broadcast of one element never has a buffer:
-IREE clones it into each kernel that reads it. Control flow has buffers of its own, allocated
-apart from the others (``control_flow_scratch``). IREE's ``transient-memory-size`` counts the
-results too (each written into a buffer of its own unless donated storage takes it).
+in it in the first place and needs no copy. A broadcast of one element has no buffer (IREE
+clones it into each kernel that reads it) unless it starts a loop's carry. Control flow has
+buffers of its own, allocated apart from the others (``control_flow_scratch``); a loop's
+carry updated in place is its init's buffer when that is a temporary only the loop reads.
+IREE's ``transient-memory-size`` counts the results too (each written into a buffer of its
+own unless donated storage takes it).
 
 Example:
     >>> prog = Program.from_block(func_body)
@@ -64,7 +66,7 @@ def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
         return 0
     results = list(op.results) if op.name == "ember.cond" else []
     if op.name == "ember.scan":
-        results = [r for a, c, r, in_place in scan_carries(op)
+        results = [r for a, c, r, in_place in loop_carries(op)
                    if isinstance(a, ir.BlockArgument) and _updated(c) and not in_place]
     inside = 0          # regions run one at a time (a cond's branches, a loop's cond and body)
     for region in op.regions:
@@ -81,14 +83,27 @@ def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
 _IN_PLACE = ("ember.scatter", "ember.dynamic_update_slice")   # write into their operand 0
 
 
-def scan_carries(op: ir.Operation):
+def loop_carries(op: ir.Operation):
     """(init, carry, result, whether the step updates the carry in place) per carry of the
-    ``ember.scan`` ``op``: an in-place carry's result is its init's buffer."""
-    nc = ir.IntegerAttr(op.attributes["num_carry"]).value
-    body = op.regions[0].blocks[0]
+    loop ``op`` (``ember.scan``, ``for``, ``while``; [] for another op): an in-place carry's
+    result is its init's buffer."""
+    if op.name not in ("ember.scan", "ember.for", "ember.while"):
+        return []
+    body = op.regions[len(op.regions) - 1].blocks[0]
     step = list(body.operations[len(body.operations) - 1].operands)
-    return [(a, c, r, _updates(y, c)) for a, c, r, y in zip(
-        list(op.operands)[:nc], list(body.arguments)[:nc], list(op.results)[:nc], step)]
+    inits, carries, results = list(op.operands), list(body.arguments), list(op.results)
+    if op.name == "ember.scan":
+        nc = ir.IntegerAttr(op.attributes["num_carry"]).value
+        inits, carries, results = inits[:nc], carries[:nc], results[:nc]
+    elif op.name == "ember.for":
+        inits, carries = inits[2:], carries[1:]         # after the bounds, the index
+    return [(a, c, r, _updates(y, c)) for a, c, r, y in zip(inits, carries, results, step)]
+
+
+def loop_inits(op: ir.Operation) -> list[ir.Value]:
+    """The values that start the carries of the loop ``op`` ([] for another op): a carry
+    is a buffer of the loop's own, even where it starts as a broadcast of one element."""
+    return [a for a, *_ in loop_carries(op)]
 
 
 def _updated(carry: ir.Value) -> bool:
@@ -252,19 +267,19 @@ class Program:
             prog.uses.append(used)
             prog.direct.append(direct)
             const = op.name == "ember.constant"
-            # A scan result updated in place in the buffer of a temporary only it reads is that
+            # A loop result updated in place in the buffer of a temporary only it reads is that
             # buffer (returned, the buffer is an output). IREE copies one that shares its
             # kernel's allocation with other results into a buffer of its own first.
-            aliased = {r: ids[a] for a, _, r, in_place in (
-                scan_carries(op) if op.name == "ember.scan" else ())
+            aliased = {r: ids[a] for a, _, r, in_place in loop_carries(op)
                 if in_place and a in ids and prog.kinds[ids[a]] == TEMP and prog.sizes[ids[a]]
                 and users.get(a) == {op} and len(a.owner.results) == 1}
             defs = []
             for r in op.results:
                 kind = CONST if const else OUT if r in returned else TEMP
                 vid = value_id(r, kind)
-                if kind == TEMP and (_splat(op) or fusable(op) and users.get(r) and all(
-                        absorbs(u) for u in users[r])):
+                starts_carry = any(r in loop_inits(u) for u in users.get(r, ()))
+                if kind == TEMP and (_splat(op) and not starts_carry or fusable(op) and
+                                     users.get(r) and all(absorbs(u) for u in users[r])):
                     prog.sizes[vid] = 0
                     fused[vid] = list(used)
                 elif kind == TEMP and _argument_view(op, ids, prog.kinds):

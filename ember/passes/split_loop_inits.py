@@ -17,7 +17,9 @@ together before the loop).
 Only the inits of carries whose buffer is the loop's own (those ember-pin-loop-carries
 pinned, the copies ember-protect-arguments gave them) that are computed from the function's
 arguments are put behind a barrier: IREE's copy-on-write does not see through one, and a
-constant behind it would be written into (ember/passes/pin_carries.py).
+constant behind it would be written into (ember/passes/pin_carries.py). A carry's init computed
+from constants only (``zeros_like``) is made a constant by IREE, which the loop then copies;
+a barrier on the constants it reads keeps it computed at each call (``_computed_each_call``).
 """
 
 from __future__ import annotations
@@ -62,8 +64,27 @@ def _distinct_empties(loop) -> None:
                 loop.operands[i] = filled(aval, k % 2 == 1 if aval.dtype == bool else k)
 
 
+def _computed_each_call(loop) -> None:
+    """IREE 3.13 computes a carry's init made from constants only (``zeros_like(w)``) once,
+    into a constant, and copies it for the loop to update in place: a scan updating a 1 MiB
+    carry in place took 3 MiB of transient memory, 1 MiB when the init is computed at each
+    call, as ember's plan has it. A barrier on the constants the init is computed from keeps
+    IREE from making a constant of it (the barrier is on what is read, not on the carry,
+    which a constant behind a barrier would be: see the module docstring)."""
+    for i, v in enumerate(list(loop.operands)):
+        if not (pinned_carry(loop, i) and _made_by(v, loop)) or _from_arguments(v) or \
+                v.owner.name == "arith.constant":
+            continue
+        op = v.owner
+        for k, x in enumerate(list(op.operands)):
+            if _made_by(x, loop, ("arith.constant",)):
+                with ir.InsertionPoint(op):
+                    op.operands[k] = optimization_barrier(x)
+
+
 def _split(loop) -> None:
     _distinct_empties(loop)
+    _computed_each_call(loop)
     operands = list(loop.operands)           # an scf.for's bounds are neither kind below
     empties = [i for i, v in enumerate(operands) if _made_by(v, loop, ("tensor.empty",))]
     carries = [i for i, v in enumerate(operands) if i not in empties and pinned_carry(loop, i)
