@@ -38,6 +38,8 @@ import dataclasses
 import numpy as np
 
 from ember._mlir import ir
+from ember.dialects.base import aval_of_type
+from ember.passes.lower_sort_scan import sort_scratch_bytes
 
 ARG, TEMP, OUT, CONST, ENC, SCRATCH = "arg", "temp", "out", "const", "enc", "scratch"
 CONTROL_FLOW = ("ember.cond", "ember.while", "ember.for", "ember.scan")
@@ -75,9 +77,21 @@ def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
             for inner in block.operations:
                 inner = inner.operation
                 n += sum(tensor_bytes(inner.operands[k].type) for k, _ in encoded(inner))
-                n += control_flow_scratch(inner, encoded)
+                n += scratch_bytes(inner, encoded)
         inside = max(inside, n)
     return sum(tensor_bytes(r.type) for r in results) + inside
+
+
+def scratch_bytes(op: ir.Operation, encoded=lambda op: ()) -> int:
+    """Bytes ``op`` holds besides its operands and results while it runs: control flow's
+    (``control_flow_scratch``) and a sort's (``sort_scratch_bytes``: its sorting network's
+    packed operands)."""
+    if op.name == "ember.sort":
+        distinct = list(dict.fromkeys(op.operands))     # the lowering sorts each value once
+        return sort_scratch_bytes([aval_of_type(v.type) for v in distinct],
+                                  ir.IntegerAttr(op.attributes["num_keys"]).value,
+                                  ir.IntegerAttr(op.attributes["dimension"]).value)
+    return control_flow_scratch(op, encoded)
 
 
 _IN_PLACE = ("ember.scatter", "ember.dynamic_update_slice")   # write into their operand 0
@@ -258,7 +272,7 @@ class Program:
                     prog.values.append(None)
                 if twins[vid, layout] not in used:
                     used.append(twins[vid, layout])
-            scratch = control_flow_scratch(op, encoded)
+            scratch = scratch_bytes(op, encoded)
             if scratch:         # buffers of its own
                 prog.sizes.append(scratch)
                 prog.kinds.append(SCRATCH)
@@ -266,7 +280,8 @@ class Program:
                 used.append(len(prog.sizes) - 1)
             prog.uses.append(used)
             prog.direct.append(direct)
-            const = op.name == "ember.constant"
+            # IREE makes constants of what is computed from nothing (an iota it cannot fuse).
+            const = op.name in ("ember.constant", "ember.iota")
             # A loop result updated in place in the buffer of a temporary only it reads is that
             # buffer (returned, the buffer is an output). IREE copies one that shares its
             # kernel's allocation with other results into a buffer of its own first.
@@ -278,8 +293,10 @@ class Program:
                 kind = CONST if const else OUT if r in returned else TEMP
                 vid = value_id(r, kind)
                 starts_carry = any(r in loop_inits(u) for u in users.get(r, ()))
-                if kind == TEMP and (_splat(op) and not starts_carry or fusable(op) and
-                                     users.get(r) and all(absorbs(u) for u in users[r])):
+                # A reshape is a view of its operand's buffer (row-major, IREE copies nothing).
+                if kind == TEMP and (op.name == "ember.reshape" or _splat(op) and not starts_carry
+                                     or fusable(op) and users.get(r)
+                                     and all(absorbs(u) for u in users[r])):
                     prog.sizes[vid] = 0
                     fused[vid] = list(used)
                 elif kind == TEMP and _argument_view(op, ids, prog.kinds):

@@ -109,6 +109,35 @@ def _sort_last(dt):
     return np.iinfo(dt).max
 
 
+def network_sort(aval, dim: int) -> bool:
+    """Whether a sort of operands of ``aval`` along ``dim`` is a bitonic network (whose
+    results an elementwise kernel unpacks) rather than an ``iree_linalg_ext.sort``."""
+    return aval.size * aval.shape[dim] > EXT_SORT_MAX_WORK and aval.shape[dim] > 1
+
+
+def sort_scratch_bytes(avals, num_keys: int, dim: int) -> int:
+    """Bytes a sort of distinct operands ``avals`` holds besides its results while it runs:
+    the bitonic network's packed operands and the stage writing them anew (a loop carry and
+    its next value), or the position tiebreak of an ``iree_linalg_ext.sort``. Measured
+    with IREE's statistics (``tests/test_memory.py``)."""
+    n = avals[0].shape[dim]
+    if avals[0].size == 0 or n <= 1:
+        return 0
+    if not network_sort(avals[0], dim):
+        return _tiebreak(avals, num_keys) * avals[0].size * (4 if n < 2 ** 31 else 8)
+    P = 1 << (n - 1).bit_length()
+    m = len(avals) + _tiebreak(avals, num_keys, P != n)
+    word = 8 if max(np.dtype(a.dtype).itemsize for a in avals) == 8 else 4
+    return 2 * m * (avals[0].size // n) * P * word
+
+
+def _tiebreak(avals, num_keys: int, padded: bool = False) -> bool:
+    # IREE's sort and the network are not stable: ties are broken by the original position
+    # where equal keys are distinguishable: value operands, several keys, and in a network
+    # padded to a power of two float keys next to the NaN padding (-0.0/0.0, NaN payloads).
+    return len(avals) > num_keys or num_keys > 1 or (padded and dtypes.is_float(avals[0].dtype))
+
+
 @lowering("sort")
 def _lower_sort(c: LowerCall):
     avals, num_keys, dim = list(c.in_avals), c.attrs["num_keys"], c.attrs["dimension"]
@@ -125,8 +154,7 @@ def _lower_sort(c: LowerCall):
         where.append(len(operands))
         operands.append(v)
     avals = [avals[where.index(j)] for j in range(len(operands))]
-    n = avals[0].shape[dim]
-    if avals[0].size * n > EXT_SORT_MAX_WORK:
+    if network_sort(avals[0], dim):
         results = _bitonic(operands, avals, num_keys, dim)
     else:
         results = _linalg_ext_sort(operands, avals, num_keys, dim)
@@ -134,11 +162,10 @@ def _lower_sort(c: LowerCall):
 
 
 def _linalg_ext_sort(operands, avals, num_keys, dim):
-    # IREE's sort is not stable: break ties by the original position, unless equal keys
-    # are indistinguishable (a single operand; -0.0 and 0.0 may swap). The position counts
-    # down (n-1-i, compared with >), so that it is never merged with an iota operand.
+    # The position counts down (n-1-i, compared with >), so that it is never merged with an
+    # iota operand. (A single operand has none: -0.0 and 0.0 may swap.)
     n = avals[0].shape[dim]
-    tiebreak = len(operands) > num_keys or num_keys > 1
+    tiebreak = _tiebreak(avals, num_keys)
     if tiebreak:
         idx_dt = np.dtype(np.int32 if n < 2 ** 31 else np.int64)
         operands.append(_position(avals[0].shape, dim, n, idx_dt))
@@ -184,11 +211,7 @@ def _bitonic(operands, avals, num_keys, dim):
     """
     shape, n = avals[0].shape, avals[0].shape[dim]
     P = 1 << (n - 1).bit_length()
-    # Without a tiebreak the network is not stable, which matters only if equal keys are
-    # distinguishable: value operands, several keys, float keys (-0.0/0.0, NaN payloads)
-    # next to the NaN padding.
-    tiebreak = (len(operands) > num_keys or num_keys > 1
-                or (P != n and dtypes.is_float(avals[0].dtype)))
+    tiebreak = _tiebreak(avals, num_keys, P != n)
     padded = shape[:dim] + (P,) + shape[dim + 1:]
     out_avals = list(avals)
     dts = [np.dtype(a.dtype) for a in avals]

@@ -34,9 +34,11 @@ import numpy as np
 
 from ember._mlir import ir, signless, walk
 from ember.dialects import OPS, decode_attrs
+from ember.dialects.base import aval_of_type
 from ember.dialects.ops import BINARY, COMPARE, REDUCE, UNARY
 from ember.errors import MemoryBudgetError
 from ember.passes.liveness import OUT, TEMP, Program, tensor_bytes, top_level
+from ember.passes.lower_sort_scan import network_sort
 from ember.passes.registry import Pass, func_ops, register
 
 # Per-element cost of recomputing an op, for choosing what to rematerialize. Ops not listed
@@ -210,9 +212,9 @@ def _movable(op) -> bool:
     return opdef is not None and (opdef.pure or "regions" in opdef.traits)
 
 
-# What IREE fuses: elementwise producers (broadcasts, transposes included) into elementwise
+# What IREE fuses: elementwise producers (broadcasts, transposes, slices included) into elementwise
 # consumers and reductions.
-_FUSABLE = frozenset(RECOMPUTE_COST) | {"ember.transpose"}
+_FUSABLE = frozenset(RECOMPUTE_COST) | {"ember.transpose", "ember.slice"}
 _ABSORBS = _FUSABLE | {f"ember.{n}" for n in REDUCE} | {"ember.argmax", "ember.argmin"}
 
 
@@ -224,9 +226,12 @@ def _fusion_kind(op) -> str | None:
 
 # An ember.fusion lowers to generics IREE treats like the ops it holds: an elementwise (loop)
 # fusion still fuses into its consumers, and any fusion but an output one (whose dot reads its
-# operands from memory) computes elementwise producers inline.
+# operands from memory) computes elementwise producers inline. A sorting network's results
+# come out of its packed buffer through an elementwise kernel, which fuses into consumers too.
 def _fusable(op) -> bool:
-    return op.name in _FUSABLE or _fusion_kind(op) == "loop"
+    return op.name in _FUSABLE or _fusion_kind(op) == "loop" or op.name == "ember.sort" and \
+        network_sort(aval_of_type(op.operands[0].type),
+                     ir.IntegerAttr(op.attributes["dimension"]).value)
 
 
 def _absorbs(op) -> bool:
