@@ -87,9 +87,12 @@ def scratch_bytes(op: ir.Operation, encoded=lambda op: ()) -> int:
     (``control_flow_scratch``) and a sort's (``sort_scratch_bytes``: its sorting network's
     packed operands)."""
     if op.name == "ember.sort":
-        distinct = list(dict.fromkeys(op.operands))     # the lowering sorts each value once
-        return sort_scratch_bytes([aval_of_type(v.type) for v in distinct],
-                                  ir.IntegerAttr(op.attributes["num_keys"]).value,
+        keys = ir.IntegerAttr(op.attributes["num_keys"]).value
+        sorted_ = []                    # as the lowering: a value operand repeated sorts once
+        for k, v in enumerate(op.operands):
+            if k < keys or v not in sorted_:
+                sorted_.append(v)
+        return sort_scratch_bytes([aval_of_type(v.type) for v in sorted_], keys,
                                   ir.IntegerAttr(op.attributes["dimension"]).value)
     return control_flow_scratch(op, encoded)
 
