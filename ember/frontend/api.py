@@ -687,8 +687,6 @@ class JitFunction:
         return tree_util.tree_unflatten(out_tree, results)
 
 
-
-
 def _emit_call(callee: str, operands, out_avals):
     """``ember.call @callee``: its result types come from the traced callee, not a rule."""
     from ember._mlir import tensor_type

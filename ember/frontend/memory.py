@@ -276,7 +276,7 @@ def donating_runner(compiled):
                                     "buffer would be overwritten while read")
 
     def run(leaves):
-        if len(donated) > 1 or n_in > 1:
+        if n_in > 1:                    # (one argument cannot be passed twice)
             check(leaves)
         args = variant_list(n_in + len(donation))
         views = []
