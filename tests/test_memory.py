@@ -643,11 +643,15 @@ def _update_row(buf, row):              # the carry's buffer updated in place
     lambda w: lax.fori_loop(0, 4, lambda i, b: b.at[i].set(w[i]), enp.zeros_like(w)),
     lambda w: lax.while_loop(lambda c: c[1] < 3, lambda c: (c[0] * 0.5 + w, c[1] + 1),
                              (enp.ones_like(w), 0))[0].sum(),
+    lambda w: lax.scan(lambda c, r: (enp.sort(c + r, axis=1), c[0, 0]), w * 2.0, w[:8])[0],
+    lambda w: lax.fori_loop(0, 4, lambda i, c: enp.sort(c * 0.5, axis=1), w * 2.0),
+    lambda w: lax.fori_loop(0, 4, lambda i, c: enp.sort(c, axis=1), w * 2.0),
 ], ids=["fori", "fori_two_carries", "while", "scan", "scan_returns_carry",
         "scan_from_temporary", "scan_in_place_from_argument", "scan_in_place_from_temporary",
         "scan_in_place_then_reduced", "scan_in_place_from_a_shared_kernel", "cond_matmul",
         "cond_then_matmul", "scan_in_place_from_zeros", "scan_from_zeros", "fori_from_zeros",
-        "while_from_ones"])
+        "while_from_ones", "scan_sorting_a_sum", "fori_sorting_a_product",
+        "fori_sorting_its_carry"])
 def test_control_flow_prediction_matches_iree(fun):
     """Control flow's own buffers (loop carries, branch results, packed operands of the
     matmuls inside) are in ember's prediction: within 1% of IREE's transient memory. A scan
@@ -655,7 +659,8 @@ def test_control_flow_prediction_matches_iree(fun):
     argument (copied when written into), a temporary (updated in its own buffer, unless
     that buffer is shared with another result of its kernel) or a broadcast of one element
     (a buffer of the loop's own, which IREE made a constant and copied: 3 MiB for the
-    in-place scan's 1 MiB carry)."""
+    in-place scan's 1 MiB carry); a sort in a step, of a value the step computes (a buffer
+    of its own) or of the carry."""
     m = ember.jit(fun).lower(_W).compile().memory_analysis()
     assert m.transient_size_in_bytes == pytest.approx(m.iree_transient_size_in_bytes, rel=0.01)
 

@@ -78,6 +78,9 @@ def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
                 inner = inner.operation
                 n += sum(tensor_bytes(inner.operands[k].type) for k, _ in encoded(inner))
                 n += scratch_bytes(inner, encoded)
+                if inner.name == "ember.sort":      # it reads its operands from buffers
+                    n += sum(tensor_bytes(v.type) for v in set(inner.operands)
+                             if isinstance(v, ir.OpResult) and v.owner.operation.block == block)
         inside = max(inside, n)
     return sum(tensor_bytes(r.type) for r in results) + inside
 
