@@ -692,9 +692,8 @@ def test_a_loop_from_a_splat_updates_a_fresh_buffer_at_each_call(init):
     f = ember.jit(lambda w: lax.scan(_update_row, init(w), w[:16])[0])
     expected = np.asarray(init(_W)).copy()
     expected[0] += _W[:16].sum(0)
-    for _ in range(3):
+    for _ in range(3):          # (IREE writing into a constant would change the later calls)
         np.testing.assert_allclose(np.asarray(f(_W)), expected, rtol=1e-5)
-    assert f.lower(_W).as_text("linalg").count("util.optimization_barrier") >= 1
 
 
 @pytest.mark.parametrize("name", [f.__name__ for f in memory_benchmark.PROGRAMS])
