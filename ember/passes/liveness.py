@@ -37,7 +37,7 @@ import dataclasses
 
 import numpy as np
 
-from ember._mlir import ir
+from ember._mlir import ir, walk
 from ember.dialects.base import aval_of_type
 from ember.passes.lower_sort_scan import sort_scratch_bytes
 
@@ -234,7 +234,7 @@ class Program:
         ops = [op.operation for op in ops]
         users: dict = {}
         for op in ops:
-            for inner in _walk(op):
+            for inner in walk(op):
                 for v in inner.operands:
                     users.setdefault(v, set()).add(op)
         # A value read only in one packed layout is written in it in the first place (not a
@@ -247,7 +247,7 @@ class Program:
             packed = dict(encoded(op))
             for k, v in enumerate(op.operands):
                 layouts.setdefault(v, set()).add(packed.get(k))
-            for inner in list(_walk(op))[1:]:
+            for inner in list(walk(op))[1:]:
                 for v in inner.operands:
                     layouts.setdefault(v, set()).add(None)
         fused: dict[int, list[int]] = {}     # fused value -> the buffers it is computed from
@@ -256,7 +256,7 @@ class Program:
             prog.ops.append(op)
             prog.order.append(i)
             used, direct = [], set()
-            for inner in _walk(op):
+            for inner in walk(op):
                 for v in inner.operands:
                     vid = ids.get(v)
                     if vid is None:
@@ -463,14 +463,6 @@ def _needs_packed_copy(v, kind: str, size: int, layouts: set) -> bool:
 def _splat(op) -> bool:
     """A broadcast of one element (or a fusion computing one from single elements): IREE
     clones it into every kernel that reads it (a contraction with it becomes a matrix-vector
-    product), so it never has a buffer."""
+    product), so it has no buffer (but as a loop's carry: ``Program.from_block``)."""
     return op.name in ("ember.broadcast_in_dim", "ember.fusion") and bool(op.operands) and \
         all(np.prod(ir.RankedTensorType(v.type).shape) <= 1 for v in op.operands)
-
-
-def _walk(op):
-    yield op
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                yield from _walk(child.operation)
