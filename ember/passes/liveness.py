@@ -39,7 +39,7 @@ import numpy as np
 
 from ember._mlir import ir, walk
 from ember.dialects.base import aval_of_type
-from ember.passes.lower_sort_scan import sort_scratch_bytes
+from ember.passes.lower_sort_scan import sort_scratch_bytes, sorted_operands
 
 ARG, TEMP, OUT, CONST, ENC, SCRATCH = "arg", "temp", "out", "const", "enc", "scratch"
 CONTROL_FLOW = ("ember.cond", "ember.while", "ember.for", "ember.scan")
@@ -91,11 +91,8 @@ def scratch_bytes(op: ir.Operation, encoded=lambda op: ()) -> int:
     packed operands)."""
     if op.name == "ember.sort":
         keys = ir.IntegerAttr(op.attributes["num_keys"]).value
-        sorted_ = []                    # as the lowering: a value operand repeated sorts once
-        for k, v in enumerate(op.operands):
-            if k < keys or v not in sorted_:
-                sorted_.append(v)
-        return sort_scratch_bytes([aval_of_type(v.type) for v in sorted_], keys,
+        operands, _ = sorted_operands(list(op.operands), keys)
+        return sort_scratch_bytes([aval_of_type(v.type) for v in operands], keys,
                                   ir.IntegerAttr(op.attributes["dimension"]).value)
     return control_flow_scratch(op, encoded)
 

@@ -138,21 +138,27 @@ def _tiebreak(avals, num_keys: int, padded: bool = False) -> bool:
     return len(avals) > num_keys or num_keys > 1 or (padded and dtypes.is_float(avals[0].dtype))
 
 
-@lowering("sort")
-def _lower_sort(c: LowerCall):
-    avals, num_keys, dim = list(c.in_avals), c.attrs["num_keys"], c.attrs["dimension"]
-    if avals[0].size == 0 or avals[0].shape[dim] <= 1:
-        return list(c.operands)
-    # One operand per distinct value: the same buffer twice in a sort's outs costs IREE a
-    # stack copy (and the network reads it twice).
+def sorted_operands(values, num_keys: int):
+    """(the operands a sort of ``values`` sorts, the index of each value among them): one per
+    distinct value operand, as the same buffer twice in a sort's outs costs IREE a stack copy
+    (and the network reads it twice); keys are kept as they are."""
     operands, where = [], []
-    for k, v in enumerate(c.operands):
+    for k, v in enumerate(values):
         same = [j for j, u in enumerate(operands) if u == v]
         if same and k >= num_keys:
             where.append(same[0])
             continue
         where.append(len(operands))
         operands.append(v)
+    return operands, where
+
+
+@lowering("sort")
+def _lower_sort(c: LowerCall):
+    avals, num_keys, dim = list(c.in_avals), c.attrs["num_keys"], c.attrs["dimension"]
+    if avals[0].size == 0 or avals[0].shape[dim] <= 1:
+        return list(c.operands)
+    operands, where = sorted_operands(c.operands, num_keys)
     avals = [avals[where.index(j)] for j in range(len(operands))]
     if network_sort(avals[0], dim):
         results = _bitonic(operands, avals, num_keys, dim)
