@@ -295,11 +295,10 @@ class Program:
             for r in op.results:
                 kind = CONST if const else OUT if r in returned else TEMP
                 vid = value_id(r, kind)
-                starts_carry = any(r in loop_inits(u) for u in users.get(r, ()))
                 # A reshape is a view of its operand's buffer (row-major, IREE copies nothing).
-                if kind == TEMP and (op.name == "ember.reshape" or _splat(op) and not starts_carry
-                                     or fusable(op) and users.get(r)
-                                     and all(absorbs(u) for u in users[r])):
+                if kind == TEMP and (op.name == "ember.reshape" or _splat(op) and not any(
+                        r in loop_inits(u) for u in users.get(r, ())) or fusable(op)
+                        and users.get(r) and all(absorbs(u) for u in users[r])):
                     prog.sizes[vid] = 0
                     fused[vid] = list(used)
                 elif kind == TEMP and _argument_view(op, ids, prog.kinds):
