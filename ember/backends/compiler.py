@@ -1,10 +1,14 @@
 """IREE compilation, with an on-disk cache keyed by IR, flags, IREE version and (for
-``host`` CPU targets) the host's CPU features; each entry starts with the SHA-256 of its
-module, and one that does not match (a truncated or damaged file) is compiled again.
+``host`` CPU targets) the host's CPU features. Each entry holds its own key and a SHA-256 of
+key and module: a truncated or damaged file, or another program's entry in its place, is a
+miss and is compiled again.
 
 IREE's compiler runs in a child process of ours (``_compile_worker``, started once and kept):
 a crash in IREE (a segfault, an LLVM ERROR abort) ends the child, not the user's program, and
 becomes a CompileError. There the lowered module is handed to a fresh IREE Session as text.
+Every request carries a number and every reply the number and the digest of the request it
+answers: a module is used (and cached) only when both match, so a reply left unread by an
+interrupt can never be taken for a later program's.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import os
 import pickle
 import platform
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -96,21 +101,57 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
     return vmfb
 
 
+# A cache entry: this magic, the key it was written under (64 hex digits), the SHA-256 of
+# key and module, the module. Entries of the earlier format (digest and module only) are
+# misses: ember versions before the request identities could cache one program's module
+# under another's key (an interrupted compile shifted the worker's replies by one).
+_MAGIC = b"ember-vmfb-2\n"
+# Cache entries are read only when they are regular files of at most this size: a FIFO hung
+# the read, a link to /dev/zero filled memory.
+MAX_CACHE_ENTRY = 1 << 31
+
+
+def _entry_digest(key: str, vmfb: bytes) -> bytes:
+    return hashlib.sha256(key.encode() + b"\0" + vmfb).digest()
+
+
 def read_cached(key: str) -> bytes | None:
-    """The module cached under ``key``, or None if there is none or it is damaged (loading a
-    damaged module raised raw IREE errors, or crashed, on every later run)."""
+    """The module cached under ``key``, or None if there is none, or it is damaged (loading a
+    damaged module raised raw IREE errors, or crashed, on every later run), or it was written
+    under another key (a swapped entry, or an older ember's mislabelled one), or it is not a
+    regular file of bounded size."""
     try:
-        with open(_cache_path(key), "rb") as f:
-            data = f.read()
+        fd = os.open(_cache_path(key), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
-    digest, vmfb = data[:32], data[32:]
-    return vmfb if vmfb and hashlib.sha256(vmfb).digest() == digest else None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CACHE_ENTRY:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(MAX_CACHE_ENTRY + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    head = len(_MAGIC) + 64
+    if not data.startswith(_MAGIC) or data[len(_MAGIC):head] != key.encode():
+        return None
+    digest, vmfb = data[head:head + 32], data[head + 32:]
+    return vmfb if vmfb and _entry_digest(key, vmfb) == digest else None
 
 
 def write_cached(key: str, vmfb: bytes) -> None:
-    """Cache ``vmfb`` under ``key``, after its SHA-256 (see :func:`read_cached`)."""
-    _atomic_write(_cache_path(key), hashlib.sha256(vmfb).digest() + vmfb)
+    """Cache ``vmfb`` under ``key``, with the key and a checksum (see :func:`read_cached`)."""
+    _atomic_write(_cache_path(key),
+                  _MAGIC + key.encode() + _entry_digest(key, vmfb) + vmfb)
+
+
+def request_digest(mlir_text: str, flags: tuple[str, ...]) -> str:
+    """What identifies a compile request: the worker returns it computed from what it read,
+    and the parent compares it with its own."""
+    h = hashlib.sha256("\0".join(flags).encode() + b"\1" + mlir_text.encode())
+    return h.hexdigest()
 
 
 # The compile worker's protocol (``_compile_worker``): length-prefixed pickles.
@@ -135,6 +176,11 @@ def write_message(f, obj) -> None:
     f.flush()
 
 
+class _WorkerLost(Exception):
+    """The worker's reply cannot be used (it answered another request, or something outside
+    ember killed it): the compile is tried again in a new worker."""
+
+
 class _Worker:
     """The child process that compiles (``python -m ember.backends._compile_worker``); its
     stderr goes to a file, read after a crash."""
@@ -157,16 +203,28 @@ class _Worker:
     def compile(self, mlir_text: str, flags: tuple[str, ...]) -> bytes:
         self.compiles += 1
         self.request_start = os.path.getsize(self.log)
+        request = (self.compiles, request_digest(mlir_text, flags))
         try:
-            write_message(self.proc.stdin, (mlir_text, tuple(flags)))
+            write_message(self.proc.stdin, (*request, mlir_text, tuple(flags)))
             reply = read_message(self.proc.stdout)
         except OSError:         # the pipe broke: the child is gone
             reply = None
+        except BaseException:
+            # An interrupt (KeyboardInterrupt, a timeout's exception) between the request and
+            # its reply: the reply would be read as the next request's. The worker goes.
+            self.kill()
+            raise
         if reply is None:
+            self.proc.wait()
+            if self.proc.returncode == -signal.SIGKILL:
+                raise _WorkerLost("the compile worker was killed (SIGKILL)")
             raise self._crashed(mlir_text)
-        if reply[0] == "ok":
-            return reply[1]
-        raise CompileError(reply[1], ir_path=reply[2])
+        if tuple(reply[:2]) != request:
+            self.kill()
+            raise _WorkerLost(f"the compile worker answered request {reply[:2]}, not {request}")
+        if reply[2] == "ok":
+            return reply[3]
+        raise CompileError(reply[3], ir_path=reply[4])
 
     def _crashed(self, mlir_text: str) -> CompileError:
         rc = self.proc.wait()
@@ -177,8 +235,19 @@ class _Worker:
         with open(self.log, "rb") as log:     # what IREE printed before it died, if any
             log.seek(self.request_start)
             printed = log.read().decode(errors="replace").strip()
-        return _failure(f"IREE crashed ({how}) compiling the program: a bug in IREE, which "
-                        "ember reports instead of crashing too", printed[-8000:], mlir_text)
+        if rc == -signal.SIGXFSZ or "File too large" in printed:
+            what = ("IREE's compiler stopped at this process's file-size limit "
+                    f"(`ulimit -f`, RLIMIT_FSIZE; {how}): raise the limit")
+        else:
+            what = (f"IREE crashed ({how}) compiling the program: a bug in IREE, which "
+                    "ember reports instead of crashing too")
+        return _failure(what, printed[-8000:], mlir_text)
+
+    def kill(self) -> None:
+        """End the child now, whatever it was doing (its replies are not to be read)."""
+        with contextlib.suppress(OSError):
+            self.proc.kill()
+        self.close()
 
     def close(self) -> None:
         """End the child (its loop ends at the end of its input) or reap a dead one."""
@@ -210,16 +279,22 @@ def _compile(mlir_text: str, flags: tuple[str, ...]) -> bytes:
     a crash or WORKER_COMPILES compiles)."""
     global _worker
     with _worker_lock:
-        if _worker is not None and (_worker.proc.poll() is not None or
-                                    _worker.compiles >= WORKER_COMPILES):
-            _worker.close()         # worn (see WORKER_COMPILES), or ended (interrupted, say)
-            _worker = None
-        if _worker is None:
+        for _attempt in range(2):
+            if _worker is not None and (_worker.proc.poll() is not None or
+                                        _worker.compiles >= WORKER_COMPILES):
+                _worker.close()     # worn (see WORKER_COMPILES), or ended (interrupted, say)
+                _worker = None
+            if _worker is None:
+                try:
+                    _worker = _Worker()
+                except OSError:     # no way to start a Python child here: compile in-process
+                    return _compile_uncached(mlir_text, flags)
             try:
-                _worker = _Worker()
-            except OSError:         # no way to start a Python child here: compile in-process
-                return _compile_uncached(mlir_text, flags)
-        return _worker.compile(mlir_text, flags)
+                return _worker.compile(mlir_text, flags)
+            except _WorkerLost as e:
+                lost = e            # the loop's next turn starts a new worker
+        raise _failure(f"the compile worker failed twice without an answer ({lost})", "",
+                       mlir_text)
 
 
 def _compile_uncached(mlir_text: str, flags: tuple[str, ...]) -> bytes:
@@ -307,12 +382,19 @@ def _failure(what: str, detail: str, mlir_text: str) -> CompileError:
 def _atomic_write(path: str, data: bytes) -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path))
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    except OSError:
+        return  # a read-only cache directory only costs compile time
+    try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only cache directory only costs compile time
+    except BaseException as e:
+        # A full disk, a file-size limit or an interrupt: no partial file stays behind.
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        if not isinstance(e, OSError):
+            raise
 
 
 _PROBE = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {

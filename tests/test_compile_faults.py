@@ -1,0 +1,218 @@
+"""Compiles that are interrupted, whose worker dies, or that race, and a disk cache whose
+entries were swapped: every later program still gives NumPy's values, in this process and in
+a new one sharing the cache (an interrupted compile used to shift the worker's replies by
+one, so that each later program ran the previous one's module and cached it under its own
+key)."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+from ember.backends import compiler
+
+X = np.linspace(-2.0, 2.0, 7, dtype=np.float32)
+# Five programs of one signature, with their NumPy oracles. Each test adds its own constant
+# (``k``) so that none is compiled before the fault it follows.
+PROGRAMS = [
+    ("sin", lambda x, k: enp.sin(x) + k, lambda x, k: np.sin(x) + k),
+    ("cos", lambda x, k: enp.cos(x) + k, lambda x, k: np.cos(x) + k),
+    ("exp", lambda x, k: enp.exp(x) + k, lambda x, k: np.exp(x) + k),
+    ("tanh", lambda x, k: enp.tanh(x) + k, lambda x, k: np.tanh(x) + k),
+    ("cube", lambda x, k: x * x * x + k, lambda x, k: x * x * x + k),
+]
+
+CHECK_IN_NEW_PROCESS = """
+import sys, numpy as np, ember, ember.numpy as enp
+k = float(sys.argv[1])
+x = np.linspace(-2.0, 2.0, 7, dtype=np.float32)
+fs = [lambda x: enp.sin(x) + k, lambda x: enp.cos(x) + k, lambda x: enp.exp(x) + k,
+      lambda x: enp.tanh(x) + k, lambda x: x * x * x + k]
+refs = [np.sin(x) + k, np.cos(x) + k, np.exp(x) + k, np.tanh(x) + k, x * x * x + k]
+for f, ref in zip(fs, refs):
+    np.testing.assert_allclose(np.asarray(ember.jit(f)(x)), ref, rtol=2e-6, atol=2e-6)
+print("ok")
+"""
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A disk cache of this test's own, on."""
+    monkeypatch.setattr(ember.config, "_values", dict(ember.config._values,
+                                                      cache_dir=str(tmp_path),
+                                                      compile_cache=True))
+    ember.clear_caches()
+    yield tmp_path
+    ember.clear_caches()
+
+
+def check_five_programs(cache_dir, k):
+    """The five programs give NumPy's values here and in a new process on the same cache,
+    which must find all five in it (nothing compiled there)."""
+    for _, f, ref in PROGRAMS:
+        got = np.asarray(ember.jit(lambda x, f=f: f(x, k))(X))
+        np.testing.assert_allclose(got, ref(X, k), rtol=2e-6, atol=2e-6)
+    entries = sorted(cache_dir.rglob("*"))
+    assert not [p for p in entries if p.name.endswith(".tmp")], entries   # nothing half-written
+    env = dict(os.environ, EMBER_CACHE_DIR=str(cache_dir))
+    env.pop("EMBER_NO_COMPILE_CACHE", None)
+    proc = subprocess.run([sys.executable, "-c", CHECK_IN_NEW_PROCESS, str(k)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-3000:]
+    assert sorted(cache_dir.rglob("*")) == entries      # every program was in the cache
+
+
+def interrupt_before_request(real_write, real_read):
+    def write(f, obj):
+        raise KeyboardInterrupt
+    return write, real_read
+
+
+def interrupt_while_compiling(real_write, real_read):
+    """A real SIGINT to this process while it waits for the worker's reply."""
+    def read(f):
+        threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+        return real_read(f)
+    return real_write, read
+
+
+def interrupt_while_reading_reply(real_write, real_read):
+    def read(f):
+        f.read(compiler._HEADER.size)           # the reply's length, not the reply
+        raise KeyboardInterrupt
+    return real_write, read
+
+
+def interrupt_after_partial_request(real_write, real_read):
+    def write(f, obj):
+        f.write(b"\x10\x00")                    # half a length prefix
+        f.flush()
+        raise KeyboardInterrupt
+    return write, real_read
+
+
+@pytest.mark.parametrize("fault", [interrupt_before_request, interrupt_after_partial_request,
+                                   interrupt_while_compiling, interrupt_while_reading_reply])
+def test_an_interrupted_compile_leaves_nothing_behind(cache, monkeypatch, fault):
+    k = 1.0 + [interrupt_before_request, interrupt_after_partial_request,
+               interrupt_while_compiling, interrupt_while_reading_reply].index(fault)
+    write, read = fault(compiler.write_message, compiler.read_message)
+    monkeypatch.setattr(compiler, "write_message", write)
+    monkeypatch.setattr(compiler, "read_message", read)
+    with pytest.raises(KeyboardInterrupt):
+        ember.jit(lambda x: enp.sin(x) * 3 + k)(X)
+    monkeypatch.undo()
+    monkeypatch.setattr(ember.config, "_values", dict(ember.config._values,
+                                                      cache_dir=str(cache),
+                                                      compile_cache=True))
+    assert not list(cache.rglob("*.vmfb"))
+    check_five_programs(cache, k)
+    # The interrupted program compiles and runs when called again.
+    np.testing.assert_allclose(np.asarray(ember.jit(lambda x: enp.sin(x) * 3 + k)(X)),
+                               np.sin(X) * 3 + k, rtol=2e-6, atol=2e-6)
+
+
+def test_a_compile_whose_worker_is_killed_is_compiled_again(cache, monkeypatch):
+    """SIGKILL (the OOM killer, a user's kill -9) is not an IREE bug: a new worker compiles
+    the program."""
+    real_read = compiler.read_message
+    killed = []
+
+    def read(f):
+        if not killed:
+            killed.append(compiler._worker.proc.pid)
+            os.kill(compiler._worker.proc.pid, signal.SIGKILL)
+        return real_read(f)
+
+    monkeypatch.setattr(compiler, "read_message", read)
+    got = np.asarray(ember.jit(lambda x: enp.sin(x) * 5)(X))
+    np.testing.assert_allclose(got, np.sin(X) * 5, rtol=2e-6, atol=2e-6)
+    assert killed and compiler._worker.proc.pid != killed[0]
+    check_five_programs(cache, 10.0)
+
+
+def test_a_stale_reply_is_discarded(cache):
+    """A reply to another request waiting in the pipe (what an interrupt between request and
+    reply left behind) is never taken for the next program's module."""
+    ember.jit(lambda x: x + 0.5)(X)         # the worker is running
+    text = compiler._PROBE
+    compiler.write_message(compiler._worker.proc.stdin,
+                           (compiler._worker.compiles, compiler.request_digest(text, ()),
+                            text, ()))
+    check_five_programs(cache, 20.0)
+
+
+def test_two_threads_compile_different_programs(cache):
+    results, failures = {}, []
+
+    def run(name, f, ref, k):
+        try:
+            results[name, k] = (np.asarray(ember.jit(lambda x: f(x, k))(X)), ref(X, k))
+        except Exception as e:      # reported below, with its thread
+            failures.append((name, e))
+
+    threads = [threading.Thread(target=run, args=(name, f, ref, k))
+               for k in (30.0, 31.0) for name, f, ref in PROGRAMS]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
+    assert len(results) == 10
+    for got, ref in results.values():
+        np.testing.assert_allclose(got, ref, rtol=2e-6, atol=2e-6)
+    check_five_programs(cache, 30.0)
+
+
+def test_a_swapped_cache_entry_is_not_used(cache):
+    """An entry replaced by another program's valid entry (checksum and all) is a miss: both
+    programs give their own values in this process and in later ones."""
+    ember.jit(lambda x: enp.sin(x) + 40.0)(X)
+    (sin_entry,) = cache.rglob("*.vmfb")
+    ember.jit(lambda x: enp.cos(x) + 40.0)(X)
+    (cos_entry,) = set(cache.rglob("*.vmfb")) - {sin_entry}
+    sin_entry.write_bytes(cos_entry.read_bytes())
+    ember.clear_caches()
+    check_five_programs(cache, 40.0)
+    assert sin_entry.read_bytes() != cos_entry.read_bytes()      # healed
+
+
+def test_an_entry_of_the_old_format_is_compiled_again(cache):
+    """Entries written before the request identities (a checksum and a module) may hold
+    another program's module: they are misses, and are rewritten."""
+    import hashlib
+    ember.jit(lambda x: enp.cos(x) + 50.0)(X)
+    (entry,) = cache.rglob("*.vmfb")
+    cos_vmfb = compiler.read_cached(entry.stem)
+    assert cos_vmfb is not None
+    ember.jit(lambda x: enp.sin(x) + 50.0)(X)
+    (sin_entry,) = set(cache.rglob("*.vmfb")) - {entry}
+    sin_entry.write_bytes(hashlib.sha256(cos_vmfb).digest() + cos_vmfb)    # the old format
+    ember.clear_caches()
+    check_five_programs(cache, 50.0)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-to-dev-zero", "directory", "huge"])
+def test_cache_entries_that_are_not_modules_are_misses(cache, monkeypatch, kind):
+    key = compiler.cache_key(compiler._PROBE, ("--x",))
+    path = compiler._cache_path(key)
+    os.makedirs(os.path.dirname(path))
+    if kind == "fifo":
+        os.mkfifo(path)             # reading one waited forever for a writer
+    elif kind == "link-to-dev-zero":
+        os.symlink("/dev/zero", path)       # reading one filled memory
+    elif kind == "directory":
+        os.mkdir(path)
+    else:
+        monkeypatch.setattr(compiler, "MAX_CACHE_ENTRY", 64)
+        compiler.write_cached(key, b"x" * 100)
+    assert compiler.read_cached(key) is None
+    if kind != "directory":     # a directory in the way stays: the module is not cached
+        compiler.write_cached(key, b"module")
+        assert compiler.read_cached(key) == (None if kind == "huge" else b"module")
