@@ -101,8 +101,17 @@ def test_unknown_cpu_and_cuda_names_are_target_option_errors():
     on an unknown architecture ("missing GPU target"); a one-op probe compile names them."""
     lowered = ember.jit(lambda x: x + 1).lower(X)
     with pytest.raises(errors.TargetOptionError, match="the CPU 'nonsense' is not a target "
-                                                       "(.|\n)*List of accepted CPUs"):
+                                                       "(.|\n)*List of accepted CPUs") as info:
         lowered.compile(target_options={"cpu": "nonsense"})
+    # The whole list (it was cut off), each line once (one was printed twice).
+    assert "znver4" in str(info.value) and "x86-64-v4" in str(info.value)
+    lines = str(info.value).splitlines()
+    assert len(lines) == len(set(lines)), lines
+    # LLVM only warns of an unknown feature and ignores it: ember refuses it.
+    with pytest.raises(errors.TargetOptionError,
+                       match="'\\+nosuchfeature' is not a recognized feature"):
+        cpu.compiler_flags("haswell", "+avx2,+nosuchfeature")
+    assert cpu.compiler_flags("haswell", "+avx2")[-1].endswith("=+avx2")
     with pytest.raises(errors.TargetOptionError, match="features '\\+avx2'(.|\n)*`host`"):
         cpu.compiler_flags(features="+avx2")
     np.testing.assert_array_equal(

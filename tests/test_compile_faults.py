@@ -216,3 +216,23 @@ def test_cache_entries_that_are_not_modules_are_misses(cache, monkeypatch, kind)
     if kind != "directory":     # a directory in the way stays: the module is not cached
         compiler.write_cached(key, b"module")
         assert compiler.read_cached(key) == (None if kind == "huge" else b"module")
+
+
+def test_a_file_size_limit_is_reported_as_such(tmp_path):
+    """IREE links each CPU executable through a file: under `ulimit -f` that failed and was
+    reported as "IREE crashed ... a bug in IREE"."""
+    import resource
+    code = ("import numpy as np, ember, ember.numpy as enp\n"
+            "x = np.ones((64, 64), np.float32)\n"
+            "try:\n"
+            "    ember.jit(lambda x: enp.tanh(x @ x).sum())(x)\n"
+            "except ember.errors.CompileError as e:\n"
+            "    print('CompileError:', e)\n")
+    env = dict(os.environ, EMBER_NO_COMPILE_CACHE="1", TMPDIR=str(tmp_path))
+    limit = 8 * 1024
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    assert "CompileError: IREE's compiler stopped at this process's file-size limit" \
+        in proc.stdout, proc.stdout + proc.stderr[-3000:]
+    assert "a bug in IREE" not in proc.stdout

@@ -226,15 +226,19 @@ class _Worker:
             return reply[3]
         raise CompileError(reply[3], ir_path=reply[4])
 
+    def printed(self) -> str:
+        """What IREE printed (to stderr) during the last request: LLVM's warnings."""
+        with open(self.log, "rb") as log:
+            log.seek(self.request_start)
+            return log.read().decode(errors="replace").strip()
+
     def _crashed(self, mlir_text: str) -> CompileError:
         rc = self.proc.wait()
         try:
             how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit status {rc}"
         except ValueError:
             how = f"exit status {rc}"
-        with open(self.log, "rb") as log:     # what IREE printed before it died, if any
-            log.seek(self.request_start)
-            printed = log.read().decode(errors="replace").strip()
+        printed = self.printed()                # what IREE printed before it died, if any
         if rc == -signal.SIGXFSZ or "File too large" in printed:
             what = ("IREE's compiler stopped at this process's file-size limit "
                     f"(`ulimit -f`, RLIMIT_FSIZE; {how}): raise the limit")
@@ -274,9 +278,9 @@ def _stop_worker() -> None:
         _worker.close()
 
 
-def _compile(mlir_text: str, flags: tuple[str, ...]) -> bytes:
+def _compile(mlir_text: str, flags: tuple[str, ...], *, printed: list | None = None) -> bytes:
     """``_compile_uncached`` in the compile worker (started on first use, and again after
-    a crash or WORKER_COMPILES compiles)."""
+    a crash or WORKER_COMPILES compiles). What IREE printed is appended to ``printed``."""
     global _worker
     with _worker_lock:
         for _attempt in range(2):
@@ -290,7 +294,10 @@ def _compile(mlir_text: str, flags: tuple[str, ...]) -> bytes:
                 except OSError:     # no way to start a Python child here: compile in-process
                     return _compile_uncached(mlir_text, flags)
             try:
-                return _worker.compile(mlir_text, flags)
+                vmfb = _worker.compile(mlir_text, flags)
+                if printed is not None:
+                    printed.append(_worker.printed())
+                return vmfb
             except _WorkerLost as e:
                 lost = e            # the loop's next turn starts a new worker
         raise _failure(f"the compile worker failed twice without an answer ({lost})", "",
@@ -367,14 +374,21 @@ def _captured_stderr():
 
 def _save_ir(mlir_text: str) -> str:
     fd, path = tempfile.mkstemp(prefix="ember-failed-", suffix=".mlir")
-    with os.fdopen(fd, "w") as f:
-        f.write(mlir_text)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(mlir_text)
+    except BaseException:
+        os.remove(path)
+        raise
     return path
 
 
 def _failure(what: str, detail: str, mlir_text: str) -> CompileError:
-    path = _save_ir(mlir_text)
     detail = f"\n{detail}" if detail else ""
+    try:
+        path = _save_ir(mlir_text)
+    except OSError as e:    # a full disk or a file-size limit: the error must still be told
+        return CompileError(f"{what}.{detail}\nThe IR given to IREE could not be saved ({e})")
     return CompileError(f"{what}.{detail}\nThe IR given to IREE is saved in {path}",
                         ir_path=path)
 
@@ -406,13 +420,17 @@ _PROBE = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 @functools.cache
 def check_target(flags: tuple[str, ...], what: str) -> None:
     """Compile a one-op program with ``flags`` (once per process): a target IREE does not
-    know (a CPU or CUDA architecture name) fails here with TargetOptionError naming ``what``,
-    rather than as an IREE crash in the user's program."""
+    know (a CPU or CUDA architecture name, an LLVM CPU feature) fails here with
+    TargetOptionError naming ``what``, rather than as an IREE crash in the user's program.
+    LLVM only warns of an unknown CPU feature (and ignores it): that warning is an error."""
     from ember.errors import TargetOptionError
+    printed = []
     try:
-        compile_mlir(_PROBE, flags)
+        _compile(_PROBE, flags, printed=printed)
+        lines = [ln for ln in "\n".join(printed).splitlines() if "is not a recognized" in ln]
     except CompileError as e:
         lines = [ln for ln in str(e).splitlines()[1:] if not ln.startswith("The IR given")]
-        detail = "\n".join(ln[:300] for ln in lines[:4])
+    if lines:
+        detail = "\n".join(dict.fromkeys(ln.strip() for ln in lines if ln.strip()))
         raise TargetOptionError(f"{what} is not a target IREE {_IREE_VERSION} compiles for: "
                                 f"a one-op program failed with it:\n{detail}") from None
