@@ -422,3 +422,66 @@ def test_every_pass_has_a_filecheck_file():
             for pipeline in re.findall(r"--pass-pipeline='([^']*)'", command):
                 checked |= set(re.findall(r"ember-[\w-]+", pipeline))
     assert set(PASSES) <= checked, f"no FileCheck test runs {sorted(set(PASSES) - checked)}"
+
+
+# --- hostile input: deep nesting, bytes that are not UTF-8 ---------------------------------
+
+def _deep(kind: str, n: int) -> str:
+    if kind == "attribute":
+        return ("func.func @f() attributes {a = " + "[" * n + "]" * n
+                + "} {\n  return\n}\n")
+    if kind == "modules":
+        return "module {" * n + "}" * n + "\n"
+    return "func.func @f() attributes {a = " + "{b = " * n + "1" + "}" * n + "} {\n  return\n}\n"
+
+
+@pytest.mark.parametrize("kind", ["attribute", "modules", "dict"])
+def test_deep_nesting_is_an_error_not_a_crash(tmp_path, kind):
+    """10,000 nested attributes or modules (20-80 KB) overflowed the stack of MLIR's
+    recursive parser: the process died with SIGSEGV. Now an error at the place."""
+    text = _deep(kind, 10_000)
+    path = tmp_path / "deep.mlir"
+    path.write_text(text)
+    for proc, name in ((ember_opt(path, "--ember-verify"), str(path)),
+                       (ember_opt("-", stdin=text), "<stdin>")):
+        assert proc.returncode == 1, (proc.returncode, proc.stderr[-500:])
+        no_traceback(proc)
+        first = proc.stderr.splitlines()[0]
+        assert first.startswith(f"{name}:1:") and "nested 501 deep" in first, first
+        col = int(first[len(name) + 3:].split(":")[0])
+        before = text[:col]
+        depth = sum(map(before.count, "[{(<")) - sum(map(before.count, "]})>"))
+        assert text[col - 1] in "[{" and depth == 501, (col, depth)
+
+
+def test_nesting_check_points_at_the_first_level_too_deep():
+    """The column is the 501st opener; brackets inside strings and comments do not count,
+    nor do '->' and '>='."""
+    text = ('"((((" // ((((\n' + "-> >= " + "(" * 501)
+    with pytest.raises(opt.Failure) as info:
+        opt.check_nesting(text, "in.mlir")
+    (d,) = info.value.diagnostics
+    assert (d.file, d.line, d.col) == ("in.mlir", 2, len("-> >= ") + 501)
+    opt.check_nesting('"' + "[" * 1000 + '"\n// ' + "{" * 1000, "in.mlir")   # no error
+
+
+def test_nesting_a_real_program_may_use_is_accepted(tmp_path):
+    """400 levels (ten times what real programs nest) still parse and print: the limit
+    rejects only what would crash."""
+    text = _deep("attribute", 400)
+    proc = opt_main("-", "--ember-verify", stdin=text)
+    assert proc.returncode == 0, proc.stderr
+    assert "[" * 400 + "]" * 400 in proc.stdout
+
+
+def test_deeply_nested_pass_pipeline_is_an_error_not_a_crash():
+    """MLIR's pipeline parser recurses per nested pipeline: 50,000 levels crashed it."""
+    n = 50_000
+    code = ("import sys; from ember.tools import opt; "
+            f"sys.exit(opt.main(['-', '--pass-pipeline=builtin.module(' + 'func.func(' * {n}"
+            f" + 'cse' + ')' * {n} + ')']))")
+    proc = subprocess.run([sys.executable, "-c", code], input="module {}\n",
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-500:])
+    no_traceback(proc)
+    assert proc.stderr.startswith("<pass-pipeline>:1:") and "nested 501 deep" in proc.stderr

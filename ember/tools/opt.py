@@ -289,6 +289,7 @@ def _check_upstream(spec: str, ctx, fail) -> None:
 def pipeline_from_text(text: str, ctx) -> list[Step]:
     """Steps of ``builtin.module(a,b{opt=v},func.func(cse))`` (the anchor may be left out)."""
     where = "<pass-pipeline>"
+    check_nesting(text, where)      # MLIR's pipeline parser recurses per nested pipeline
     m = re.fullmatch(r"\s*builtin\.module\s*\((.*)\)\s*", text, re.S)
     body, base = (m.group(1), m.start(1)) if m else (text, 0)
     if not body.strip():
@@ -472,12 +473,57 @@ def _unshift(diags: list[Diagnostic], line: int | None) -> list[Diagnostic]:
     return diags
 
 
+# MLIR's parser recurses once per nested attribute, type, region or op: 4,000 nested modules
+# or 10,000 nested '[' (20 KB of text) overflowed the 8 MB stack and killed the process.
+# ember's Python passes recurse per nested region too (Python's limit near 1,000 modules).
+# Real programs nest a few dozen levels; a dense constant of rank r takes r + 2.
+NESTING_LIMIT = 500
+_OPENERS = "([{<"
+# What does not nest: string literals, comments, '->' and the '>='/'<=' of affine sets.
+# (Every alternative starts with a literal character, so the regex engine skips ahead.)
+_NOT_NESTING = re.compile(rb'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|<=|>=')
+_NESTING_STEP = bytes(1 if chr(b) in _OPENERS else 255 if chr(b) in ")]}>" else 0
+                      for b in range(256))
+
+
+def check_nesting(text: str, source_name: str, limit: int = NESTING_LIMIT) -> None:
+    """Raise a Failure at the first bracket nested deeper than ``limit`` (brackets, braces,
+    parentheses and angle brackets, outside strings and comments), before MLIR's parser
+    can overflow the stack on it.
+
+    Example:
+        >>> check_nesting("[" * 600 + "]" * 600, "in.mlir")
+        Traceback (most recent call last):
+        ...
+        ember.tools.opt.Failure: brackets nested 501 deep here; ...
+    """
+    if sum(text.count(c) for c in _OPENERS) <= limit:
+        return       # the common case, in C: too few openers to nest that deep
+    import numpy as np
+
+    data = text.encode("utf-8", "surrogateescape")
+    plain = _NOT_NESTING.sub(lambda m: b" " * len(m.group()), data)     # offsets kept
+    steps = np.frombuffer(plain.translate(_NESTING_STEP), dtype=np.int8)   # 255 reads as -1
+    over = np.flatnonzero(np.cumsum(steps, dtype=np.int32) > limit)
+    if over.size == 0:
+        return
+    i = int(over[0])
+    line = data.count(b"\n", 0, i) + 1
+    col = len(data[data.rfind(b"\n", 0, i) + 1:i].decode("utf-8", "replace")) + 1
+    raise Failure([Diagnostic(
+        "error", f"brackets nested {limit + 1} deep here; at most {limit} levels of (), [], "
+        f"{{}} and <> are accepted (MLIR's parser recurses on each level and would overflow "
+        f"the stack; real programs nest a few dozen)", source_name, line, col)])
+
+
 def parse_module(text: str, source_name: str, ctx):
     """(module, shifted line) of ``text``: top-level ops are wrapped in a module if needed.
 
     Locations name ``source_name``; see :func:`_wrap_in_module` for the shifted line.
     """
     from ember._mlir import ir
+
+    check_nesting(text, source_name)
 
     def parse(t):
         try:
