@@ -10,6 +10,8 @@ from ember.dialects import OPS, OpTypeError, decode_attrs
 from ember.dialects.ops import BINARY, COMPARE, REDUCE, UNARY
 from ember.passes.lowering import LOWERINGS, SCALAR
 
+pytestmark = pytest.mark.fast
+
 
 def A(shape, dtype="float32"):
     return ShapedArray(tuple(shape), np.dtype(dtype))

@@ -4,7 +4,9 @@ import pathlib
 import re
 
 import numpy as np
+import pytest
 
+pytestmark = pytest.mark.fast
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
 

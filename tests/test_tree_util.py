@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from ember import tree_util as tu
 
+pytestmark = pytest.mark.fast
+
 Point = namedtuple("Point", ["x", "y"])
 OtherPoint = namedtuple("OtherPoint", ["x", "y"])
 

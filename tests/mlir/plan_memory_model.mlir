@@ -1,6 +1,6 @@
 // The buffer model of ember-plan-memory: what takes a buffer, as IREE compiles it.
-// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory | filecheck %s
-// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory=data-tiling=false \
+// RUN: ember-opt %s --split-input-file --ember-plan-memory | filecheck %s
+// RUN: ember-opt %s --split-input-file --ember-plan-memory=data-tiling=false \
 // RUN:   | filecheck %s --check-prefix=PLAIN
 
 // An elementwise chain ending in a reduction is one kernel: no temporaries, and the only

@@ -1,14 +1,14 @@
 // ember-plan-memory under a budget: cheap values live across the peak are recomputed next to
 // their later uses, cheapest per byte first, until the budget holds; what is missed is
 // recorded.
-// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory='budget=600000 schedule=false data-tiling=false' \
+// RUN: ember-opt %s --split-input-file --ember-plan-memory='budget=600000 schedule=false data-tiling=false' \
 // RUN:   | filecheck %s
-// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory='budget=600000 schedule=false data-tiling=false' \
+// RUN: ember-opt %s --split-input-file --ember-plan-memory='budget=600000 schedule=false data-tiling=false' \
 // RUN:   --ember-to-linalg | filecheck %s --check-prefix=LINALG
-// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory=data-tiling=false | filecheck %s --check-prefix=NONE
-// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory='budget=100kB data-tiling=false' \
+// RUN: ember-opt %s --split-input-file --ember-plan-memory=data-tiling=false | filecheck %s --check-prefix=NONE
+// RUN: ember-opt %s --split-input-file --ember-plan-memory='budget=100kB data-tiling=false' \
 // RUN:   | filecheck %s --check-prefix=MISS
-// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= not ember-opt %s --ember-plan-memory=budget=lots 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: not ember-opt %s --ember-plan-memory=budget=lots 2>&1 | filecheck %s --check-prefix=BAD
 // BAD: budget option 'lots' is not a size
 
 // The broadcast %b (of a row: one of a single element IREE clones into each kernel, and it

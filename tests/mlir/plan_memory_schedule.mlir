@@ -1,7 +1,7 @@
 // ember-plan-memory: the list scheduler reorders independent ops to lower the peak of live
 // bytes, and keeps program order when that is as good.
-// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory=data-tiling=false | filecheck %s
-// RUN: EMBER_MEMORY_BUDGET= EMBER_NO_MEMORY_PLANNER= ember-opt %s --split-input-file --ember-plan-memory='schedule=false data-tiling=false' \
+// RUN: ember-opt %s --split-input-file --ember-plan-memory=data-tiling=false | filecheck %s
+// RUN: ember-opt %s --split-input-file --ember-plan-memory='schedule=false data-tiling=false' \
 // RUN:   | filecheck %s --check-prefix=OFF
 
 // Three 256 KiB matmul results computed first, then summed: the scheduler adds each one as
