@@ -266,3 +266,23 @@ def test_debug_shows_the_traceback(workdir):
                            "--debug for a traceback)")
     with pytest.raises(ValueError, match="boom in user code"):
         compile_tool.main([*args, "--debug"])
+
+
+def test_compile_refuses_hostile_mlir_files(tmp_path):
+    """ember-compile parses a .mlir file as ember-opt does: 10,000 nested attributes (20 KB)
+    crashed MLIR's recursive parser (SIGSEGV), a byte that is not UTF-8 was a bare
+    UnicodeDecodeError. Both are errors at their place; run in a subprocess, so a crash
+    shows as a signal rather than killing the test run."""
+    deep = tmp_path / "deep.mlir"
+    deep.write_text("func.func @main() attributes {a = " + "[" * 10_000 + "]" * 10_000
+                    + "} {\n  return\n}\n")
+    bad = tmp_path / "bad.mlir"
+    bad.write_bytes(EMBER_MLIR.encode().replace(b"@scale", b"@sc\xe9le"))
+    for path, start, message in ((deep, f"{deep}:1:", "brackets nested 501 deep"),
+                                 (bad, f"{bad}:1:14: error:", "invalid UTF-8 byte 0xe9")):
+        proc = subprocess.run([sys.executable, "-m", "ember.tools.compile", str(path),
+                               "-o", str(tmp_path / "out.vmfb")],
+                              capture_output=True, text=True, cwd=REPO, timeout=300)
+        assert proc.returncode == 1, (proc.returncode, proc.stderr[-500:])
+        assert proc.stderr.startswith(start) and message in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr

@@ -485,3 +485,22 @@ def test_deeply_nested_pass_pipeline_is_an_error_not_a_crash():
     assert proc.returncode == 1, (proc.returncode, proc.stderr[-500:])
     no_traceback(proc)
     assert proc.stderr.startswith("<pass-pipeline>:1:") and "nested 501 deep" in proc.stderr
+
+
+def test_invalid_utf8_names_the_line_and_byte(tmp_path):
+    """One byte that is not UTF-8, on stdin or in a file, is an error at its line, column
+    and byte offset (it was an "internal error: TypeError")."""
+    data = b"module {\n  // caf\xc3\xa9 \xff\n}\n"      # the bad byte is in column 11
+    path = tmp_path / "bad.mlir"
+    path.write_bytes(data)
+    offset = data.index(b"\xff")
+    for args, name, stdin in (([str(path)], str(path), None), (["-"], "<stdin>", data)):
+        proc = subprocess.run([sys.executable, "-m", "ember.tools.opt", *args], input=stdin,
+                              capture_output=True, timeout=120, cwd=REPO)
+        err = proc.stderr.decode()
+        assert proc.returncode == 1 and "internal error" not in err, err
+        assert err.startswith(f"{name}:2:11: error: invalid UTF-8 byte 0xff at byte offset "
+                              f"{offset}"), err
+    proc = opt_main("-", stdin="module {}\n// \udcff\n")   # a text stdin (surrogateescape)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("<stdin>:2:4: error: invalid UTF-8 byte 0xff"), proc.stderr

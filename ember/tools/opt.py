@@ -630,14 +630,43 @@ def list_passes() -> str:
 
 
 def _read_input(path: str) -> tuple[str, str]:
+    """(text, name) of the input file or stdin ("-"); invalid UTF-8 is a Failure naming the
+    line, column and byte offset of the first bad byte."""
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        name = "<stdin>"
+        stream = getattr(sys.stdin, "buffer", None)
+        # Text streams decode with surrogateescape under a C locale: bad bytes come back as
+        # lone surrogates, which MLIR's parser refuses with an internal TypeError.
+        data = stream.read() if stream is not None else \
+            sys.stdin.read().encode("utf-8", "surrogateescape")
+    else:
+        name = path
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise Failure([Diagnostic("error", f"cannot read input file '{path}': "
+                                      f"{e.strerror or e}", "ember-opt")]) from None
+    return decode_utf8(data, name), name
+
+
+def decode_utf8(data: bytes, name: str) -> str:
+    """``data`` as UTF-8 text; a Failure at the first byte that is not UTF-8.
+
+    Example:
+        >>> decode_utf8(b"module {}\\n", "in.mlir")
+        'module {}\\n'
+    """
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
-    except (OSError, UnicodeDecodeError) as e:
-        raise Failure([Diagnostic("error", f"cannot read input file '{path}': "
-                                  f"{getattr(e, 'strerror', None) or e}", "ember-opt")]) from None
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        before = data[:e.start]
+        line = before.count(b"\n") + 1
+        line_start = before.rfind(b"\n") + 1
+        col = len(before[line_start:].decode("utf-8", "replace")) + 1
+        raise Failure([Diagnostic(
+            "error", f"invalid UTF-8 byte 0x{data[e.start]:02x} at byte offset {e.start} "
+            f"({e.reason}); MLIR input must be UTF-8 text", name, line, col)]) from None
 
 
 def _print_module(module, opts: Options) -> str:
