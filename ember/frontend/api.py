@@ -27,6 +27,7 @@ from ember.errors import (
     UnsupportedDtypeError,
 )
 from ember.frontend import memory, tracing
+from ember.frontend.once import OnceCache
 from ember.frontend.tracing import Trace, Tracer
 
 _ALL_JITS: weakref.WeakSet = weakref.WeakSet()
@@ -467,7 +468,8 @@ class JitFunction:
             _as_tuple(donate_argnames), self.static_argnums, self.static_argnames)
         self.memory_budget = None if memory_budget is None else \
             memory.parse_size(memory_budget, f"memory_budget of {self.fun_name}")
-        self._cache: dict = {}
+        # Compiled programs by signature; threads racing on a new one compile it once.
+        self._cache = OnceCache()
         # The last call's signature when its arguments were Arrays only, positional:
         # (backend, avals, runner, single output, out_tree); such a call skips the key.
         self._last: tuple | None = None
@@ -558,7 +560,8 @@ class JitFunction:
                 key = (backend, key)
             compiled = self._cache.get(key)
             if compiled is None:
-                compiled = self._cache[key] = self._compile(args, kwargs, backend)
+                compiled = self._cache.get_or_build(
+                    key, lambda: self._compile(args, kwargs, backend))
         else:
             key, leaves, tree, static = self._signature(args, kwargs)
             compiled = self._cached(key, leaves, tree, static, args, backend)
@@ -587,22 +590,16 @@ class JitFunction:
     def _cached(self, key, leaves, tree, static, args, backend) -> Compiled:
         if backend != "cpu":
             key = (backend, key)
-        compiled = self._cache.get(key)
-        if compiled is None:
-            compiled = self._cache[key] = self._lower(leaves, tree, static, args,
-                                                      backend).compile()
-        return compiled
+        return self._cache.get_or_build(
+            key, lambda: self._lower(leaves, tree, static, args, backend).compile())
 
     def _compile_on(self, device, leaves, args, kwargs) -> Compiled:
         """The program for arguments whose Arrays all live on ``device``."""
         device_of_arrays(leaves, self.fun_name)     # raises for several devices
         key, leaves, tree, static = self._signature(args, kwargs)
         key = ("device", device.space, key)
-        compiled = self._cache.get(key)
-        if compiled is None:
-            compiled = self._cache[key] = self._lower(leaves, tree, static, args,
-                                                      device.platform, device).compile()
-        return compiled
+        return self._cache.get_or_build(key, lambda: self._lower(
+            leaves, tree, static, args, device.platform, device).compile())
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace for these arguments (arrays or ShapeDtypeStructs) without compiling; the

@@ -17,8 +17,10 @@ from ember import tree_util
 from ember._traceback import user_where
 from ember.errors import ArgumentError, ConcretizationError, EmberError
 from ember.frontend import tracing
+from ember.frontend.once import OnceCache
 
-_CACHE: dict = {}
+# Compiled programs (or _StaticLeaves) by signature; racing threads compile each once.
+_CACHE = OnceCache()
 
 
 def clear_cache() -> None:
@@ -144,13 +146,9 @@ def _call_eagerly(fun, args, kwargs, static_leaves=frozenset()):
     avals = tuple(_leaf_aval(x, f"#{i}") for i, x in enumerate(dyn))
     device = _device_of(dyn, getattr(fun, "__name__", "op"))
     key = (fun, tree, dyn_idx, avals, static, device.space)
-    try:
-        compiled = _CACHE.get(key)
-    except TypeError:  # an unhashable static leaf: trace every time
-        key, compiled = None, None
-    if isinstance(compiled, _StaticLeaves):
-        return _call_eagerly(fun, args, kwargs, compiled)
-    if compiled is None:
+
+    def build():
+        """The compiled program, or the _StaticLeaves this signature needs."""
         def flat_fun(*dyn_leaves):
             full = list(leaves)
             for i, v in zip(dyn_idx, dyn_leaves):
@@ -167,11 +165,17 @@ def _call_eagerly(fun, args, kwargs, static_leaves=frozenset()):
             more = _static_culprits(e, names, dyn_idx, leaves)
             if not more:
                 raise
-            if key is not None:
-                _CACHE[key] = _StaticLeaves(static_leaves | more)
-            return _call_eagerly(fun, args, kwargs, static_leaves | more)
-        compiled = Lowered(module, name, in_tree, list(avals), out_tree,
-                           [o.aval for o in outs], device.platform, device).compile()
-        if key is not None:
-            _CACHE[key] = compiled
+            return _StaticLeaves(static_leaves | more)
+        return Lowered(module, name, in_tree, list(avals), out_tree,
+                       [o.aval for o in outs], device.platform, device).compile()
+
+    try:
+        compiled = _CACHE.get(key)
+    except TypeError:  # an unhashable static leaf: trace every time
+        compiled = build()
+    else:
+        if compiled is None:    # threads asking for it meanwhile wait for this one compile
+            compiled = _CACHE.get_or_build(key, build)
+    if isinstance(compiled, _StaticLeaves):
+        return _call_eagerly(fun, args, kwargs, compiled)
     return tree_util.tree_unflatten(compiled.out_tree, compiled.run_flat(dyn))

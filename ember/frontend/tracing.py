@@ -8,6 +8,7 @@ reported at the user's source line, before any IR exists.
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -25,9 +26,41 @@ from ember.errors import (
     UnexpectedTracerError,
 )
 
-_TRACES: list[Trace] = []
-# The named vmap axes being traced, innermost last: (axis_name, axis_size).
-AXES: list[tuple[str, int]] = []
+
+class _ThreadStack(threading.local):
+    """A stack of this thread's own (as JAX's trace state is per thread): a trace begun in
+    one thread is invisible to the others, which run compiled programs meanwhile. Behaves as
+    the list it holds (``append``, ``pop``, ``in``, ``[-1]``, truth, iteration)."""
+
+    def __init__(self):
+        self.items = []
+
+    def append(self, x) -> None:
+        self.items.append(x)
+
+    def pop(self):
+        return self.items.pop()
+
+    def __bool__(self):
+        return bool(self.items)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __contains__(self, x):
+        return x in self.items
+
+
+# The traces being built in this thread, innermost last.
+_TRACES = _ThreadStack()
+# The named vmap axes being traced in this thread, innermost last: (axis_name, axis_size).
+AXES = _ThreadStack()
 
 
 def user_location(context) -> ir.Location:
@@ -39,7 +72,9 @@ def user_location(context) -> ir.Location:
 
 
 def current_trace() -> Trace | None:
-    return _TRACES[-1] if _TRACES else None
+    """The innermost trace this thread is building, or None outside tracing."""
+    items = _TRACES.items
+    return items[-1] if items else None
 
 
 class Trace:
