@@ -43,6 +43,11 @@ class RandomArgumentError(TracingError, ValueError):
     size); both a TypeError and a ValueError, as NumPy's and JAX's errors for these are."""
 
 
+class NonFiniteLengthError(_Located, EmberError, ValueError, OverflowError):
+    """A length computed from float arguments is infinite or NaN (``arange(0, inf)``): a
+    ValueError, as NumPy raises, and an OverflowError, as JAX raises for infinity."""
+
+
 class UnexpectedTracerError(TracingError):
     """A traced value was used after the trace that made it ended (JAX's
     UnexpectedTracerError): it was stored outside the function being traced (a list, a

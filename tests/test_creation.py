@@ -6,7 +6,7 @@ import pytest
 
 import ember
 import ember.numpy as enp
-from ember.errors import ConcretizationError, TracingError
+from ember.errors import ConcretizationError, EmberError, TracingError
 
 _NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.uint64): np.dtype(np.uint32),
            np.dtype(np.float64): np.dtype(np.float32)}
@@ -245,3 +245,20 @@ def test_array_of_python_data_takes_jax_dtypes_and_refuses_overflow():
     with pytest.raises(OverflowError):
         ember.jit(lambda x: x + enp.asarray([300], np.uint8))(np.uint8(1))
     assert enp.array([2**31 - 1]).tolist() == [2**31 - 1]
+
+
+@pytest.mark.parametrize("args", [(0, np.inf), (np.inf,), (0, -np.inf), (np.nan,),
+                                  (0.0, 1.0, np.nan), (np.float32(0), np.float32(np.inf))])
+def test_arange_of_a_non_finite_length(args):
+    """NumPy raises ValueError for these, JAX OverflowError for infinity and ValueError for
+    NaN; ember's error (it was an incidental OverflowError from int()) is both, and says
+    why."""
+    import jax.numpy as jnp
+    with pytest.raises(ValueError):
+        np.arange(*args)
+    with pytest.raises((ValueError, OverflowError)):
+        jnp.arange(*args)
+    with pytest.raises(ValueError, match=r"arange: the length .* is not finite") as info:
+        enp.arange(*args)
+    assert isinstance(info.value, OverflowError) and isinstance(info.value, EmberError)
+    assert __file__ in str(info.value)          # the user's line

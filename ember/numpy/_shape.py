@@ -22,6 +22,7 @@ import ml_dtypes
 import numpy as np
 
 from ember import dtypes, lax
+from ember.errors import NonFiniteLengthError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer
 from ember.numpy import (
@@ -143,9 +144,15 @@ def arange(start, stop=None, step=None, dtype=None):
         _error("arange: step must not be zero (division by zero)")
     dt = dtypes.canonicalize(dtype) if dtype is not None else \
         dtypes.result_type(start, stop, step)[0]
-    n = builtins.max(int(math.ceil((float(stop) - float(start)) / float(step))), 0) \
-        if builtins.any(isinstance(v, float | np.floating) for v in (start, stop, step)) \
-        else builtins.max(-((int(start) - int(stop)) // int(step)), 0)
+    if builtins.any(isinstance(v, float | np.floating) for v in (start, stop, step)):
+        span = (float(stop) - float(start)) / float(step)
+        if not math.isfinite(span):
+            raise NonFiniteLengthError(
+                f"arange: the length ceil((stop - start) / step) is not finite for "
+                f"start={start!r}, stop={stop!r}, step={step!r}; give finite bounds")
+        n = builtins.max(int(math.ceil(span)), 0)
+    else:
+        n = builtins.max(-((int(start) - int(stop)) // int(step)), 0)
     if not _is_traced():
         host = np.arange(start, stop, step) if dtypes.is_float(dt) or dt == dtypes.bool_ \
             else np.arange(start, stop, step, dtype=np.int64)
