@@ -464,6 +464,28 @@ def test_tracer_leaked_from_a_finished_trace_is_reported():
         ember.jit(outer)(np.ones((2, 3), F32))
 
 
+_LEAKED = None
+
+
+def _leaks_into_a_global(a):
+    global _LEAKED
+    _LEAKED = a * 2
+    return a + 1
+
+
+def test_leaked_tracer_made_concrete_is_unexpected_not_static():
+    """np.asarray, bool, float of a tracer stored in a global inside jit and read after the
+    trace: it had said "mark it static", which cannot help. Now UnexpectedTracerError
+    naming the function it came from (JAX says TracerArrayConversionError for np.asarray)."""
+    ember.jit(_leaks_into_a_global)(np.ones(3, F32))
+    for use in (np.asarray, bool, float, lambda t: enp.arange(t)):
+        with pytest.raises(UnexpectedTracerError,
+                           match=r"escaped from _leaks_into_a_global, traced by ember.jit"):
+            use(_LEAKED)
+    # Inside the trace that made it, the same use is still a ConcretizationError.
+    with pytest.raises(ConcretizationError, match="mark it static"):
+        ember.jit(lambda a: np.asarray(a))(np.ones(3, F32))
+
 @ember.jit
 def _nested_jit_in_scan(xs, k):
     inner = ember.jit(lambda v: v * k)          # a nested jit closing over k, inside a region

@@ -375,6 +375,8 @@ class Tracer:
         return f"Traced<{self.aval.str_short()}>"
 
     def _concrete(self, what: str):
+        if self._trace not in _TRACES:     # leaked from a trace that has ended
+            raise _escaped(self)
         err = ConcretizationError(concretization_message(self, what))
         err.origin = self.origin    # an eager call makes the arguments it names static
         raise err
