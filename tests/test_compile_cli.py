@@ -94,6 +94,27 @@ def test_compile_a_python_function_and_run_it(workdir, model_vmfb):
     assert rc == 0 and out.startswith("result: float32[8]\n"), err
 
 
+def test_run_warns_of_64_bit_inputs_and_refuses_overflow(workdir, model_vmfb, tmp_path):
+    """int64/float64 .npy files for i32/f32 arguments were converted silently: now a
+    warning per input (as ember.jit warns), and an int64 value outside int32 an error."""
+    d, x, idx = workdir
+    path, _ = model_vmfb
+    np.save(tmp_path / "x64.npy", x.astype(np.float64))
+    np.save(tmp_path / "idx64.npy", idx.astype(np.int64))
+    rc, out, err = cli(run_tool, path, "-i", tmp_path / "x64.npy", "-i", tmp_path / "idx64.npy",
+                       "-o", tmp_path / "y.npy")
+    assert rc == 0 and out == "", err
+    lines = err.splitlines()
+    assert len(lines) == 2, err
+    assert lines[0].startswith(f"ember-run: warning: input 0 ('{tmp_path / 'x64.npy'}'): ")
+    assert lines[0].endswith("argument x is float64; it is converted to float32, the dtype "
+                             "the module takes")
+    assert lines[1].startswith("ember-run: warning: input 1") and "is int64" in lines[1]
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), np.tanh(x).sum(axis=-1) + idx,
+                               rtol=1e-5)
+    np.save(tmp_path / "big.npy", idx.astype(np.int64) - 2**31 - 1)
+    rc, _, err = cli(run_tool, path, "-i", d / "x.npy", "-i", tmp_path / "big.npy")
+    assert rc == 1 and "input 1" in err and "outside the range of the module's int32" in err
 def test_progress_display(model_vmfb):
     _, progress = model_vmfb
     lines = progress.splitlines()

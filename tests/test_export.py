@@ -421,9 +421,20 @@ def test_wrong_arguments_to_a_loaded_module(everything_exported):
     with pytest.raises(ArgumentError, match=r"argument tree\['i32'\] must be i32\[\], got "
                                             r"u16\[\]"):
         loaded({**tree, "i32": np.uint16(3)}, flags, 2.0)
-    # NumPy's 64-bit defaults are taken where the module has 32 bits, as jit takes them.
-    wide = loaded({**tree, "i32": np.int64(tree["i32"]), "f32": tree["f32"].astype(np.float64)},
-                  flags, 2.0)
+    # NumPy's 64-bit defaults are taken where the module has 32 bits, with a warning per
+    # argument as jit warns (they had been converted silently).
+    with pytest.warns(UserWarning) as caught:
+        wide = loaded({**tree, "i32": np.int64(tree["i32"]),
+                       "f32": tree["f32"].astype(np.float64)}, flags, 2.0)
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2, messages
+    assert "argument tree['f32'] is float64; it is converted to float32" in messages[0]
+    assert "argument tree['i32'] is int64; it is converted to int32" in messages[1]
+    assert str(path) in messages[0] and all(w.filename == __file__ for w in caught)
+    with pytest.raises(ArgumentError, match=r"argument tree\['i32'\] is int64 with value "
+                                            r"4294967296, outside the range of the module's "
+                                            r"int32"):
+        loaded({**tree, "i32": np.int64(2**32)}, flags, 2.0)    # not wrapped around to 0
     for a, b in zip(tree_util.tree_leaves(wide), tree_util.tree_leaves(loaded(tree, flags, 2.0)),
                     strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -338,6 +338,7 @@ class Loaded:
         self.in_avals = sig.in_avals
         self.out_avals = sig.out_avals
         self._names = [d["name"] for d in sig.inputs]
+        self._warned: set = set()       # (argument, dtype) converted to 32 bits, warned of
         try:
             self._context = rt.SystemContext(vm_modules=[vm_module], config=device.config)
         except (ValueError, RuntimeError, IndexError) as e:
@@ -381,14 +382,39 @@ class Loaded:
                                 f"{aval.str_short()}, got a {type(x).__name__}")
         if arr.shape == aval.shape and arr.dtype.kind == aval.dtype.kind and \
                 arr.dtype.itemsize == 8 and aval.dtype.itemsize == 4:
-            # NumPy's default 64-bit types where the module takes 32 bits, as jit takes them
-            # with 64-bit types off (np.arange(5), np.ones(3)).
-            arr = arr.astype(aval.dtype)
+            # NumPy's default 64-bit types where the module takes 32 bits (np.arange(5),
+            # np.ones(3)): converted with a warning, as jit does with 64-bit types off.
+            arr = self._narrow(arr, aval, name)
         if arr.shape != aval.shape or arr.dtype != aval.dtype:
             from ember.core import short_dtype
             got = f"{short_dtype(arr.dtype)}[{','.join(map(str, arr.shape))}]"
             raise ArgumentError(f"{fun}: argument {name} must be {aval.str_short()}, got {got}")
         return arr
+
+    def _narrow(self, arr: np.ndarray, aval: ShapedArray, name: str) -> np.ndarray:
+        """A 64-bit array as the 32-bit dtype the module takes: a UserWarning once per
+        argument and dtype (ember.jit's warning for the same case); integers that do not
+        fit are an ArgumentError rather than wrapped around."""
+        fun = self.signature.function
+        if arr.dtype.kind in "iu" and arr.size:
+            info = np.iinfo(aval.dtype)
+            lo, hi = arr.min(), arr.max()
+            if lo < info.min or hi > info.max:
+                bad = lo if lo < info.min else hi
+                raise ArgumentError(
+                    f"{fun}: argument {name} is {arr.dtype} with value {bad}, outside the "
+                    f"range of the module's {aval.dtype} ({info.min} to {info.max})")
+        key = (name, arr.dtype)
+        if key not in self._warned:
+            self._warned.add(key)
+            import warnings
+
+            from ember._traceback import user_stacklevel
+            warnings.warn(
+                f"{fun} (from {self.path}): argument {name} is {arr.dtype}; it is converted "
+                f"to {aval.dtype}, the dtype the module takes", UserWarning,
+                stacklevel=user_stacklevel())
+        return arr.astype(aval.dtype)
 
     def run_flat(self, hosts: list[np.ndarray]) -> list[np.ndarray]:
         """Run on NumPy arrays already matching ``in_avals``; returns NumPy arrays."""

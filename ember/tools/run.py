@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -72,9 +73,13 @@ def run(args) -> int:
     for i, (path, aval, name) in enumerate(zip(args.input, module.in_avals, names)):
         arr = _load_input(path, i, name)
         try:
-            hosts.append(module._host(arr, aval, name))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                hosts.append(module._host(arr, aval, name))
         except ArgumentError as e:
             raise ArgumentError(f"input {i} ('{path}'): {e}") from None
+        for w in caught:     # a 64-bit input converted to the module's 32 bits
+            print(f"ember-run: warning: input {i} ('{path}'): {w.message}", file=sys.stderr)
     results = module.run_flat(hosts)
     out_names = [d["name"] for d in sig.outputs]
     outs = args.output
