@@ -504,3 +504,29 @@ def test_invalid_utf8_names_the_line_and_byte(tmp_path):
     proc = opt_main("-", stdin="module {}\n// \udcff\n")   # a text stdin (surrogateescape)
     assert proc.returncode == 1
     assert proc.stderr.startswith("<stdin>:2:4: error: invalid UTF-8 byte 0xff"), proc.stderr
+
+
+def test_tools_without_the_compiler_say_what_to_install(tmp_path, add_file):
+    """Without iree-base-compiler, ember-opt printed 'internal error: ModuleNotFoundError'
+    and ember-compile a bare ModuleNotFoundError/ImportError. Simulated by a sitecustomize
+    that makes importing iree.compiler fail, as it does where the package is missing."""
+    import os
+
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\nsys.modules['iree.compiler'] = None\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), str(REPO), os.environ.get("PYTHONPATH", "")])}
+    (tmp_path / "model.py").write_text("def f(x):\n    return x * 2\n")
+    runs = [("opt", [str(add_file)]), ("opt", ["-", "--cse"]),
+            ("compile", [str(add_file), "-o", str(tmp_path / "a.vmfb")]),
+            ("compile", [f"{tmp_path}/model.py:f", "--arg", "f32[4]", "-o",
+                         str(tmp_path / "b.vmfb")])]
+    for tool, args in runs:
+        proc = subprocess.run([sys.executable, "-m", f"ember.tools.{tool}", *args],
+                              input="module {}\n", capture_output=True, text=True,
+                              timeout=120, cwd=REPO, env=env)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.startswith(f"ember-{tool}: error: ember-{tool} needs the IREE "
+                                      "compiler, which is not installed here"), proc.stderr
+        assert "`pip install iree-base-compiler==3.13.*`" in proc.stderr
+        assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr

@@ -340,6 +340,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except ImportError as e:
+        from ember.tools.opt import compiler_missing
+        hint = compiler_missing(e)
+        if hint is None or debug:
+            raise
+        print(f"ember-compile: error: ember-compile {hint}", file=sys.stderr)
+        return 1
     except Exception as e:
         if debug:
             raise

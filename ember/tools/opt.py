@@ -734,6 +734,28 @@ def run(opts: Options) -> int:
     return 0 if ok else 1
 
 
+INSTALL_COMPILER = "pip install iree-base-compiler==3.13.*"
+
+
+def compiler_missing(e: ImportError) -> str | None:
+    """The install hint when ``e`` says the IREE compiler is not installed, else None.
+
+    Example:
+        >>> compiler_missing(ModuleNotFoundError("No module named 'iree.compiler'",
+        ...                                      name="iree.compiler"))
+        "needs the IREE compiler, which is not installed here (...); install it with ..."
+    """
+    name = getattr(e, "name", None) or ""
+    if name in ("iree", "iree.compiler") or name.startswith("iree.compiler."):
+        why = f" ({e})"
+    elif "iree-base-compiler" in str(e):      # ember's own ImportError (ember.export, ...)
+        why = ""
+    else:
+        return None
+    return (f"needs the IREE compiler, which is not installed here{why}; install it with "
+            f"`{INSTALL_COMPILER}`")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     opts = Options()
@@ -756,6 +778,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        return 1
+    except ImportError as e:
+        hint = compiler_missing(e)
+        if hint is None or opts.debug:
+            raise
+        print(f"ember-opt: error: ember-opt {hint}", file=sys.stderr)
         return 1
     except Exception as e:  # a bug in ember: say so, briefly
         if opts.debug or os.environ.get("EMBER_OPT_TRACEBACK"):
