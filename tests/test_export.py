@@ -495,7 +495,7 @@ def test_tree_json_round_trip():
             assert back == td
 
 
-def test_cpu_and_cuda_in_one_module(tmp_path):
+def test_cpu_and_cuda_in_one_module(tmp_path, capsys):
     """Compiles here without a GPU; runs on the CPU, and on CUDA where a GPU is present."""
     import iree.runtime as rt
 
@@ -507,8 +507,21 @@ def test_cpu_and_cuda_in_one_module(tmp_path):
     try:
         rt.get_device("cuda")
     except Exception:
-        with pytest.raises(ExportError, match="no device for any of its targets.*cuda"):
+        with pytest.raises(ExportError, match="no device for any of its targets") as info:
             ember.load(tmp_path / "cc.vmfb", backend="cuda")
+        # The whole reason and what to install: it had been cut at 200 characters,
+        # mid-sentence ("...not available; please").
+        from ember.backends.runtime import get_device
+        from ember.errors import BackendUnavailableError
+        with pytest.raises(BackendUnavailableError) as why:
+            _ = get_device("cuda").hal
+        assert str(info.value).endswith(f"\n  cuda: {why.value}"), str(info.value)
+        assert str(why.value).endswith(".") and len(str(why.value)) > 200
+        from ember.tools import run as run_tool
+        np.save(tmp_path / "x.npy", x)
+        assert run_tool.main([str(tmp_path / "cc.vmfb"), "--backend", "cuda",
+                              "-i", str(tmp_path / "x.npy")]) == 1
+        assert capsys.readouterr().err.endswith(f"{why.value}\n")
     else:
         on_gpu = ember.load(tmp_path / "cc.vmfb", backend="cuda")
         np.testing.assert_allclose(on_gpu(x), want, rtol=1e-5)

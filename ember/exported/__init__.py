@@ -489,13 +489,17 @@ def load(path, backend: str | None = None) -> Loaded:
             device = get_device(driver)
             instance = device.config.vm_instance     # creates the device
         except Exception as e:  # no such device on this machine
-            problems.append(f"{name}: {str(e).splitlines()[0][:200]}")
+            # ember's own errors are whole sentences (with what to install); of IREE's text
+            # the first line, whole: cut at 200 characters it had ended mid-sentence.
+            from ember.errors import EmberError
+            text = str(e) if isinstance(e, EmberError) else str(e).strip().splitlines()[0]
+            problems.append(f"  {name}: {text}")
             continue
         vm_module = _vm_module(instance, data, where)
         sig, function = _signature_of(vm_module, where)
         return Loaded(path, sig, device, vm_module, function, name)
-    raise ExportError(f"{where}: no device for any of its targets is available here "
-                      f"({'; '.join(problems)})")
+    raise ExportError(f"{where}: no device for any of its targets "
+                      f"({', '.join(candidates)}) is available here:\n" + "\n".join(problems))
 
 
 __all__ = ["FORMAT", "Loaded", "Signature", "load", "read_signature", "seal", "tree_from_json",
