@@ -269,6 +269,8 @@ def test_large_programs_export_for_asynchronous_calls(tmp_path):
     loaded = ember.load(path)
     assert loaded._function.reflection["iree.abi.model"] == "coarse-fences"
     np.testing.assert_allclose(loaded(x, w), want, rtol=2e-4, atol=2e-4)
+    if shutil.which("iree-run-module") is None:     # as its neighbour's guard, reported
+        pytest.skip("iree-run-module missing: the file was checked with ember.load only")
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "w.npy", w)
     proc = subprocess.run(["iree-run-module", f"--module={path}", "--device=local-task",
