@@ -130,3 +130,39 @@ def test_invalid_index_type_raises():
         ember.jit(lambda x: x["a"])(X)
     with pytest.raises(EmberError, match="invalid index"):
         ember.jit(lambda x: x[1.5])(X)
+
+
+def test_eager_int_indices_share_one_program(monkeypatch):
+    """``x[i]`` outside jit compiled a program per value of ``i`` (0.24 s each): the ints
+    are now arguments of one program per index pattern."""
+    from ember.frontend import api
+    compiled = []
+    real = api.compile_mlir
+    monkeypatch.setattr(api, "compile_mlir", lambda *a, **k: compiled.append(1) or real(*a, **k))
+    xn = np.arange(60, dtype=np.float32).reshape(3, 4, 5) * 0.5 + 7
+    x = ember.device_put(xn)
+    for i in range(-3, 3):
+        for j in range(4):
+            assert float(x[i, j, 2]) == xn[i, j, 2]
+    for i in range(3):
+        np.testing.assert_array_equal(np.asarray(x[i]), xn[i])
+    for idx in [(1, None, slice(None, None, -1)), (..., 3), (slice(None), 2, slice(1, 4, 2))]:
+        np.testing.assert_array_equal(np.asarray(x[idx]), xn[idx])
+    assert len(compiled) <= 2 + 2 * 3, len(compiled)    # per pattern, not per value
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        x[3]
+    with pytest.raises(IndexError, match="index -5 is out of bounds for axis 1 with size 4"):
+        x[0, -5]
+
+
+def test_concrete_0d_arrays_as_slice_bounds():
+    """NumPy and JAX take a 0-d integer array as a slice bound (the Array API suite does)."""
+    xn = np.arange(10, dtype=np.float32)
+    x = ember.device_put(xn)
+    for bound in (enp.asarray(2), np.asarray(2), np.int64(2)):
+        np.testing.assert_array_equal(np.asarray(x[0:bound]), xn[0:2])
+        np.testing.assert_array_equal(np.asarray(x[bound::enp.asarray(3)]), xn[2::3])
+    with pytest.raises(EmberError, match="slice bounds must be static"):
+        ember.jit(lambda x, n: x[:n])(xn, 3)
+    with pytest.raises(TypeError, match="slice bounds must be integers"):
+        x[:np.asarray(2.0)]
