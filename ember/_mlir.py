@@ -18,6 +18,10 @@ from iree.compiler.dialects import arith, flow, func, linalg, scf, tensor, util
 from iree.compiler.dialects import math as math_d
 from iree.compiler.passmanager import PassManager
 
+from ember._quiet import quiet_compiler_bindings
+
+quiet_compiler_bindings()      # no nanobind leak report at exit (see ember._quiet)
+
 __all__ = [
     "ir", "arith", "flow", "func", "linalg", "math_d", "scf", "tensor", "util", "PassManager",
     "Session",

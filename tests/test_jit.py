@@ -488,6 +488,38 @@ def test_no_leak_messages_at_exit():
     assert "leak" not in proc.stderr.lower(), proc.stderr
 
 
+LEAKS_AT_EXIT = """
+import atexit, ctypes, glob, os, sys
+atexit.register(lambda: print("user handler ran", file=sys.stderr))
+import numpy as np
+from iree.compiler import _mlir_libs, ir
+import iree.runtime as rt
+lib = ctypes.CDLL(glob.glob(os.path.join(os.path.dirname(_mlir_libs.__file__),
+                                         "libnanobind-mlir.*"))[0])
+lib._ZN8nanobind6detail17set_leak_warningsEb.argtypes = [ctypes.c_bool]
+lib._ZN8nanobind6detail17set_leak_warningsEb(True)    # as a build with the report on
+if sys.argv[1] == "ember":
+    import ember
+    print(np.asarray(ember.jit(lambda x: x + 1)(np.ones(2, np.float32))))
+for obj in (ir.Context(), rt.get_device("local-sync")):
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))    # alive at exit: reported leaks
+"""
+
+
+def test_user_atexit_handlers_still_print_and_only_iree_leak_reports_are_hidden():
+    """``import ember`` pointed stderr at /dev/null at exit, silencing every atexit
+    handler registered before it. Now only the bindings' leak reports are off: a handler
+    registered before ``import ember`` prints, and objects leaked on purpose from both
+    bindings are not reported (without ember they are: the oracle run)."""
+    def run(mode):
+        return subprocess.run([sys.executable, "-c", LEAKS_AT_EXIT, mode],
+                              capture_output=True, text=True, timeout=300)
+    raw, quiet = run("raw"), run("ember")
+    assert raw.returncode == 0 and quiet.returncode == 0, (raw.stderr, quiet.stderr)
+    assert "user handler ran" in raw.stderr
+    assert "_mlir.ir" in raw.stderr and "_runtime.HalDevice" in raw.stderr, raw.stderr
+    assert "[2. 2.]" in quiet.stdout
+    assert quiet.stderr == "user handler ran\n", quiet.stderr
 def test_array_basics():
     a = ember.device_put(X)
     assert (a.shape, a.dtype, a.ndim, a.size) == ((3, 4), np.float32, 2, 12)
