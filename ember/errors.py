@@ -38,6 +38,16 @@ class IndexingError(TracingError, IndexError):
     """A bad index: an ember error that is also NumPy's ``IndexError``."""
 
 
+class AxisError(TracingError, ValueError, IndexError):
+    """An axis out of range or repeated: ``numpy.exceptions.AxisError``'s bases (ValueError
+    and IndexError) as an ember error naming the user's line."""
+
+
+class ShapeValueError(TracingError, ValueError):
+    """A shape that does not fit the operation (squeezing an axis whose length is not one):
+    NumPy's ValueError as an ember error naming the user's line."""
+
+
 class RandomArgumentError(TracingError, ValueError):
     """A bad argument of an ``ember.random`` function (a key, a shape, a dtype, a sample
     size); both a TypeError and a ValueError, as NumPy's and JAX's errors for these are."""
@@ -102,6 +112,15 @@ class DonationError(EmberError, ValueError):
 class DonatedArrayError(EmberError, RuntimeError):
     """An Array was used after it was donated to a jitted call (its buffer now holds a result
     of that call)."""
+
+
+class DeviceMemoryError(EmberError, MemoryError):
+    """A device ran out of memory: IREE could not allocate a buffer. The message names the
+    device, the size asked for where IREE says or ember knows it (an uploaded argument, a
+    copy, the program's results) and the argument or array; ``nbytes`` holds that size."""
+
+    device = None
+    nbytes: int | None = None
 
 
 class MemoryBudgetError(EmberError, ValueError):

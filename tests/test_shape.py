@@ -379,3 +379,24 @@ def test_non_integer_axes_and_shapes_are_ember_errors():
         enp.zeros((2.5, 3))
     with pytest.raises(ember.errors.RandomArgumentError, match="negative dimension"):
         ember.random.normal(ember.random.key(0), (-2,))
+
+
+@pytest.mark.parametrize("call, numpy_error", [
+    (lambda m, x: m.expand_dims(x, 5), IndexError),
+    (lambda m, x: m.expand_dims(x, (0, 0)), ValueError),
+    (lambda m, x: m.squeeze(x, 0), ValueError),
+    (lambda m, x: m.squeeze(x, 3), IndexError),
+    (lambda m, x: m.sum(x, axis=-4), IndexError),
+], ids=["expand-out-of-range", "expand-repeated", "squeeze-non-unit", "squeeze-out-of-range",
+        "sum-out-of-range"])
+def test_axis_and_shape_errors_are_numpys_classes(call, numpy_error):
+    """NumPy raises AxisError (a ValueError and an IndexError) or ValueError here: ember's
+    error is of NumPy's class too, and still names the user's line."""
+    import ember.numpy as enp
+    from ember.errors import TracingError
+    x = np.ones((2, 1, 3), np.float32)
+    with pytest.raises(numpy_error):
+        call(np, x)
+    with pytest.raises(numpy_error) as info:
+        call(enp, x)
+    assert isinstance(info.value, TracingError) and "test_shape.py" in str(info.value)

@@ -32,7 +32,7 @@ from ember.dtypes import (  # noqa
     uint32,
     uint64,
 )
-from ember.errors import IndexingError, TracingError
+from ember.errors import AxisError, IndexingError, ShapeValueError, TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace, user_where
 
@@ -48,8 +48,8 @@ def _lift(x) -> Tracer:
     return current_trace().lift(x)
 
 
-def _error(msg: str):
-    raise TracingError(f"{msg}\n  at {user_where()}")
+def _error(msg: str, cls=TracingError):
+    raise cls(f"{msg}\n  at {user_where()}")
 
 
 # --- conversion, promotion and broadcasting ---------------------------------------------------
@@ -127,10 +127,10 @@ def _axes(axis, ndim, name="axis"):
     for a in axes:
         a = operator.index(a)
         if not -ndim <= a < ndim:
-            _error(f"{name} {a} is out of bounds for an array of dimension {ndim}")
+            _error(f"{name} {a} is out of bounds for an array of dimension {ndim}", AxisError)
         out.append(a % ndim)
     if len(set(out)) != len(out):
-        _error(f"repeated {name} in {axes}")
+        _error(f"repeated {name} in {axes}", AxisError)
     return tuple(out)
 
 
@@ -877,7 +877,7 @@ def squeeze(a, axis=None):
     for i in axes:
         if x.shape[i] != 1:
             _error(f"cannot select an axis to squeeze out which has size not equal to one "
-                   f"(axis {i} of shape {x.shape})")
+                   f"(axis {i} of shape {x.shape})", ShapeValueError)
     return lax.reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
 
 

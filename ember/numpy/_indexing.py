@@ -29,7 +29,7 @@ import numpy as np
 import ember.numpy as _enp
 from ember import dtypes, lax
 from ember._traceback import user_stacklevel
-from ember.errors import IndexingError, TracingError
+from ember.errors import AxisError, IndexingError, TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace, user_where
 
@@ -557,7 +557,8 @@ class _IndexUpdateRef:
 def _axis(axis, ndim, name):
     a = operator.index(axis)
     if not -ndim <= a < ndim:
-        _error(f"{name}: axis {a} is out of bounds for an array of dimension {ndim}")
+        _error(f"{name}: axis {a} is out of bounds for an array of dimension {ndim}",
+               AxisError)
     return a % ndim
 
 
