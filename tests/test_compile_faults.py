@@ -236,3 +236,30 @@ def test_a_file_size_limit_is_reported_as_such(tmp_path):
     assert "CompileError: IREE's compiler stopped at this process's file-size limit" \
         in proc.stdout, proc.stdout + proc.stderr[-3000:]
     assert "a bug in IREE" not in proc.stdout
+
+
+def test_an_interrupted_call_leaves_the_device_usable():
+    """Ctrl-C while ember waits for a fenced call on IREE's thread pool: the interrupt is
+    raised, and later calls on the device (the interrupted program's included) give NumPy's
+    values (the thread's semaphore is replaced: the interrupted call may still signal it)."""
+    from ember import lax
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((512, 512)) / 32).astype(np.float32)
+    f = ember.jit(lambda y, x: lax.fori_loop(0, 400, lambda i, y: enp.tanh(y @ x), y))
+    xd = ember.device_put(x)
+    f(xd, xd).block_until_ready()           # compiled, and known to run
+    timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            for _ in range(100):            # until the interrupt lands in a call
+                f(xd, xd).block_until_ready()
+    finally:
+        timer.cancel()
+    g = ember.jit(lambda a, b: a @ b + 1)
+    np.testing.assert_allclose(np.asarray(g(xd, xd)), x @ x + 1, rtol=1e-4, atol=1e-5)
+    ref = x
+    for _ in range(3):
+        ref = np.tanh(ref @ x)
+    f3 = ember.jit(lambda y, x: lax.fori_loop(0, 3, lambda i, y: enp.tanh(y @ x), y))
+    np.testing.assert_allclose(np.asarray(f3(xd, xd)), ref, rtol=1e-4, atol=1e-5)
