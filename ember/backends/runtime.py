@@ -25,7 +25,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.core import ShapedArray
-from ember.errors import DeviceMismatchError, RuntimeFailure
+from ember.errors import DeviceMemoryError, DeviceMismatchError, RuntimeFailure
 
 _HAL_TYPE_BY_NAME = {
     "bool": rt.HalElementType.BOOL_8, "int8": rt.HalElementType.SINT_8,
@@ -107,19 +107,32 @@ class Device:
         return hash(self.space)
 
     def upload(self, host: np.ndarray) -> rt.HalBufferView:
-        """Copy a NumPy array into a new device buffer."""
+        """Copy a NumPy array into a new device buffer; DeviceMemoryError if it does not fit."""
         if not host.flags.c_contiguous:
             host = np.ascontiguousarray(host)
-        return self.allocator.allocate_buffer_copy(
-            memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
-            device=self.hal, buffer=host.view(_RAW[host.dtype.itemsize]),
-            element_type=_HAL_TYPE[host.dtype])
+        try:
+            return self.allocator.allocate_buffer_copy(
+                memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
+                device=self.hal, buffer=host.view(_RAW[host.dtype.itemsize]),
+                element_type=_HAL_TYPE[host.dtype])
+        except Exception as e:
+            if not out_of_memory(e):
+                raise
+            raise memory_error(e, self, f"cannot allocate {format_bytes(host.nbytes)} for "
+                               f"an array {ShapedArray(host.shape, host.dtype).str_short()}",
+                               host.nbytes) from None
 
     def copy(self, bv: rt.HalBufferView) -> rt.HalBufferView:
         """A copy of a buffer view's contents in a new device buffer (a queued device copy)."""
-        buffer = self.allocator.allocate_buffer(
-            memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
-            allocation_size=max(bv.byte_length, 1))
+        try:
+            buffer = self.allocator.allocate_buffer(
+                memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
+                allocation_size=max(bv.byte_length, 1))
+        except Exception as e:
+            if not out_of_memory(e):
+                raise
+            raise memory_error(e, self, f"cannot allocate {format_bytes(bv.byte_length)} "
+                               "for a copy of an array", bv.byte_length) from None
         if bv.byte_length:
             semaphore = self.hal.create_semaphore(0)
             self.hal.queue_copy(bv.get_buffer(), buffer, [], [(semaphore, 1)])
@@ -135,6 +148,58 @@ class Device:
 
 
 _CREATING = threading.Lock()
+
+
+def out_of_memory(e: BaseException) -> bool:
+    """Whether an IREE error says an allocation failed (its status RESOURCE_EXHAUSTED: the
+    libc allocator, Vulkan's and CUDA's out-of-memory errors all map to it)."""
+    return "RESOURCE_EXHAUSTED" in str(e)
+
+
+def format_bytes(n: int) -> str:
+    """``n`` bytes for people: ``format_bytes(3 << 30)`` is ``'3.0 GiB (3221225472 bytes)'``."""
+    size, unit = float(n), "bytes"
+    for next_unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, next_unit
+    return f"{n} bytes" if unit == "bytes" else f"{size:.1f} {unit} ({n} bytes)"
+
+
+def memory_error(e: BaseException, device: Device, what: str,
+                 nbytes: int | None = None) -> DeviceMemoryError:
+    """The DeviceMemoryError for IREE's allocation failure ``e`` on ``device``; ``what``
+    says what was being allocated (its size, the array or argument)."""
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    err = DeviceMemoryError(f"out of memory on {device!r}: {what} (IREE: {first})")
+    err.device, err.nbytes = device, nbytes
+    return err
+
+
+def argument_memory_error(e: DeviceMemoryError, argument: str) -> DeviceMemoryError:
+    """``e`` (from :meth:`Device.upload`) with the argument it was uploading named."""
+    err = DeviceMemoryError(f"{argument}: {e}")
+    err.device, err.nbytes = e.device, e.nbytes
+    return err
+
+
+def call_failure(e: Exception, device: Device, out_avals, where: str = "") -> Exception:
+    """The error for IREE's failure ``e`` of a call: DeviceMemoryError naming the results'
+    sizes when an allocation failed (IREE does not say which or how large), else
+    RuntimeFailure with IREE's text."""
+    if not out_of_memory(e):
+        return RuntimeFailure(f"{where}IREE runtime error while running the program: {e}")
+    sizes = [(a.nbytes, i, a) for i, a in enumerate(out_avals)]
+    total = sum(n for n, _, _ in sizes)
+    if sizes:
+        n, i, a = max(sizes, key=lambda t: t[0])
+        name = "its result" if len(sizes) == 1 else f"its result #{i}"
+        results = (f"; the program's results take {format_bytes(total)}, the largest "
+                   f"being {name} {a.str_short()} of {format_bytes(n)}")
+    else:
+        results = ""
+    return memory_error(e, device, f"{where}running the program, IREE could not allocate "
+                        f"a buffer{results}", total)
 
 
 @functools.cache
@@ -272,19 +337,21 @@ class Executable:
         def run(leaves):
             args = variant_list(n_in)
             push = args.push_ref
-            for leaf, aval in zip(leaves, in_avals):
+            for j, (leaf, aval) in enumerate(zip(leaves, in_avals)):
                 if type(leaf) is array_type:
                     if leaf.device.space is not space:
                         raise device_mismatch(leaves, array_type, device)
                     push(leaf._bv)
                 else:
-                    push(upload(host_array(leaf, aval)))
+                    try:
+                        push(upload(host_array(leaf, aval)))
+                    except DeviceMemoryError as e:
+                        raise argument_memory_error(e, f"argument #{j}") from None
             results = variant_list(n_out)
             try:
                 invoke(function, args, results)
             except Exception as e:
-                raise RuntimeFailure(
-                    f"IREE runtime error while running the program: {e}") from None
+                raise call_failure(e, device, out_avals) from None
             get = results.get_as_object
             if out0 is not None:
                 outs = [array_type(get(0, buffer_view), device, out0)]

@@ -418,15 +418,20 @@ class Loaded:
 
     def run_flat(self, hosts: list[np.ndarray]) -> list[np.ndarray]:
         """Run on NumPy arrays already matching ``in_avals``; returns NumPy arrays."""
+        from ember.backends.runtime import argument_memory_error, call_failure
+        from ember.errors import DeviceMemoryError
+
         args = rt.VmVariantList(len(hosts))
-        for h in hosts:
-            args.push_ref(self.device.upload(h))
+        for h, name in zip(hosts, self._names):
+            try:
+                args.push_ref(self.device.upload(h))
+            except DeviceMemoryError as e:
+                raise argument_memory_error(e, f"{self.path}: argument {name}") from None
         results = rt.VmVariantList(len(self.out_avals))
         try:
             self._invoke(self._function, args, results)
         except Exception as e:
-            from ember.errors import RuntimeFailure
-            raise RuntimeFailure(f"{self.path}: IREE runtime error: {e}") from None
+            raise call_failure(e, self.device, self.out_avals, f"{self.path}: ") from None
         return [self._read_back(results.get_as_object(i, rt.HalBufferView), aval)
                 for i, aval in enumerate(self.out_avals)]
 

@@ -19,10 +19,10 @@ from ember import tree_util
 from ember._mlir import ir
 from ember._traceback import user_stacklevel
 from ember.backends.array import Array
-from ember.backends.runtime import alias_pairs, device_mismatch, host_array, unalias
+from ember.backends.runtime import alias_pairs, call_failure, device_mismatch, host_array, unalias
 from ember.config import config
 from ember.core import ShapeDtypeStruct
-from ember.errors import DonationError, DonationWarning, MemoryBudgetWarning, RuntimeFailure
+from ember.errors import DonationError, DonationWarning, MemoryBudgetWarning
 from ember.passes.plan_memory import Plan, donation_pairs, parse_size
 
 __all__ = ["MemoryAnalysis", "parse_size", "donated_args", "annotate", "plan_of",
@@ -298,8 +298,7 @@ def donating_runner(compiled):
             try:
                 invoke(function, args, results)
             except Exception as e:
-                raise RuntimeFailure(
-                    f"IREE runtime error while running the program: {e}") from None
+                raise call_failure(e, device, out_avals) from None
         except BaseException:
             _give_back(leaves, taken)
             raise
