@@ -7,7 +7,9 @@
   which the lowering then uses for precision in some float32 functions; ``exact_division``,
   whether its signed integer division is exact at the type's minimum; ``outer_reductions``,
   whether a reduction along leading axes may be fused with its consumers;
-  ``exact_rounding``, whether float arithmetic is rounded as written, not reassociated);
+  ``exact_rounding``, whether float arithmetic is rounded as written, not reassociated;
+  ``max_bindings``, the most buffers one dispatch may bind, which IREE's runtime checks when
+  it loads a module and its compiler does not);
 - ``compiler_flags(**options) -> tuple[str, ...]`` (IREE flags for the target; target
   options are validated there, before IREE sees them) and ``fallback_flags(**options)``
   (whole flag sets to retry with when IREE fails);
@@ -59,16 +61,20 @@ def dispatch_regions(names) -> bool:
     return all(get_backend(n).DISPATCH_REGIONS for n in names)
 
 
-def traits(names) -> dict[str, bool]:
-    """What the arithmetic of all backends ``names`` offers (``ember-to-linalg``'s options), and
-    whether their host loops may run in chunks (``loop_chunks``).
+def traits(names) -> dict[str, bool | int]:
+    """What the arithmetic of all backends ``names`` offers (``ember-to-linalg``'s options),
+    whether their host loops may run in chunks (``loop_chunks``), and the most buffers a
+    dispatch may bind on all of them (``max_bindings``).
 
     Example:
         >>> sorted(k for k, on in traits(["cpu", "vulkan"]).items() if not on)
         ['exact_division', 'exact_rounding', 'float64', 'loop_chunks', 'outer_reductions']
+        >>> traits(["cpu", "cuda"])["max_bindings"]
+        16
     """
     backends = [get_backend(n) for n in names]
-    return {k: all(b.TRAITS[k] for b in backends) for k in backends[0].TRAITS}
+    # The least of each: for a flag, every backend has it (min of bools is all()).
+    return {k: min(b.TRAITS[k] for b in backends) for k in backends[0].TRAITS}
 
 
 def default_backend() -> str:

@@ -11,8 +11,10 @@ OPTIONS = {"cpu": "cpu_target", "features": "cpu_features"}
 INSTALL_HINT = "The CPU drivers are part of iree-base-runtime: reinstall it."
 # ember's fusions reach IREE as flow.dispatch.region ops (see ember.passes.lower_fusion).
 DISPATCH_REGIONS = True
+# max_bindings: IREE's HAL module refuses to load a dispatch binding more than 32 buffers
+# ("binding count 34 > 32", IREE_HAL_MODULE_MAX_DESCRIPTOR_BINDING_COUNT), on every target.
 TRAITS = {"float64": True, "exact_division": True, "outer_reductions": True,
-          "exact_rounding": True, "loop_chunks": True}
+          "exact_rounding": True, "loop_chunks": True, "max_bindings": 32}
 
 # Programs whose largest tensor is below this, or whose linalg ops make fewer loop iterations
 # than that in all, run on local-sync: waking local-task's worker threads costs tens of

@@ -16,9 +16,11 @@ NAME = "cuda"
 OPTIONS = {"arch": "cuda_arch"}
 # Not before they have run on a GPU: Vulkan's GPU codegen fails on them (vulkan.py).
 DISPATCH_REGIONS = False
-# Its signed division is unchecked on a GPU: ember divides magnitudes itself.
+# Its signed division is unchecked on a GPU: ember divides magnitudes itself. IREE's CUDA
+# driver loads no dispatch of more than 16 bindings (IREE_HAL_CUDA_MAX_DISPATCH_BINDING_COUNT;
+# its compiler does not check it).
 TRAITS = {"float64": True, "exact_division": False, "outer_reductions": True,
-          "exact_rounding": True, "loop_chunks": True}
+          "exact_rounding": True, "loop_chunks": True, "max_bindings": 16}
 INSTALL_HINT = ("Install the NVIDIA driver (it provides libcuda.so) on a machine with an "
                 "NVIDIA GPU; the CUDA toolkit is not needed.")
 

@@ -302,7 +302,19 @@ class Executable:
         self.device = device
         self.vmfb = vmfb
         self.vm_module = rt.VmModule.copy_buffer(device.config.vm_instance, vmfb)
-        self.context = rt.SystemContext(vm_modules=[self.vm_module], config=device.config)
+        try:
+            self.context = rt.SystemContext(vm_modules=[self.vm_module], config=device.config)
+        except (IndexError, ValueError) as e:
+            # IREE checks the buffers a dispatch binds only here, when the module is loaded
+            # (an IndexError from the HAL module, a ValueError from the Vulkan driver);
+            # ember's passes keep its programs within the limit (ember-limit-bindings).
+            if "binding count" not in str(e) and "storage buffers" not in str(e):
+                raise
+            raise RuntimeFailure(
+                f"IREE cannot load this program on {device!r}: one of its dispatches binds "
+                f"more buffers than the device allows ({str(e).splitlines()[0]}). ember keeps "
+                "its fusions within the limit, so this is an ember bug: please report it with "
+                "the program") from e
         self.vm_context = self.context.vm_context
         self.function = self.vm_module.lookup_function(function)
         if self.function is None:

@@ -33,8 +33,10 @@ DISPATCH_REGIONS = False
 # NoContraction, which IREE never emits): (x + 2**23) - 2**23 gave x on lavapipe.
 # loop_chunks False: a host loop run in chunks (ember-to-linalg's run-ahead) lost a chunk of
 # steps in its carry on lavapipe from 64 steps up (the host's read between chunks).
+# max_bindings: the HAL module's 32 (cpu.py), and lavapipe's 32 storage buffers a pipeline
+# ("pipeline_layouts[0] declares 34 storage buffers, exceeding device limit 32").
 TRAITS = {"float64": False, "exact_division": False, "outer_reductions": False,
-          "exact_rounding": False, "loop_chunks": False}
+          "exact_rounding": False, "loop_chunks": False, "max_bindings": 32}
 INSTALL_HINT = ("Install a Vulkan loader and driver, e.g. on Debian/Ubuntu (as root): "
                 "apt-get install -y libvulkan1 mesa-vulkan-drivers (Mesa's lavapipe runs "
                 "Vulkan on the CPU), or your GPU vendor's Vulkan driver.")

@@ -4,6 +4,7 @@ from ember.passes import (  # noqa: F401  (registers the passes)
     batch,
     forward_while_carries,
     fuse,
+    limit_bindings,
     pin_carries,
     plan_memory,
     protect_arguments,

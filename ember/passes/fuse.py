@@ -19,6 +19,12 @@ greedily, in program order, unless one of these holds (each is a reason the repo
 - a reduction's consumer also reads a value computed after the reduction: fused, the
   reduction would run late and its input stay live until then;
 - the group would have more than ``max-ops`` ops;
+- the group would bind more than ``max-bindings`` buffers (its distinct operands, splat
+  constants aside, and its results): IREE's runtime refuses to load a dispatch binding more
+  than its target allows (32 on the CPU and Vulkan, 16 on CUDA) and its compiler does not
+  check it, so ``a0 + a1 + ... + a32`` of 33 arguments failed at load as one fusion (an op
+  that alone reads more, a ``concatenate`` of 40 arrays, stays unfused: its lowering inserts
+  each piece, which IREE copies);
 - merging would create a cycle (a path from the group through an op outside it back in);
 - the producer is not fusible (sort, scatter, control flow, ...): listed once per consumer;
 - the producer is a ``transpose``, which IREE runs faster as ``linalg.transpose`` than as a
@@ -169,6 +175,10 @@ class Fuse(Pass):
     summary = "Group ember ops into ember.fusion ops (loop, input, output, multi-output)"
     max_ops: int = dataclasses.field(default=64, metadata={
         "help": "the most ops one fusion may hold"})
+    max_bindings: int = dataclasses.field(default=16, metadata={
+        "help": "the most buffers (distinct operands and results) one fusion may bind; 0: no "
+                "limit (16, the least of ember's targets, CUDA's; the CPU's and Vulkan's is 32: "
+                "ember.backends' max_bindings trait)"})
     max_duplicate_cost: int = dataclasses.field(default=DUPLICATE_LIMIT, metadata={
         "help": "recompute elementwise work up to this cost (op_cost) in each consumer"})
     multi_result: bool = dataclasses.field(default=False, metadata={
@@ -342,6 +352,10 @@ class _BlockFusion:
                     "live at once (sibling fusion joins reductions of the same inputs)")
         if len(merged) > self.p.max_ops:
             return f"the fusion would hold more than max-ops={self.p.max_ops} ops"
+        bindings = self._bindings(merged) if self.p.max_bindings else 0
+        if bindings > self.p.max_bindings:
+            return (f"the fusion would bind {bindings} buffers (operands and results), more "
+                    f"than max-bindings={self.p.max_bindings} (the target's limit)")
         through = self._cycle(set(merged))
         if through is not None:
             return f"fusing would create a cycle through {through.name} at {_loc(through)}"
@@ -350,6 +364,23 @@ class _BlockFusion:
             return (f"{consumer.name} also waits for {late.name} at {_loc(late)}, computed after "
                     "the reduction: fused, the reduced input would stay live until then")
         return None
+
+    def _bindings(self, merged) -> int:
+        """The buffers a fusion of ``merged`` would bind: its distinct operands from outside
+        (splat constants are copied in) and its results read outside. An upper bound: IREE
+        binds the intermediate values of one execution region as one buffer."""
+        group = set(merged)
+        operands, results = set(), 0
+        for op in merged:
+            for v in op.operands:
+                owner = v.owner
+                if (isinstance(owner, ir.Block) or owner.operation not in group) and \
+                        v not in operands and not _is_splat(v):
+                    operands.add(v)
+            for r in op.results:
+                if any(self._top(u.owner.operation) not in group for u in r.uses):
+                    results += 1
+        return len(operands) + results
 
     def _late_operand(self, a, b, consumer):
         """An op outside both groups, defined after group ``a``'s last reduction, that
