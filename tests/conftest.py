@@ -113,6 +113,22 @@ def pytest_runtest_teardown(item):
 _VULKAN_REPORTED = pytest.StashKey[bool]()
 
 
+def pytest_deselected(items):
+    """Remember deselected tests (-k, -m, --deselect): test_ops.py's coverage check needs
+    the whole module to have run."""
+    for item in items:
+        item.config.stash.setdefault(DESELECTED, set()).add(item.nodeid)
+
+
+DESELECTED = pytest.StashKey[set]()
+
+
+@pytest.fixture
+def deselected_tests(request) -> set[str]:
+    """The node ids of the tests deselected in this session."""
+    return request.config.stash.get(DESELECTED, set())
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "cuda: runs on an NVIDIA GPU through IREE's CUDA driver")
     config.addinivalue_line("markers", "vulkan: runs on a Vulkan device (after the other tests)")
@@ -145,9 +161,17 @@ def ember_backend(request, monkeypatch):
             if self.backend == "cpu":
                 for_cuda = copy.copy(self)
                 for_cuda.backend, for_cuda.device = "cuda", None
+                # Its own stages: the CUDA lowering is not the CPU's (shared, the CPU ran
+                # whichever was made first).
+                for_cuda._modules = {"ember": self._modules["ember"]}
+                for_cuda._text = {"ember": self._text["ember"]}
                 original(for_cuda)   # no GPU: compiles, checks legality, loads lazily
             return original(self, *args, **kwargs)
 
+        # Programs the CPU run of the test compiled are in the jit caches, under the CPU's
+        # key: forgotten, so that this run compiles them (for CUDA too) instead of reusing
+        # them (it compiled nothing for CUDA then). The on-disk cache keeps the CPU compiles.
+        api.clear_caches()
         monkeypatch.setattr(api.Lowered, "compile", compile_for_cuda_too)
         yield name
         return

@@ -53,6 +53,51 @@ def is_unsigned(d):
     return np.dtype(d).kind == "u"
 
 
+
+# --- which ops ran where ------------------------------------------------------------------
+
+# backend -> ember op -> the tests that compiled (and so ran) a program holding it there: the
+# claim "every op runs on every backend" is checked by test_every_op_ran, the module's last
+# test. Per process: conftest keeps a backend's tests of this module in one xdist worker.
+RAN: dict[str, dict[str, set[str]]] = {}
+REFUSED: dict[str, dict[str, str]] = {}     # backend -> op -> a refusal of a program with it
+# ember-batch replaces these before the "optimized" stage (a vmap's code, batched; a
+# collective, a reduction or an iota over the batch axis): they count where traced. Every
+# other op counts where it reaches the backend, after ember's passes (a folded one does not).
+REPLACED_BY_BATCHING = frozenset({"ember.vmap", "ember.psum", "ember.pmax", "ember.pmin",
+                                  "ember.all_gather", "ember.axis_index"})
+
+
+def _ember_ops(module) -> set[str]:
+    from ember._mlir import walk
+    return {op.name for op in walk(module.operation) if op.name.startswith("ember.")}
+
+
+@pytest.fixture(autouse=True)
+def record_ops(ember_backend, monkeypatch, request):
+    """Record the ember ops of every program this test compiles for ``ember_backend``."""
+    from ember.errors import BackendUnsupportedError
+    from ember.frontend import api
+
+    compile_ = api.Lowered.compile    # (on cuda-compile: conftest's, compiling for CUDA too)
+    test = request.node.originalname
+
+    def recording(self, *args, **kwargs):
+        reached = _ember_ops(self._stage("optimized")) | \
+            (_ember_ops(self._stage("ember")) & REPLACED_BY_BATCHING)
+        try:
+            out = compile_(self, *args, **kwargs)
+        except (BackendUnsupportedError, pytest.skip.Exception) as e:
+            for op in reached:
+                REFUSED.setdefault(ember_backend, {})[op] = str(e).splitlines()[0]
+            raise
+        for op in reached:
+            RAN.setdefault(ember_backend, {}).setdefault(op, set()).add(test)
+        return out
+
+    monkeypatch.setattr(api.Lowered, "compile", recording)
+
+
 # --- inputs -------------------------------------------------------------------------------
 
 def special_values(dtype):
@@ -1178,3 +1223,467 @@ def test_call_and_constant():
     check(CALL_JIT(x, y), x * y + (y - x), exact=True)
     z = np.arange(6, dtype=f32).reshape(2, 3)
     check(CONST_JIT(z), z * _CONST, exact=True)
+
+
+# --- the other ops of the dialect: math, bits, sort and scans, indexing, conv, control flow,
+# vmap and its collectives. One program per family, few dtypes: every program is compiled
+# per backend (lavapipe compiles slowly).
+
+def _digamma(x):
+    from scipy import special
+    pole = (x <= 0) & (x == np.floor(x))     # NaN at the non-positive integers, as XLA
+    with np.errstate(all="ignore"):
+        return np.where(pole, np.nan, special.psi(x))
+
+
+def _lgamma(x):
+    from scipy import special
+    with np.errstate(all="ignore"):      # lgamma(-inf) is +inf (C, XLA); SciPy's is -inf
+        return np.where(np.isneginf(x), np.inf, special.gammaln(x))
+
+
+def _scipy(name):
+    def oracle(x):
+        from scipy import special
+        return getattr(special, name)(x)
+    return oracle
+
+
+# name: (float64 oracle, specials, (low, high) of the random inputs, (rtol, atol) for f32)
+MATH_UNARY = {
+    "asin": (np.arcsin, [1.0, -1.0, 0.5, -0.0, 1.5], (-1, 1), None),
+    "acos": (np.arccos, [1.0, -1.0, 0.5, 0.0, -1.5], (-1, 1), None),
+    "atan": (np.arctan, [np.inf, -np.inf, 1e-3, -0.0, np.nan], (-20, 20), None),
+    "sinh": (np.sinh, [0.0, -0.0, 1e-3, -80.0, np.inf], (-10, 10), None),
+    "cosh": (np.cosh, [0.0, 1e-3, -80.0, np.inf, -np.inf], (-10, 10), None),
+    "asinh": (np.arcsinh, [0.0, -0.0, 1e-3, -1e4, np.inf], (-50, 50), None),
+    "acosh": (np.arccosh, [1.0, 0.5, 1e4, np.inf, 1.001], (1, 50), None),
+    "atanh": (np.arctanh, [1.0, -1.0, 0.0, 0.999, 2.0], (-0.99, 0.99), (1e-5, 1e-5)),
+    "cbrt": (np.cbrt, [-27.0, 8.0, -0.0, np.inf, -1e-3], (-100, 100), None),
+    "exp2": (np.exp2, [0.0, -1.0, 10.0, -np.inf, np.inf], (-20, 20), None),
+    "log2": (np.log2, [1.0, 0.0, -1.0, 1024.0, np.inf], (0, 1000), None),
+    "erfc": (_scipy("erfc"), [0.0, 3.0, -3.0, np.inf, -np.inf], (-4, 4), (1e-5, 1e-6)),
+    "erf_inv": (_scipy("erfinv"), [1.0, -1.0, 0.0, 1.5, -0.999], (-0.99, 0.99), (1e-5, 1e-5)),
+    "lgamma": (_lgamma, [1.0, 2.0, 0.0, -1.0, -2.5, -np.inf], (-10, 20), (1e-5, 1e-5)),
+    "digamma": (_digamma, [1.0, 0.0, -1.0, -2.5, 0.5], (-10, 20), (1e-5, 1e-5)),
+    "signbit": (np.signbit, [-0.0, 0.0, -np.inf, np.inf, np.nan], (-10, 10), None),
+}
+MATH_DTYPES = [f32, f16, bf16]
+MATH_N = 24
+MATH_JIT = ember.jit(lambda per_dtype: [{n: getattr(lax, n)(x) for n, x in xs.items()}
+                                        for xs in per_dtype])
+
+
+def _math_inputs(dtype):
+    out = {}
+    for name, (_, specials, (lo, hi), _) in MATH_UNARY.items():
+        rng = np.random.default_rng(_seed("math", name, _id(dtype)))
+        x = rng.uniform(lo, hi, MATH_N)
+        if name in ("lgamma", "digamma"):    # keep clear of the poles, where f16 rounds onto
+            x = np.where(np.abs(x - np.round(x)) < 0.05, x + 0.25, x)
+        with np.errstate(over="ignore"):
+            out[name] = embed(np.array(specials).astype(dtype), x.astype(dtype))
+    return out
+
+
+def test_math_unary():
+    """The ops of ember/dialects/math.py, against NumPy and SciPy in float64."""
+    per_dtype = [_math_inputs(d) for d in MATH_DTYPES]
+    for d, xs, got in zip(MATH_DTYPES, per_dtype, MATH_JIT(per_dtype)):
+        for name, x in xs.items():
+            fn, _, _, tol = MATH_UNARY[name]
+            label = f"{name} {_id(d)}"
+            if name == "signbit":
+                check(got[name], np.signbit(f64(x)), label=label)
+                continue
+            want = rounded(fn, x)
+            check(got[name], want, tol=tol if d == f32 and tol else None, label=label)
+            w = f64(want)   # infinities and zeros exactly, with their signs
+            exact = np.isinf(w) | (w == 0) & (f64(x) == 0)
+            check(np.asarray(got[name])[exact], want[exact], exact=True, signed_zeros=True,
+                  label=f"{label} (zeros, infinities)")
+
+
+MATH_BINARY_DTYPES = [f32, f16, bf16]
+MATH_BINARY_JIT = per_dtype(lambda x, y: {"nextafter": lax.nextafter(x, y),
+                                          "copysign": lax.copysign(x, y)})
+
+
+def test_nextafter_copysign():
+    """Exact: NumPy (ml_dtypes for bfloat16) on the dtype itself."""
+    rng = np.random.default_rng(47)
+    sp = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.5, 1e-3]
+    xs, ys = (a.ravel() for a in np.meshgrid(sp, sp))
+    args = [(embed(xs, sample(d, rng, (96,), specials=[])),
+             embed(ys, sample(d, rng, (96,), specials=[]))) for d in MATH_BINARY_DTYPES]
+    for d, (x, y), got in zip(MATH_BINARY_DTYPES, args, MATH_BINARY_JIT(args)):
+        check(got["copysign"], np.copysign(x, y), exact=True, signed_zeros=True,
+              label=f"copysign {_id(d)}")
+        # Equal arguments give y, as C and JAX (NumPy's float16 gives x: -0.0 vs 0.0); a
+        # step off zero is the least subnormal, made from the bits: never flushed.
+        want = np.where(x == y, y, np.nextafter(x, y))
+        check(got["nextafter"], want, exact=True, signed_zeros=True,
+              label=f"nextafter {_id(d)}")
+
+
+# --- bits ---
+
+BITS_DTYPES = [i8, i32, u8, u32]
+
+
+def _bits_program(x, y):
+    return {"shl": lax.shift_left(x, y), "shrl": lax.shift_right_logical(x, y),
+            "shra": lax.shift_right_arithmetic(x, y), "popcnt": lax.population_count(x),
+            "clz": lax.clz(x)}
+
+
+BITS_JIT = per_dtype(_bits_program)
+BITCASTS = [(f32, i32), (u32, f32), (i8, u8), (f16, np.dtype(np.int16)),
+            (bf16, np.dtype(np.uint16))]
+BITCAST_JIT = ember.jit(lambda xs: [lax.bitcast_convert_type(x, dst)
+                                    for x, (_, dst) in zip(xs, BITCASTS)])
+
+
+def _bits_oracle(x, y, dtype):
+    bits = dtype.itemsize * 8
+    mask = (1 << bits) - 1
+    out = {k: [] for k in ("shl", "shrl", "shra", "popcnt", "clz")}
+    for a, s in zip(x.ravel().tolist(), y.ravel().tolist()):
+        u, s = a & mask, s & mask          # the bits, and the amount read as unsigned
+        out["shl"].append((u << s) & mask if s < bits else 0)
+        out["shrl"].append(u >> s if s < bits else 0)
+        signed = u - (1 << bits) if u >> (bits - 1) else u
+        out["shra"].append((signed >> min(s, bits - 1)) & mask)
+        out["popcnt"].append(bin(u).count("1"))
+        out["clz"].append(bits - u.bit_length())
+    return {k: np.array(v, np.uint64).astype(dtype.str.replace("i", "u")).view(dtype)
+            .reshape(x.shape) for k, v in out.items()}
+
+
+def test_shifts_popcount_clz():
+    """Shift amounts at and past the bit width (and negative ones, read as unsigned) are
+    defined as lax's: 0, or the sign fill for the arithmetic right shift."""
+    args = []
+    for d in BITS_DTYPES:
+        rng = np.random.default_rng(_seed("bits", _id(d)))
+        bits = d.itemsize * 8
+        x = sample(d, rng, (64,))
+        y = rng.integers(0, bits, 64).astype(d)
+        amounts = [0, 1, bits - 1, bits, bits + 1, 3] + ([-1, -bits] if d.kind == "i" else [])
+        args.append((x, embed(np.array(amounts).astype(d), y)))
+    for d, (x, y), got in zip(BITS_DTYPES, args, BITS_JIT(args)):
+        want = _bits_oracle(x.astype(np.int64), y.astype(np.int64), d)
+        for k in want:
+            check(got[k], want[k], label=f"{k} {_id(d)}")
+
+
+def test_bitcast_convert_type():
+    rng = np.random.default_rng(53)
+    xs = []
+    for src, _ in BITCASTS:
+        if is_float(src):
+            xs.append(sample(src, rng, (4, 8)))
+        else:   # no NaN bit patterns among the floats these become (NaN payloads may change)
+            xs.append(sample(src, rng, (4, 8), low=0 if src == u32 else None,
+                             high=0x7F000000 if src == u32 else None,
+                             specials=[0, 1, 0x3F800000, 0x80000000, 0x7F7FFFFF]
+                             if src == u32 else None))
+    for (src, dst), x, got in zip(BITCASTS, xs, BITCAST_JIT(xs)):
+        got = np.asarray(got)
+        assert got.dtype == dst and got.shape == x.shape, (src, dst, got.dtype)
+        width = np.dtype(f"u{dst.itemsize}")
+        np.testing.assert_array_equal(got.view(width), x.view(width), err_msg=f"{src}->{dst}")
+
+
+# --- sort and cumulative ops ---
+
+SORT_JIT = ember.jit(lambda x, k1, k2, v: (
+    lax.sort(x, dimension=1), lax.sort(x, dimension=0),
+    lax.sort((k1, k2, v), dimension=0, num_keys=2)))
+
+
+def _run_sort():
+    rng = np.random.default_rng(59)
+    x = embed([np.nan, 0.0, -0.0, np.inf, -np.inf, 1.0, -0.0, 0.0, np.nan, 1.0],
+              rng.integers(-3, 4, (6, 10)).astype(f32))
+    k1 = rng.integers(0, 3, 12).astype(i32)
+    k2 = embed([np.nan, 1.0, 1.0], rng.integers(-2, 2, 12).astype(f32))
+    v = np.arange(12, dtype=i32)
+    return x, k1, k2, v, SORT_JIT(x, k1, k2, v)
+
+
+def test_sort():
+    """Ascending, NaN last; several keys lexicographic, the values permuted along, stable."""
+    x, k1, k2, v, (rows, cols, (s1, s2, sv)) = _run_sort()
+    check(rows, np.sort(x, axis=1, kind="stable"), exact=True)
+    check(cols, np.sort(x, axis=0, kind="stable"), exact=True)
+    order = np.lexsort((k2, k1))      # stable: ties keep their order
+    check(s1, k1[order])
+    check(s2, k2[order], exact=True)
+    check(sv, v[order])
+
+
+@pytest.mark.xfail(strict=True, reason="ember bug: a sort of one float key and no values has "
+                   "no position tiebreak (lower_sort_scan._tiebreak), and IREE's sort is not "
+                   "stable, so -0.0 and 0.0 come out in any order ([0, -0, 0, -0] gave "
+                   "[-0, 0, -0, 0]); lax.sort is documented stable, as JAX's")
+def test_sort_keeps_order_of_equal_zeros():
+    x, _, _, _, (rows, cols, _) = _run_sort()
+    check(rows, np.sort(x, axis=1, kind="stable"), exact=True, signed_zeros=True)
+    check(cols, np.sort(x, axis=0, kind="stable"), exact=True, signed_zeros=True)
+
+
+CUM_OPS = {"cumsum": np.add, "cumprod": np.multiply, "cummax": np.maximum,
+           "cummin": np.minimum}
+CUM_DTYPES = [f32, i32, bf16]
+CUM_JIT = ember.jit(lambda xs: [{f"{n} {a} {r}": getattr(lax, n)(x, a, r) for n in CUM_OPS
+                                 for a in (0, 1) for r in (False, True)} for x in xs])
+
+
+def _cumulative(name, x, axis, reverse):
+    w = np.flip(x, axis) if reverse else x
+    with np.errstate(over="ignore"):
+        out = CUM_OPS[name].accumulate(w, axis=axis)
+    return np.flip(out, axis) if reverse else out
+
+
+def test_cumulative():
+    """cumsum/cumprod/cummax/cummin along each axis, forward and reversed; float sums and
+    products accumulate in float32 (bfloat16's too) and round once, NaN propagates."""
+    rng = np.random.default_rng(61)
+    xs = [embed([np.nan], rng.uniform(0.5, 1.5, (3, 7)).astype(f32) *
+                rng.choice([-1, 1], (3, 7)).astype(f32)),
+          rng.integers(-1000, 1000, (3, 7)).astype(i32),
+          rng.uniform(0.5, 1.5, (3, 7)).astype(bf16)]
+    for x, got in zip(xs, CUM_JIT(xs)):
+        for key, g in got.items():
+            name, axis, reverse = key.split()
+            axis, reverse = int(axis), reverse == "True"
+            label = f"{key} {_id(x.dtype)}"
+            if not is_float(x.dtype):
+                with np.errstate(over="ignore"):
+                    check(g, _cumulative(name, x, axis, reverse).astype(i32), label=label)
+            elif name in ("cummax", "cummin"):
+                check(g, _cumulative(name, x, axis, reverse), exact=True, label=label)
+            else:
+                check(g, _cumulative(name, f64(x), axis, reverse).astype(x.dtype),
+                      tol=(1e-5, 1e-6) if x.dtype == f32 else None, label=label)
+
+
+# --- gather, scatter, dynamic slices ---
+
+def _gather_ref(x, idx, axes):
+    """result[b..., r...] = x at idx[b..., j] along axes[j] (clamped), r along the others."""
+    rest = [d for d in range(x.ndim) if d not in axes]
+    out = np.empty(idx.shape[:-1] + tuple(x.shape[d] for d in rest), x.dtype)
+    for b in np.ndindex(*idx.shape[:-1]):
+        where = [slice(None)] * x.ndim
+        for j, a in enumerate(axes):
+            where[a] = int(np.clip(idx[b + (j,)], 0, x.shape[a] - 1))
+        out[b] = x[tuple(where)]
+    return out
+
+
+def _scatter_ref(x, idx, upd, axes, kind):
+    out = x.copy()
+    rest = [d for d in range(x.ndim) if d not in axes]
+    combine = {"set": lambda a, b: b, "add": np.add, "mul": np.multiply, "min": np.minimum,
+               "max": np.maximum}[kind]
+    for b in np.ndindex(*idx.shape[:-1]):
+        pos = [int(i) for i in idx[b]]
+        if any(p < 0 or p >= x.shape[a] for p, a in zip(pos, axes)):
+            continue      # out of bounds: dropped
+        where = [slice(None)] * x.ndim
+        for p, a in zip(pos, axes):
+            where[a] = p
+        w = tuple(where)
+        with np.errstate(over="ignore"):
+            out[w] = combine(out[w], upd[b].reshape(tuple(x.shape[d] for d in rest)))
+    return out
+
+
+SCATTER_KINDS = ("set", "add", "mul", "min", "max")
+INDEXING_DTYPES = [f32, i32]
+INDEXING_JIT = ember.jit(lambda xs, i1, i2, u1, starts: [{
+    "gather0": lax.gather(x, i1, (0,)), "gather01": lax.gather(x, i2, (0, 1)),
+    **{f"scatter {k}": lax.scatter(x, i1 if k != "set" else i1[:3], u if k != "set" else u[:3],
+                                   (0,), k) for k in SCATTER_KINDS},
+    "dynamic_slice": [lax.dynamic_slice(x, s, (2, 3)) for s in starts],
+    "dynamic_update_slice": [lax.dynamic_update_slice(x, u[:2, :3], s) for s in starts],
+} for x, u in zip(xs, u1)])
+
+
+def test_gather_scatter_dynamic_slices():
+    """Out-of-bounds gather indices and dynamic slice starts clamp; out-of-bounds scatter
+    updates are dropped, duplicate ones all apply (as JAX's)."""
+    rng = np.random.default_rng(67)
+    xs = [rng.uniform(-4, 4, (5, 6)).astype(f32), rng.integers(-50, 50, (5, 6)).astype(i32)]
+    i1 = np.array([[1], [3], [-1], [4], [7], [1], [3]], i32)   # set: the first 3, distinct
+    i2 = np.array([[[0, 5], [4, 0]], [[2, 2], [9, -3]]], i32)
+    u1 = [rng.uniform(-2, 2, (7, 6)).astype(f32), rng.integers(-5, 5, (7, 6)).astype(i32)]
+    starts = [tuple(np.array(v, i32) for v in s) for s in ((1, 2), (4, 5), (-2, 1))]
+    outs = INDEXING_JIT(xs, i1, i2, u1, starts)
+    for x, u, got in zip(xs, u1, outs):
+        label = _id(x.dtype)
+        tol = (1e-6, 1e-6)
+        check(got["gather0"], _gather_ref(x, i1, (0,)), exact=True, label=f"gather {label}")
+        check(got["gather01"], _gather_ref(x, i2, (0, 1)), exact=True, label=f"gather {label}")
+        for k in SCATTER_KINDS:
+            n = 3 if k == "set" else len(i1)
+            want = _scatter_ref(x, i1[:n], u[:n], (0,), k)
+            check(got[f"scatter {k}"], want, tol=tol, label=f"scatter {k} {label}")
+        for s, ds, dus in zip(starts, got["dynamic_slice"], got["dynamic_update_slice"]):
+            # negative starts count from the end, then clamp (JAX's allow_negative_indices)
+            r, c = (int(np.clip(int(v) + n * (v < 0), 0, n - m))
+                    for v, n, m in zip(s, x.shape, (2, 3)))
+            check(ds, x[r:r + 2, c:c + 3], exact=True, label=f"dynamic_slice {s} {label}")
+            want = x.copy()
+            want[r:r + 2, c:c + 3] = u[:2, :3]
+            check(dus, want, exact=True, label=f"dynamic_update_slice {s} {label}")
+
+
+# --- conv ---
+
+CONV_CASES = [  # lhs NHWC, kernel HWIO, strides, rhs dilation, feature groups
+    ((2, 6, 5, 4), (3, 2, 4, 3), (1, 1), (1, 1), 1),
+    ((1, 7, 7, 4), (2, 3, 2, 6), (2, 1), (2, 1), 2),
+    ((1, 9, 1), (3, 1, 2), (3,), (1,), 1),
+]
+CONV_DTYPES = [f32, i32, f16]
+CONV_JIT = ember.jit(lambda per_dtype: [[
+    lax.conv_general_dilated(x, w, s, "VALID", rhs_dilation=dil, feature_group_count=g,
+                             dimension_numbers=("NWC", "WIO", "NWC") if x.ndim == 3 else
+                             ("NHWC", "HWIO", "NHWC"))
+    for (x, w), (_, _, s, dil, g) in zip(pairs, CONV_CASES)] for pairs in per_dtype])
+
+
+def _conv_ref(x, w, strides, dilation, groups):
+    """Channels-last cross-correlation, VALID, in float64 (or int64), written out."""
+    nd = x.ndim - 2
+    span = [(k - 1) * d + 1 for k, d in zip(w.shape[:nd], dilation)]
+    out_sp = [(n - s) // st + 1 for n, s, st in zip(x.shape[1:-1], span, strides)]
+    i, o = w.shape[-2], w.shape[-1]
+    og = o // groups
+    out = np.zeros((x.shape[0], *out_sp, o), x.dtype)
+    for pos in np.ndindex(*out_sp):
+        for k in np.ndindex(*w.shape[:nd]):
+            at = tuple(p * st + kk * d for p, st, kk, d in zip(pos, strides, k, dilation))
+            patch = x[(slice(None), *at)]             # (N, C)
+            for g in range(groups):
+                out[(slice(None), *pos, slice(g * og, (g + 1) * og))] += \
+                    patch[:, g * i:(g + 1) * i] @ w[k][:, g * og:(g + 1) * og]
+    return out
+
+
+def test_convolution():
+    rng = np.random.default_rng(71)
+    per_dtype = [[(rng.integers(-3, 4, xs).astype(d), rng.integers(-3, 4, ws).astype(d))
+                  for xs, ws, *_ in CONV_CASES] for d in CONV_DTYPES]
+    for d, pairs, outs in zip(CONV_DTYPES, per_dtype, CONV_JIT(per_dtype)):
+        for (x, w), (_, _, s, dil, g), got in zip(pairs, CONV_CASES, outs):
+            want = _conv_ref(x.astype(np.int64), w.astype(np.int64), s, dil, g)
+            # small integers: every sum is exact in f16 and f32 too
+            check(got, want.astype(d), exact=True, label=f"conv {_id(d)} {s} {dil} {g}")
+
+
+# --- control flow ---
+
+def _control_flow(x, n, pred):
+    # cond: a scalar predicate picks a branch; while: double until past 100, counting;
+    # for: n steps of an index-dependent update; scan: running sum and products
+    picked = lax.cond(pred, lambda: x * 2.0, lambda: x - 1.0)
+    doubled, steps = lax.while_loop(lambda c: c[0] < 100.0,
+                                    lambda c: (c[0] * 2.0, c[1] + 1),
+                                    (x[0] + 1.0, np.int32(0)))
+    looped = lax.fori_loop(0, n, lambda i, c: c * 0.5 + lax.convert_element_type(i, f32), x)
+    total, partial = lax.scan(lambda c, v: (c + v, c * v), np.float32(1.0), x)
+    # a vmapped while whose condition differs per example: each loops on its own (ember.map)
+    per_lane = ember.vmap(lambda v: lax.while_loop(
+        lambda c: c[0] < 50.0, lambda c: (c[0] * 3.0, c[1] + 1), (lax.abs(v) + 1.0,
+                                                                   np.int32(0)))[1])(x)
+    return picked, doubled, steps, looped, total, partial, per_lane
+
+
+CONTROL_FLOW_JIT = ember.jit(_control_flow)
+
+
+def test_control_flow():
+    x = np.array([1.5, -2.0, 7.0, 0.25, 30.0, 60.0], f32)
+    for n, pred in ((3, True), (0, False)):
+        picked, doubled, steps, looped, total, partial, per_lane = CONTROL_FLOW_JIT(
+            x, np.int32(n), np.bool_(pred))
+        check(picked, x * 2 if pred else x - 1, exact=True)
+        v, k = float(x[0]) + 1, 0
+        while v < 100:
+            v, k = v * 2, k + 1
+        check(doubled, np.float32(v), exact=True)
+        check(steps, np.int32(k))
+        want = x.copy()
+        for i in range(n):
+            want = want * np.float32(0.5) + np.float32(i)
+        check(looped, want, exact=True)
+        c, ys = np.float32(1.0), []
+        for v in x:
+            ys.append(c * v)
+            c = c + v
+        check(total, c, exact=True)
+        check(partial, np.array(ys, f32), exact=True)
+        counts = []
+        for v in x.tolist():
+            v, k = abs(v) + 1, 0
+            while v < 50:
+                v, k = v * 3, k + 1
+            counts.append(k)
+        check(per_lane, np.array(counts, i32))
+
+
+# --- vmap and its collectives ---
+
+def _collectives(row):
+    i = lax.axis_index("i")
+    return (lax.psum(row, "i"), lax.pmax(row, "i"), lax.pmin(row, "i"),
+            lax.all_gather(row, "i"), row * lax.convert_element_type(i, row.dtype))
+
+
+COLLECTIVES_JIT = ember.jit(ember.vmap(_collectives, axis_name="i"))
+
+
+@pytest.mark.parametrize("dtype", [f32, i32], ids=_id)
+def test_vmap_collectives(dtype):
+    x = np.random.default_rng(73).integers(-20, 20, (4, 5)).astype(dtype)
+    s, mx, mn, gathered, scaled = COLLECTIVES_JIT(x)
+    n = x.shape[0]
+    check(s, np.broadcast_to(x.sum(0, dtype), x.shape), exact=True)
+    check(mx, np.broadcast_to(x.max(0), x.shape), exact=True)
+    check(mn, np.broadcast_to(x.min(0), x.shape), exact=True)
+    check(gathered, np.broadcast_to(x, (n, *x.shape)), exact=True)
+    check(scaled, x * np.arange(n, dtype=dtype)[:, None], exact=True)
+
+
+# --- every op ran on this backend: keep this test last in the module ---------------------
+
+def test_every_op_ran(ember_backend, request, deselected_tests):
+    """Every op of the dialect was in a program that a test of this module compiled and ran
+    on this backend (recorded by the record_ops fixture); needs the whole module to have run
+    here, before this test."""
+    from ember.dialects import OPS
+
+    here = [i for i in request.session.items if i.path == request.node.path and
+            i.callspec.params.get("ember_backend") == ember_backend]
+    tests = {name for name, fn in globals().items() if name.startswith("test_") and
+             callable(fn) and name != "test_every_op_ran"}
+    missing = tests - {i.originalname for i in here}
+    deselected = [n for n in deselected_tests
+                  if n.startswith(request.node.nodeid.split("::")[0] + "::") and
+                  (f"[{ember_backend}]" in n or f"[{ember_backend}-" in n)]
+    if missing or deselected:
+        pytest.skip(f"the op coverage is checked when every test of the module runs on "
+                    f"{ember_backend}; not selected: {sorted(missing) or deselected[:3]}")
+    assert here[-1] is request.node, "test_every_op_ran must run after the module's tests"
+    ran = RAN.get(ember_backend, {})
+    refused = REFUSED.get(ember_backend, {})
+    gaps = sorted(set(OPS) - set(ran))
+    lines = [f"{op}: " + (f"refused on {ember_backend}: {refused[op]}" if op in refused
+                          else "in no program of these tests") for op in gaps]
+    assert not gaps, f"{len(gaps)} ember ops did not run on {ember_backend}:\n" + \
+        "\n".join(lines)
