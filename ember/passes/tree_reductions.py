@@ -211,7 +211,9 @@ class _Views:
         readers = {use.owner.operation for use in x.uses}
         if op is not None and len(op.results) == 1 and not op.regions and (
                 reader is None and len(readers) == 1 or readers == {reader}):
-            if LOWERINGS.get(op.name) is lower_elementwise:
+            if LOWERINGS.get(op.name) is lower_elementwise and all(
+                    aval_of_type(v.type).shape == aval_of_type(x.type).shape
+                    for v in op.operands):
                 args = [self.get(v, lo, hi, split, k, op.operation) for v in op.operands]
                 self._saw(op)
                 return emit(op.name, args, **decode_attrs(OPS[op.name], op))[0]
