@@ -129,7 +129,7 @@ def read_cached(key: str) -> bytes | None:
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CACHE_ENTRY:
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read(MAX_CACHE_ENTRY + 1)
+            data = f.read(st.st_size + 1)       # not the maximum: read() reserves what it asks
     except OSError:
         return None
     finally:

@@ -38,11 +38,46 @@ def _is_tracer(x) -> bool:
 
 
 def _binop(name, reflected=False):
+    scalar_argument = name in _SCALAR_ARGUMENT_OPS
+
     def op(self, other):
         fn = getattr(_np(), name)
+        if scalar_argument and type(other) in (int, float) and type(self) is _array_type():
+            other = _weak_scalar(self, other)
         return fn(other, self) if reflected else fn(self, other)
     op.__name__ = f"__{'r' if reflected else ''}{name}__"
     return op
+
+
+# Operators whose Python scalar operand is an argument of the eager program, not a constant
+# in it (as JAX passes it): ``a + i`` for 500 values of i compiled 500 programs (one per
+# value, each about a second), now one. Not ``**`` (an int exponent is unrolled), nor the
+# operators whose scalar often configures the op (shifts, ``//``, ``%``).
+_SCALAR_ARGUMENT_OPS = frozenset({"add", "subtract", "multiply", "divide"})
+
+
+def _array_type():
+    from ember.backends.array import Array
+    return Array
+
+
+def _weak_scalar(array, x):
+    """``x`` (a Python int or float) as a weak-typed 0-d Array on ``array``'s device, as it
+    would be passed to a jitted function; ``x`` itself inside a trace (a constant there) and
+    for an int its weak dtype cannot hold (the op's own rules report or convert it)."""
+    from ember.backends.runtime import host_array
+    from ember.core import ShapedArray
+    from ember.dtypes import dtype_and_weak
+    from ember.frontend import tracing
+
+    if tracing._TRACES:
+        return x
+    dtype, _ = dtype_and_weak(x)
+    if type(x) is int and not np.iinfo(dtype).min <= x <= np.iinfo(dtype).max:
+        return x
+    aval = ShapedArray((), dtype, True)
+    device = array.device
+    return type(array)(device.upload(host_array(x, aval)), device, aval)
 
 
 _BINOPS = {
@@ -89,12 +124,31 @@ def install(cls) -> None:
     cls.itemsize = property(lambda self: self.aval.dtype.itemsize)
     cls.nbytes = property(lambda self: self.aval.nbytes)
 
+    # the Array API's protocol
+    cls.__array_namespace__ = _array_namespace
+    cls.to_device = _to_device
+
     # methods
     for name in _FORWARDED:
         setattr(cls, name, _method(name))
     for fn in (argmax, argmin, clip, round, conj, conjugate, astype, reshape, transpose,
                ravel, flatten, take, sort, dot, item, tolist, copy, view, fill):
         setattr(cls, fn.__name__, fn)
+
+
+def _array_namespace(self, /, *, api_version=None):
+    """The Array API namespace of ember arrays: ``ember.numpy`` (standard 2024.12)."""
+    if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+        raise ValueError(f"ember.numpy implements the Array API 2024.12, not {api_version!r}")
+    return _np()
+
+
+def _to_device(self, device, /, *, stream=None):
+    """The array on ``device`` (``ember.device_put``)."""
+    if stream is not None:
+        raise ValueError("ember.Array.to_device: streams are not supported (stream=None)")
+    from ember.backends.array import device_put
+    return device_put(self, device)
 
 
 # --- operators and protocols -------------------------------------------------------------------

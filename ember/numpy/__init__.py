@@ -35,6 +35,7 @@ from ember.dtypes import (  # noqa
 from ember.errors import AxisError, IndexingError, ShapeValueError, TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace, user_where
+from ember.numpy._placement import placed
 
 pi, e, inf, nan, newaxis = np.pi, np.e, np.inf, np.nan, None
 ndarray = None  # set in ember/__init__.py to ember.Array
@@ -57,7 +58,7 @@ def _error(msg: str, cls=TracingError):
 def _to(x, dtype, weak=False) -> Tracer:
     """x as a tracer of ``dtype`` (Python scalars become constants of that dtype)."""
     if not isinstance(x, Tracer) and not hasattr(x, "aval"):
-        if isinstance(x, int) and not isinstance(x, bool) and \
+        if isinstance(x, int) and not isinstance(x, builtins.bool) and \
                 np.dtype(dtype).kind in "iu":
             # A Python int outside the dtype's range wraps, as in JAX (uint8 array + -1,
             # int8 array * 200); NumPy's asarray would raise OverflowError. JAX's limit is
@@ -148,7 +149,8 @@ def _python_host(a, dtype=None):
         # One element per Python type and NumPy dtype decides (a long list of floats: one).
         reps = {}
         for v in leaves:
-            reps.setdefault(type(v) if type(v) in (bool, int, float) else np.asarray(v).dtype, v)
+            python = type(v) in (builtins.bool, int, float)
+            reps.setdefault(type(v) if python else np.asarray(v).dtype, v)
         dtype = dtypes.result_type(*reps.values())[0] if reps else dtypes.default_float()
     return np.asarray(a, dtype=dtypes.canonicalize(dtype))
 
@@ -180,7 +182,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None):
         >>> enp.asarray([1, 2.5]).dtype
         dtype('float32')
     """
-    return array(a, dtype, copy=bool(copy), order=order, device=device)
+    return array(a, dtype, copy=builtins.bool(copy), order=order, device=device)
 
 
 def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  # noqa: A002
@@ -212,7 +214,7 @@ def _array(a, dtype, copy):
             builtins.any(_has_array(v) for v in a):
         x = stack([_array(v, None, False) for v in a])      # a list of arrays: stack them
         return x if dtype is None else astype(x, dtype)
-    weak = dtype is None and isinstance(a, int | float) and not isinstance(a, bool)
+    weak = dtype is None and isinstance(a, int | float) and not isinstance(a, builtins.bool)
     if _is_traced() or isinstance(a, Tracer):
         if _is_python_data(a) and not weak:
             a = _python_host(a, dtype)
@@ -257,26 +259,32 @@ def _shape_tuple(shape) -> tuple[int, ...]:
         _error(f"a shape must be a sequence of ints, got {shape!r}")
 
 
+@placed
 def zeros(shape, dtype=None):
     return full(shape, 0, dtype or dtypes.default_float())
 
 
+@placed
 def ones(shape, dtype=None):
     return full(shape, 1, dtype or dtypes.default_float())
 
 
+@placed
 def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
 
+@placed
 def zeros_like(a, dtype=None, shape=None):
     return full_like(a, 0, dtype, shape)
 
 
+@placed
 def ones_like(a, dtype=None, shape=None):
     return full_like(a, 1, dtype, shape)
 
 
+@placed
 def full_like(a, fill_value, dtype=None, shape=None):
     """An array of ``a``'s shape (or ``shape``) filled with ``fill_value``: of ``a``'s dtype
     and weak type when ``dtype`` is None (as in JAX).
@@ -296,6 +304,7 @@ def full_like(a, fill_value, dtype=None, shape=None):
     return _weakly(out) if weak else out
 
 
+@placed
 def eye(N, M=None, k=0, dtype=None):
     """A 2-D array with ones on the k-th diagonal."""
     M = N if M is None else M
@@ -475,7 +484,7 @@ def power(x1, x2):
 
 def _static_exponent(x2):
     """``x2`` as a Python int if it is a concrete integer scalar (not a bool), else None."""
-    if isinstance(x2, int) and not isinstance(x2, bool):
+    if isinstance(x2, int) and not isinstance(x2, builtins.bool):
         return x2
     if isinstance(x2, np.generic | np.ndarray) and np.ndim(x2) == 0 and \
             np.asarray(x2).dtype.kind in "iu":
@@ -809,9 +818,10 @@ def outer(a, b):
 # --- shapes ---------------------------------------------------------------------------------
 
 @eager
-def reshape(a, newshape=None, order="C", *, shape=None):
+def reshape(a, newshape=None, order="C", *, shape=None, copy=None):
     """Reshape; one dimension may be -1. ``order`` "C" reads and writes the elements row-major,
     "F" column-major ("A" is "C": ember arrays are row-major), as NumPy's ``reshape``.
+    ``copy`` (the Array API's) has no effect: ember arrays never share a buffer.
 
     Example:
         >>> enp.reshape(enp.arange(6), (2, 3), order="F")
@@ -942,9 +952,16 @@ def stack(arrays, axis=0, *, dtype=None):
     return concatenate([expand_dims(x, axis) for x in xs], axis=axis, dtype=dtype)
 
 
+@placed
 @eager
-def astype(x, dtype):
-    """``x`` converted to ``dtype``."""
+def astype(x, dtype, /, *, copy=True):
+    """``x`` converted to ``dtype`` (the Array API's ``astype``: ``copy`` is accepted and has
+    no effect, since ember arrays never share a buffer; ``device=`` puts the result there).
+
+    Example:
+        >>> enp.astype(enp.arange(3), enp.float32)
+        Array([0., 1., 2.], dtype=float32)
+    """
     return lax.convert_element_type(_lift(x), dtypes.canonicalize(dtype))
 
 
@@ -1047,10 +1064,12 @@ class _ScalarType:
         return asarray(x, dtype=self.dtype)
 
     def __eq__(self, other):
+        if other is None:       # np.dtype(None) is float64: NumPy and JAX say not equal
+            return False
         try:
             return self.dtype == np.dtype(other)
-        except TypeError:
-            return NotImplemented
+        except (TypeError, ValueError):     # a dict, an unknown name: not a dtype
+            return False
 
     def __hash__(self):
         return hash(self.dtype)
@@ -1059,9 +1078,26 @@ class _ScalarType:
         return f"ember.numpy.{self.dtype.name}"
 
 
+__array_api_version__ = "2024.12"
+
+
+def __array_namespace_info__():
+    """The Array API's inspection namespace: devices, default and supported dtypes.
+
+    Example:
+        >>> enp.__array_namespace_info__().default_dtypes()["real floating"]
+        dtype('float32')
+    """
+    from ember.numpy._array_api import Info
+    return Info()
+
+
 # The public names become callable scalar types (the module's own code only compares and
 # converts with them, which a _ScalarType does as its dtype does).
 for _scalar_dtype in dtypes.SUPPORTED:
     globals()["bool_" if _scalar_dtype == dtypes.bool_ else _scalar_dtype.name] = \
         _ScalarType(_scalar_dtype)
 del _scalar_dtype
+# The Array API's name (NumPy 2 has it too). It shadows the builtin in this module from here
+# on: the module's code says builtins.bool.
+bool = bool_  # noqa: A001

@@ -41,6 +41,7 @@ from ember.numpy import (
     astype,
     bool_,
 )
+from ember.numpy._placement import placed
 from ember.numpy._shape import _endpoints, _enp, _float_compute, _linspace_dtype, _slice_axis
 
 __all__ = [
@@ -206,6 +207,7 @@ def copy(a, order=None):
     return _enp().array(a, copy=True, order=order)
 
 
+@placed
 def empty_like(prototype, dtype=None, shape=None):
     """An array like ``prototype`` (its dtype and shape unless given); ember fills it with
     zeros, as JAX does."""

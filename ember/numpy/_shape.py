@@ -35,6 +35,7 @@ from ember.numpy import (
     _shape_tuple,
     _to,
 )
+from ember.numpy._placement import placed
 
 __all__ = [
     # creation
@@ -77,6 +78,7 @@ def _static_ints(v, what, name):
 
 # --- creation -------------------------------------------------------------------------------
 
+@placed
 def full(shape, fill_value, dtype=None):
     """An array of ``shape`` filled with ``fill_value`` (a scalar or an array broadcast to it);
     weakly typed when ``dtype`` is None and ``fill_value`` is (a Python scalar), as in JAX."""
@@ -128,6 +130,7 @@ def _broadcast_to(x, shape, name):
     return lax.broadcast_in_dim(x, shape, tuple(range(nd, len(shape))))
 
 
+@placed
 def arange(start, stop=None, step=None, dtype=None):
     """Evenly spaced values in ``[start, stop)``; the bounds must be concrete.
 
@@ -178,6 +181,7 @@ def _linspace_dtype(start, stop, dtype):
     return dtypes.to_inexact(dtypes.result_type(start, stop)[0])
 
 
+@placed
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """``num`` evenly spaced samples from ``start`` to ``stop`` (NumPy's ``linspace``).
 
