@@ -204,7 +204,24 @@ def test_eager_ops_from_threads_compile_each_program_once(compiles):
                                        rtol=1e-6)
     assert len(compiles) == len(set(compiles)), f"{len(compiles)} compiles of " \
         f"{len(set(compiles))} programs"
-    assert len(compiles) <= 4           # sqrt, and add for the scalars
+    assert len(compiles) == 2           # sqrt, and add taking the scalar as an argument
+
+
+def test_scalar_operands_of_eager_operators_are_arguments(compiles):
+    """``a + i`` for many values of i is one program (the scalar an argument, weak-typed as
+    in JAX), not one per value: 8 threads x 500 values compiled 500 programs."""
+    ember.clear_caches()
+    x = np.linspace(-2, 2, 5, dtype=np.float32)
+    k = np.arange(5, dtype=np.int32)
+    a, b = ember.device_put(x), ember.device_put(k)
+    for v in (3, -1.5, 7, 0.25, -2):
+        for got, want in ((a + v, x + np.float32(v)), (v - a, np.float32(v) - x),
+                          (a * v, x * np.float32(v)), (a / v, x / np.float32(v)),
+                          (b * v, k * v if type(v) is int else (k * v).astype(np.float32))):
+            assert got.dtype == want.dtype, (got.dtype, want.dtype)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    # 5 operations, each for an int and for a float scalar (weak i32 and weak f32 arguments)
+    assert len(compiles) == 10, len(compiles)
 
 
 def test_an_array_donated_by_two_threads_at_once_is_donated_once():
