@@ -537,7 +537,7 @@ class JitFunction:
     # -- calling ----------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if tracing._TRACES:
+        if tracing._TRACES.items:     # (.items: this thread's list, without a call)
             return self._call_traced(args, kwargs)
         backend = self.backend or config._values["default_backend"]
         last = self._last

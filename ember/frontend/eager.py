@@ -64,7 +64,7 @@ def eager(fun):
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         try:
-            if tracing._TRACES:
+            if tracing._TRACES.items:
                 return fun(*args, **kwargs)
             return _call_eagerly(fun, args, kwargs)
         except TypeError as e:
