@@ -222,6 +222,11 @@ def test_scalar_operands_of_eager_operators_are_arguments(compiles):
             np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
     # 5 operations, each for an int and for a float scalar (weak i32 and weak f32 arguments)
     assert len(compiles) == 10, len(compiles)
+    # uploaded scalars are reused by value: 0.0 and -0.0 (equal, and of one hash) are two
+    pos = np.asarray(ember.device_put(np.ones(3, np.float32)) * 0.0)
+    neg = np.asarray(ember.device_put(np.ones(3, np.float32)) * -0.0)
+    np.testing.assert_array_equal(np.signbit(pos), [False] * 3)
+    np.testing.assert_array_equal(np.signbit(neg), [True] * 3)
 
 
 def test_an_array_donated_by_two_threads_at_once_is_donated_once():

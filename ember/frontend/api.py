@@ -39,8 +39,9 @@ def clear_caches() -> None:
     for j in list(_ALL_JITS):
         j.clear_cache()
     _CANONICAL.clear()
-    from ember.frontend import eager
+    from ember.frontend import array_methods, eager
     eager.clear_cache()
+    array_methods._SCALARS.clear()     # (a weak int is int64 with x64 on)
 
 
 def _leaf_aval(leaf, path) -> ShapedArray:

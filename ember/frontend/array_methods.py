@@ -61,23 +61,41 @@ def _array_type():
     return Array
 
 
+# Uploaded weak scalars by (device memory space, type, value): a loop's ``x * lr`` uploads
+# its scalar once (an upload is about 15 us). Dropped whole when full.
+_SCALARS: dict = {}
+_MAX_SCALARS = 256
+
+
 def _weak_scalar(array, x):
     """``x`` (a Python int or float) as a weak-typed 0-d Array on ``array``'s device, as it
     would be passed to a jitted function; ``x`` itself inside a trace (a constant there) and
     for an int its weak dtype cannot hold (the op's own rules report or convert it)."""
-    from ember.backends.runtime import host_array
-    from ember.core import ShapedArray
-    from ember.dtypes import dtype_and_weak
     from ember.frontend import tracing
 
-    if tracing._TRACES:
+    if tracing._TRACES.items:
         return x
+    device = array.device
+    key = (device.space, type(x), x if type(x) is int else x.hex())   # -0.0, nan: by bits
+    hit = _SCALARS.get(key)
+    if hit is not None:
+        return hit
+    from ember.dtypes import dtype_and_weak
+
     dtype, _ = dtype_and_weak(x)
     if type(x) is int and not np.iinfo(dtype).min <= x <= np.iinfo(dtype).max:
         return x
-    aval = ShapedArray((), dtype, True)
-    device = array.device
-    return type(array)(device.upload(host_array(x, aval)), device, aval)
+    aval = _shaped(dtype)
+    out = type(array)(device.upload(np.asarray(x, dtype)), device, aval)
+    if len(_SCALARS) >= _MAX_SCALARS:
+        _SCALARS.clear()
+    _SCALARS[key] = out
+    return out
+
+
+def _shaped(dtype):
+    from ember.core import ShapedArray
+    return ShapedArray((), dtype, True)
 
 
 _BINOPS = {
