@@ -211,17 +211,16 @@ def test_scalar_operands_of_eager_operators_are_arguments(compiles):
     """``a + i`` for many values of i is one program (the scalar an argument, weak-typed as
     in JAX), not one per value: 8 threads x 500 values compiled 500 programs."""
     ember.clear_caches()
-    x = np.linspace(-2, 2, 5, dtype=np.float32)
-    k = np.arange(5, dtype=np.int32)
+    x = np.linspace(-2, 2, 4, dtype=np.float32)     # (no zero to divide by)
+    k = np.arange(4, dtype=np.int32)
     a, b = ember.device_put(x), ember.device_put(k)
     for v in (3, -1.5, 7, 0.25, -2):
-        for got, want in ((a + v, x + np.float32(v)), (v - a, np.float32(v) - x),
-                          (a * v, x * np.float32(v)), (a / v, x / np.float32(v)),
+        for got, want in ((a + v, x + np.float32(v)), (v / a, np.float32(v) / x),
                           (b * v, k * v if type(v) is int else (k * v).astype(np.float32))):
             assert got.dtype == want.dtype, (got.dtype, want.dtype)
             np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
-    # 5 operations, each for an int and for a float scalar (weak i32 and weak f32 arguments)
-    assert len(compiles) == 10, len(compiles)
+    # 3 operations, each for an int and for a float scalar (weak i32 and weak f32 arguments)
+    assert len(compiles) == 6, len(compiles)
     # uploaded scalars are reused by value: 0.0 and -0.0 (equal, and of one hash) are two
     pos = np.asarray(ember.device_put(np.ones(3, np.float32)) * 0.0)
     neg = np.asarray(ember.device_put(np.ones(3, np.float32)) * -0.0)
