@@ -116,11 +116,12 @@ class Lowered:
             regions = self.dispatch_regions
             if regions is None:
                 regions = dispatch_regions((self.backend,))
+            target = self.traits or traits((self.backend,))
             if stage == "optimized":
-                pipelines.optimized(module, fusion=self.fusion, dispatch_regions=regions)
+                pipelines.optimized(module, fusion=self.fusion, dispatch_regions=regions,
+                                    max_bindings=target["max_bindings"])
             else:
-                pipelines.linalg(module, dispatch_regions=regions,
-                                 **(self.traits or traits((self.backend,))))
+                pipelines.linalg(module, dispatch_regions=regions, **target)
             self._modules[stage] = module
             self._text[stage] = str(module)
         return self._modules[stage]
@@ -531,9 +532,14 @@ class JitFunction:
         return _leaf_aval(leaf, lambda: self._leaf_name(tree, i))
 
     def _leaf_name(self, tree, i):
+        return self._leaf_names(tree)[i]
+
+    def _leaf_names(self, tree) -> list[str]:
+        """Every leaf's name, from one flattening (naming each leaf by flattening the tree
+        again cost the square of the leaf count: 5 s of tracing at 1,000 arguments)."""
         paths, _ = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(
             tree, list(range(tree.num_leaves))))
-        return _path_str(self.fun_name, self._argnames, paths[i][0])
+        return [_path_str(self.fun_name, self._argnames, p[0]) for p in paths]
 
     # -- calling ----------------------------------------------------------------------------
 
@@ -629,7 +635,7 @@ class JitFunction:
         ShapeDtypeStructs), a pytree of ShapeDtypeStructs: traced, never compiled, as
         ``jax.jit(f).eval_shape``."""
         (_, avals, _, _), leaves, tree, static = self._signature(args, kwargs)
-        names = [f"argument {self._leaf_name(tree, i)}" for i in range(len(leaves))]
+        names = [f"argument {name}" for name in self._leaf_names(tree)]
         _, _, out_tree, outs = trace_flat(self._with_static(static), self.fun_name, tree,
                                           list(avals), names)
         return tree_util.tree_unflatten(out_tree, [
@@ -642,7 +648,7 @@ class JitFunction:
             raise ArgumentError(f"{self.fun_name} takes {len(self._argnames)} positional "
                                 f"arguments but {len(args)} were given")
         avals = [self._aval(x, tree, i) for i, x in enumerate(leaves)]
-        names = [f"argument {self._leaf_name(tree, i)}" for i in range(len(leaves))]
+        names = [f"argument {name}" for name in self._leaf_names(tree)]
         module, _, out_tree, outs = trace_flat(self._with_static(static), self.fun_name, tree,
                                                avals, names)
         lowered = Lowered(module, self.fun_name, tree, avals, out_tree, [o.aval for o in outs],
@@ -675,7 +681,7 @@ class JitFunction:
         leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         avals = [x.aval if isinstance(x, Tracer) else self._aval(x, tree, i)
                  for i, x in enumerate(leaves)]
-        names = [f"argument {self._leaf_name(tree, i)}" for i in range(len(leaves))]
+        names = [f"argument {name}" for name in self._leaf_names(tree)]
         name = _unique_symbol(outer.module, self.fun_name)
         _, inner, out_tree, outs = trace_flat(self._with_static(static), self.fun_name, tree,
                                               avals, names, module=outer.module, name=name,
