@@ -5,6 +5,7 @@ one, so that each later program ran the previous one's module and cached it unde
 key)."""
 
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -263,3 +264,21 @@ def test_an_interrupted_call_leaves_the_device_usable():
         ref = np.tanh(ref @ x)
     f3 = ember.jit(lambda y, x: lax.fori_loop(0, 3, lambda i, y: enp.tanh(y @ x), y))
     np.testing.assert_allclose(np.asarray(f3(xd, xd)), ref, rtol=1e-4, atol=1e-5)
+
+
+def test_a_garbled_reply_is_compiled_again(cache, monkeypatch):
+    """A reply that does not unpickle (a stray write into the pipe) costs a new worker, not
+    the compile."""
+    real_read = compiler.read_message
+    garbled = []
+
+    def read(f):
+        if not garbled:
+            garbled.append(real_read(f))            # the real reply, thrown away
+            raise pickle.UnpicklingError("garbled")
+        return real_read(f)
+
+    monkeypatch.setattr(compiler, "read_message", read)
+    got = np.asarray(ember.jit(lambda x: enp.cos(x) * 7)(X))
+    np.testing.assert_allclose(got, np.cos(X) * 7, rtol=2e-6, atol=2e-6)
+    assert garbled

@@ -209,6 +209,9 @@ class _Worker:
             reply = read_message(self.proc.stdout)
         except OSError:         # the pipe broke: the child is gone
             reply = None
+        except (pickle.UnpicklingError, EOFError, ValueError) as e:    # a garbled reply
+            self.kill()
+            raise _WorkerLost(f"the compile worker's reply does not read ({e})") from None
         except BaseException:
             # An interrupt (KeyboardInterrupt, a timeout's exception) between the request and
             # its reply: the reply would be read as the next request's. The worker goes.
@@ -219,7 +222,7 @@ class _Worker:
             if self.proc.returncode == -signal.SIGKILL:
                 raise _WorkerLost("the compile worker was killed (SIGKILL)")
             raise self._crashed(mlir_text)
-        if tuple(reply[:2]) != request:
+        if not isinstance(reply, tuple) or tuple(reply[:2]) != request:
             self.kill()
             raise _WorkerLost(f"the compile worker answered request {reply[:2]}, not {request}")
         if reply[2] == "ok":
