@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.fast
 MLIR_DIR = Path(__file__).parent / "mlir"
 FILES = sorted(MLIR_DIR.glob("*.mlir"))
 
