@@ -688,6 +688,7 @@ case("numpy.matmul#shared_lhs", lambda a, b, m, n, k: m @ a.T)
 EXCLUDED = {
     # Classes re-exported for users to catch or check against, not functions of arrays.
     "numpy.IndexingError", "numpy.NonConcreteBooleanIndexError", "numpy.TracingError",
+    "numpy.AxisError", "numpy.ShapeValueError",
     "numpy.Tracer", "numpy.ndarray", "lax.Tracer", "lax.TracingError",
     # lax.Precision and lax.RoundingMethod: enums of names, not functions of arrays.
     "lax.Precision", "lax.RoundingMethod",
@@ -698,7 +699,7 @@ EXCLUDED = {
     "numpy.isdtype", "numpy.issubdtype", "numpy.iscomplexobj", "numpy.isrealobj",
     "numpy.dtype", "numpy.generic", "numpy.number", "numpy.integer", "numpy.signedinteger",
     "numpy.unsignedinteger", "numpy.inexact", "numpy.floating", "numpy.complexfloating",
-    "numpy.character", "numpy.flexible",
+    "numpy.character", "numpy.flexible", "numpy.bool",
     # Tracing machinery (re-exported by the modules' own imports): no array semantics.
     "numpy.current_trace", "numpy.eager", "numpy.user_where", "lax.current_trace",
     "lax.user_where",

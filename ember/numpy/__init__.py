@@ -35,7 +35,7 @@ from ember.dtypes import (  # noqa
 from ember.errors import AxisError, IndexingError, ShapeValueError, TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace, user_where
-from ember.numpy._placement import placed
+from ember.numpy._placement import placed as _placed
 
 pi, e, inf, nan, newaxis = np.pi, np.e, np.inf, np.nan, None
 ndarray = None  # set in ember/__init__.py to ember.Array
@@ -259,32 +259,32 @@ def _shape_tuple(shape) -> tuple[int, ...]:
         _error(f"a shape must be a sequence of ints, got {shape!r}")
 
 
-@placed
+@_placed
 def zeros(shape, dtype=None):
     return full(shape, 0, dtype or dtypes.default_float())
 
 
-@placed
+@_placed
 def ones(shape, dtype=None):
     return full(shape, 1, dtype or dtypes.default_float())
 
 
-@placed
+@_placed
 def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
 
-@placed
+@_placed
 def zeros_like(a, dtype=None, shape=None):
     return full_like(a, 0, dtype, shape)
 
 
-@placed
+@_placed
 def ones_like(a, dtype=None, shape=None):
     return full_like(a, 1, dtype, shape)
 
 
-@placed
+@_placed
 def full_like(a, fill_value, dtype=None, shape=None):
     """An array of ``a``'s shape (or ``shape``) filled with ``fill_value``: of ``a``'s dtype
     and weak type when ``dtype`` is None (as in JAX).
@@ -304,7 +304,7 @@ def full_like(a, fill_value, dtype=None, shape=None):
     return _weakly(out) if weak else out
 
 
-@placed
+@_placed
 def eye(N, M=None, k=0, dtype=None):
     """A 2-D array with ones on the k-th diagonal."""
     M = N if M is None else M
@@ -952,7 +952,7 @@ def stack(arrays, axis=0, *, dtype=None):
     return concatenate([expand_dims(x, axis) for x in xs], axis=axis, dtype=dtype)
 
 
-@placed
+@_placed
 @eager
 def astype(x, dtype, /, *, copy=True):
     """``x`` converted to ``dtype`` (the Array API's ``astype``: ``copy`` is accepted and has
