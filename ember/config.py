@@ -39,6 +39,8 @@ class Config:
             "compile_cache": not _env_flag("EMBER_NO_COMPILE_CACHE"),
             # A donated argument that no result can reuse: an error (True) or a warning.
             "donation_strict": _env_flag("EMBER_DONATION_STRICT"),
+            # ember.jit runs the ember-fuse pass (EMBER_NO_FUSION=1: off).
+            "fusion": not _env_flag("EMBER_NO_FUSION"),
             # The ember-plan-memory pass reorders and rematerializes (off: analysis only).
             "memory_planner": not _env_flag("EMBER_NO_MEMORY_PLANNER"),
             # The steps of a host loop (scan, fori_loop) IREE may record before the host waits
@@ -69,7 +71,7 @@ class Config:
             from ember.backends import get_backend
             get_backend(value)  # an unknown name fails here, not at the next call
         self._values[name] = value
-        if name in ("enable_x64", "memory_planner", "memory_budget", "loop_run_ahead",
+        if name in ("enable_x64", "fusion", "memory_planner", "memory_budget", "loop_run_ahead",
                     "cpu_target", "cpu_features", "vulkan_target", "cuda_arch"):
             # Traced programs depend on it: cached executables would be wrong.
             from ember.frontend import api

@@ -1,6 +1,10 @@
 """ember-fuse (issue 7): fused programs compute what unfused ones do, and IREE's own
 statistics show no more dispatches with fusion than without."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -58,15 +62,24 @@ def test_random_graphs_fused_equal_unfused_and_numpy(steps, width):
                                    atol=1e-6)
 
 
-def test_env_switch_turns_fusion_off(monkeypatch):
+def test_config_switch_turns_fusion_off(config_value):
     x = np.ones((4, 8), np.float32)
 
     def f(x):
         return enp.exp(x) + 1.0
-    monkeypatch.setenv("EMBER_NO_FUSION", "1")
+    config_value("fusion", False)
     assert "ember.fusion" not in ember.jit(f).lower(x).as_text("optimized")
-    monkeypatch.setenv("EMBER_NO_FUSION", "0")
+    config_value("fusion", True)
     assert "ember.fusion" in ember.jit(f).lower(x).as_text("optimized")
+
+
+def test_env_switch_turns_fusion_off():
+    """EMBER_NO_FUSION=1 is read once, into ember.config.fusion, when ember is imported."""
+    code = "import ember; print(ember.config.fusion)"
+    for value, want in (("1", "False"), ("0", "True"), ("", "True")):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={**os.environ, "EMBER_NO_FUSION": value}, check=True)
+        assert out.stdout.strip() == want, (value, out.stdout, out.stderr)
 
 
 def test_cost_model():

@@ -52,7 +52,7 @@ def _leaf_aval(leaf, path) -> ShapedArray:
     if isinstance(leaf, ShapeDtypeStruct):
         dtype, _ = dtype_and_weak(np.empty(0, leaf.dtype))
         return ShapedArray(leaf.shape, dtype, leaf.weak_type)
-    if isinstance(leaf, np.ndarray | np.generic | bool | int | float):
+    if isinstance(leaf, np.ndarray | np.generic | bool | int | float | complex):
         try:
             dtype, weak = dtype_and_weak(leaf)
         except UnsupportedDtypeError as e:
@@ -99,11 +99,38 @@ class Lowered:
         self.backend = backend
         self.device = device
         self._text = {"ember": str(module)}
-        self.fusion: bool | None = None   # ember-fuse on/off; None: EMBER_NO_FUSION decides
+        self._steps: dict[str, list[str]] = {}   # the passes each stage ran (or will run)
+        self.fusion: bool | None = None   # ember-fuse on/off; None: ember.config.fusion
         # fusions as IREE dispatch regions; None: as the backend allows (export: all targets)
         self.dispatch_regions: bool | None = None
         self.traits: dict | None = None     # the target's arithmetic; None: the backend's
         self.static_positions: tuple[int, ...] = ()   # static positional arguments given
+
+    def pipeline(self, stage: str = "linalg") -> str:
+        """The ``--pass-pipeline`` that takes the IR of the stage before ``stage`` to
+        ``stage`` ("optimized" or "linalg"): ``ember-opt`` given this string and
+        ``as_text(<previous stage>, debug_info=True)`` prints ``as_text(stage)``, bit for bit.
+
+        Example:
+            >>> ember.jit(f).lower(x).pipeline("optimized")
+            'builtin.module(ember-verify,ember-batch,...,ember-plan-memory)'
+        """
+        from ember.passes import pipelines
+        if stage not in STAGES[1:]:
+            raise ValueError(f"stage {stage!r} has no pipeline; stages with one are "
+                             f"{STAGES[1:]}")
+        if stage not in self._steps:
+            regions = self.dispatch_regions
+            if regions is None:
+                regions = dispatch_regions((self.backend,))
+            target = self.traits or traits((self.backend,))
+            if stage == "optimized":
+                self._steps[stage] = pipelines.optimize_steps(
+                    fusion=self.fusion, dispatch_regions=regions,
+                    max_bindings=target["max_bindings"])
+            else:
+                self._steps[stage] = pipelines.lower_steps(dispatch_regions=regions, **target)
+        return pipelines.pipeline_text(self._steps[stage])
 
     def _stage(self, stage: str) -> ir.Module:
         if stage not in STAGES:
@@ -113,15 +140,8 @@ class Lowered:
             prev = self._stage(STAGES[STAGES.index(stage) - 1])
             with prev.context:
                 module = ir.Module.parse(prev.operation.get_asm(enable_debug_info=True))
-            regions = self.dispatch_regions
-            if regions is None:
-                regions = dispatch_regions((self.backend,))
-            target = self.traits or traits((self.backend,))
-            if stage == "optimized":
-                pipelines.optimized(module, fusion=self.fusion, dispatch_regions=regions,
-                                    max_bindings=target["max_bindings"])
-            else:
-                pipelines.linalg(module, dispatch_regions=regions, **target)
+            self.pipeline(stage)
+            pipelines.run(module, self._steps[stage])
             self._modules[stage] = module
             self._text[stage] = str(module)
         return self._modules[stage]

@@ -1,12 +1,21 @@
-"""The stages between traced IR and what IREE receives, as visible lists of named passes."""
+"""The stages between traced IR and what IREE receives, as visible lists of named passes.
+
+The passes take only their options. This module is the one place that reads
+``ember.config`` (and through it the environment) to choose them: :func:`optimize_steps` and
+:func:`lower_steps` return the steps as text, :func:`pipeline_text` joins them into the
+``--pass-pipeline`` string with which ``ember-opt`` replays exactly what ``jit`` ran.
+
+Example:
+    >>> pipeline_text(optimize_steps(fusion=False, memory_planner=True, memory_budget=None))
+    'builtin.module(ember-verify,ember-batch,ember-simplify,ember-tree-reductions,ember-plan-memory)'
+"""
 
 from __future__ import annotations
 
-import os
-
 from ember._mlir import ir
 from ember.config import config
-from ember.passes.registry import make_pass, run_pipeline
+from ember.passes.plan_memory import parse_size
+from ember.passes.registry import PASSES, make_pass, run_pipeline
 
 OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify", "ember-tree-reductions", "ember-fuse",
             "ember-plan-memory"]
@@ -15,9 +24,11 @@ LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-limit-bindings",
          "ember-pin-loop-carries", "ember-protect-arguments", "ember-split-loop-inits",
          "ember-donate-buffers"]
 
+_FROM_CONFIG = object()
+
 
 def steps(names):
-    from ember.passes.registry import PASSES
+    """Pass objects for ember's steps (``name{options}``), upstream steps kept as text."""
     out = []
     for n in names:
         name, _, options = n.partition("{")
@@ -25,41 +36,82 @@ def steps(names):
     return out
 
 
-def fusion_enabled(fusion: bool | None = None) -> bool:
-    """Whether ember-fuse runs: ``fusion`` if given, else on unless ``EMBER_NO_FUSION=1``."""
-    if fusion is not None:
-        return bool(fusion)
-    return os.environ.get("EMBER_NO_FUSION", "") in ("", "0")
+def _with_options(name: str, options: list[str]) -> str:
+    return name + ("{" + " ".join(options) + "}" if options else "")
 
 
-def optimized(module: ir.Module, fusion: bool | None = None,
-              dispatch_regions: bool = True, max_bindings: int | None = None) -> None:
-    """"ember" -> "optimized": verify, batch (vmap), simplify, fuse (see fusion_enabled),
-    plan memory; ``dispatch_regions``: as for :func:`linalg`, which the fusions are for;
-    ``max_bindings``: the most buffers one fusion may bind on the target (its ``max_bindings``
-    trait; None: ember-fuse's default, the least of any target's)."""
-    opts = [*([] if dispatch_regions else ["dispatch-regions=false"]),
+def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
+                   max_bindings: int | None = None, memory_planner=_FROM_CONFIG,
+                   memory_budget=_FROM_CONFIG) -> list[str]:
+    """The steps "ember" -> "optimized": verify, batch (vmap), simplify, split long sums,
+    fuse, plan memory.
+
+    ``fusion``: whether ember-fuse runs (None: ``ember.config.fusion``, ``EMBER_NO_FUSION``);
+    ``dispatch_regions``: as for :func:`lower_steps`, which the fusions are for;
+    ``max_bindings``: the most buffers one fusion may bind on the target (None: ember-fuse's
+    default, the least of any target's); ``memory_planner`` and ``memory_budget`` (the budget
+    of functions that set none): ``ember.config``'s unless given.
+    """
+    if fusion is None:
+        fusion = config.fusion
+    if memory_planner is _FROM_CONFIG:
+        memory_planner = config.memory_planner
+    if memory_budget is _FROM_CONFIG:
+        memory_budget = config.memory_budget
+        what = "memory budget EMBER_MEMORY_BUDGET (config memory_budget)"
+    else:
+        what = "memory budget"
+    fuse = [*([] if dispatch_regions else ["dispatch-regions=false"]),
             *([] if max_bindings is None else [f"max-bindings={max_bindings}"])]
-    fuse = "ember-fuse" + ("{" + " ".join(opts) + "}" if opts else "")
-    names = [n if n != "ember-fuse" else fuse for n in OPTIMIZE
-             if n != "ember-fuse" or fusion_enabled(fusion)]
-    run_pipeline(module, steps(names))
+    plan = [*([] if memory_planner else ["enabled=false"]),
+            *([] if memory_budget in (None, "") else
+              [f"default-budget={parse_size(memory_budget, what)}"])]
+    out = []
+    for name in OPTIMIZE:
+        if name == "ember-fuse":
+            if fusion:
+                out.append(_with_options(name, fuse))
+        elif name == "ember-plan-memory":
+            out.append(_with_options(name, plan))
+        else:
+            out.append(name)
+    return out
 
 
-def linalg(module: ir.Module, dispatch_regions: bool = True, **traits: bool | int) -> None:
-    """"optimized" -> "linalg": lower every ember op, then tidy with upstream passes;
+def lower_steps(*, dispatch_regions: bool = True, run_ahead: int | None = None,
+                **traits: bool | int) -> list[str]:
+    """The steps "optimized" -> "linalg": lower every ember op, then tidy with upstream passes.
+
     ``dispatch_regions``: fusions become IREE dispatch regions where IREE's codegen takes them
-    (the CPU's; ``ember.backends.dispatch_regions``); a host loop runs in chunks of
-    ``ember.config.loop_run_ahead`` steps (ember-to-linalg's run-ahead) where the target has
-    ``loop_chunks``; ``traits``: the target's arithmetic (``float64``, ``exact_division``,
-    ``outer_reductions``, ``exact_rounding``: ``ember.backends.traits``) and the most buffers
-    one of its dispatches may bind (``max_bindings``: ember-limit-bindings')."""
-    run_ahead = config.loop_run_ahead if traits.pop("loop_chunks", True) else 0
+    (the CPU's; ``ember.backends.dispatch_regions``); ``run_ahead``: a host loop runs in
+    chunks of that many steps (None: ``ember.config.loop_run_ahead``; 0 where the target
+    lacks ``loop_chunks``); ``traits``: the target's arithmetic (``float64``,
+    ``exact_division``, ``outer_reductions``, ``exact_rounding``: ``ember.backends.traits``)
+    and the most buffers one of its dispatches may bind (``max_bindings``).
+    """
+    if run_ahead is None:
+        run_ahead = config.loop_run_ahead
+    if not traits.pop("loop_chunks", True):
+        run_ahead = 0
     max_bindings = traits.pop("max_bindings", None)
     off = [name.replace("_", "-") + "=false" for name, on in
            {"dispatch_regions": dispatch_regions, **traits}.items() if not on]
-    opts = "{" + " ".join([*off, f"run-ahead={run_ahead}"]) + "}"
-    names = [n + opts if n == "ember-to-linalg" else
-             n + f"{{max-bindings={max_bindings}}}"
-             if n == "ember-limit-bindings" and max_bindings is not None else n for n in LOWER]
+    out = []
+    for name in LOWER:
+        if name == "ember-to-linalg":
+            out.append(_with_options(name, [*off, f"run-ahead={run_ahead}"]))
+        elif name == "ember-limit-bindings" and max_bindings is not None:
+            out.append(_with_options(name, [f"max-bindings={max_bindings}"]))
+        else:
+            out.append(name)
+    return out
+
+
+def pipeline_text(names: list[str]) -> str:
+    """The ``--pass-pipeline`` string of a list of steps, for ``ember-opt``."""
+    return "builtin.module(" + ",".join(names) + ")"
+
+
+def run(module: ir.Module, names: list[str]) -> None:
+    """Run the steps ``names`` (as :func:`optimize_steps` gives them) over ``module``."""
     run_pipeline(module, steps(names))

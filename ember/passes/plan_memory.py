@@ -15,10 +15,10 @@ For each function (see :mod:`ember.passes.liveness` for the buffer model):
    argument/output/aliased bytes and what scheduling and rematerialization did.
 
 The budget comes from the pass option ``budget``, else the function attribute
-``ember.memory_budget`` (set by ``ember.jit(memory_budget=...)``), else the environment
-variable ``EMBER_MEMORY_BUDGET``. ``EMBER_NO_MEMORY_PLANNER=1`` (or
-``ember.config.update("memory_planner", False)``) keeps the order and recomputes nothing; the
-analysis is still recorded.
+``ember.memory_budget`` (set by ``ember.jit(memory_budget=...)``), else the option
+``default-budget`` (which ``jit`` sets from ``EMBER_MEMORY_BUDGET``). ``enabled=false``
+(``jit`` with ``EMBER_NO_MEMORY_PLANNER=1``) keeps the order and recomputes nothing; the
+analysis is still recorded. The pass reads nothing but its options and the IR.
 
 Example:
     ember-opt f.mlir --ember-plan-memory='budget=16MiB'
@@ -95,20 +95,6 @@ def parse_size(value, what: str = "memory budget") -> int:
         "'12 GB', '256MiB', '1.5GiB'")
 
 
-def env_budget() -> int | None:
-    """The default budget: ``ember.config.memory_budget`` (from ``EMBER_MEMORY_BUDGET``)."""
-    from ember.config import config
-    value = config.memory_budget
-    if value is None or value == "":
-        return None
-    return parse_size(value, "memory budget EMBER_MEMORY_BUDGET (config memory_budget)")
-
-
-def planner_enabled() -> bool:
-    from ember.config import config
-    return bool(config.memory_planner)
-
-
 @register
 @dataclasses.dataclass
 class PlanMemory(Pass):
@@ -117,8 +103,10 @@ class PlanMemory(Pass):
     name = "ember-plan-memory"
     summary = "Peak-aware op scheduling and rematerialization under a memory budget"
     budget: str = dataclasses.field(default="", metadata={
-        "help": "memory budget, e.g. 16MiB (default: the function's ember.memory_budget, "
-                "then EMBER_MEMORY_BUDGET)"})
+        "help": "memory budget of every function, e.g. 16MiB (default: the function's "
+                "ember.memory_budget, then default-budget)"})
+    default_budget: str = dataclasses.field(default="", metadata={
+        "help": "memory budget of the functions that set no ember.memory_budget"})
     schedule: bool = dataclasses.field(default=True, metadata={
         "help": "reorder independent ops to lower the peak"})
     max_recompute: float = dataclasses.field(default=0.3, metadata={
@@ -131,8 +119,10 @@ class PlanMemory(Pass):
                 "model"})
 
     def run(self, module: ir.Module) -> None:
-        enabled = self.enabled and planner_enabled()
+        enabled = self.enabled
         option_budget = parse_size(self.budget, "budget option") if self.budget else None
+        default = (parse_size(self.default_budget, "default-budget option")
+                   if self.default_budget else None)
         with module.context, ir.Location.unknown():
             for f in func_ops(module):
                 if not f.regions[0].blocks:
@@ -141,7 +131,7 @@ class PlanMemory(Pass):
                 if budget is None and "ember.memory_budget" in f.attributes:
                     budget = ir.IntegerAttr(f.attributes["ember.memory_budget"]).value
                 if budget is None:
-                    budget = env_budget()
+                    budget = default
                 plan_function(f, module, budget=budget if enabled else None,
                               schedule=self.schedule and enabled,
                               max_recompute=self.max_recompute, data_tiling=self.data_tiling)
