@@ -23,6 +23,17 @@ def _env_int(name: str, default: int) -> int:
     return int(value)
 
 
+# The options a traced or compiled program depends on: changing one makes cached executables
+# wrong (the frontend clears its caches on their change).
+TRACED_OPTIONS = frozenset({"enable_x64", "fusion", "memory_planner", "memory_budget",
+                            "loop_run_ahead", "cpu_target", "cpu_features", "vulkan_target",
+                            "cuda_arch"})
+
+# Registered by the layers above (Config.validate_with, Config.on_change).
+_VALIDATORS: dict[str, list] = {}
+_OBSERVERS: list = []
+
+
 class Config:
     """Options read by the tracer and the compiler.
 
@@ -61,21 +72,43 @@ class Config:
         }
 
     def update(self, name: str, value) -> None:
+        """Set option ``name``: its validators (see :meth:`validate_with`) run first, then,
+        once it is set, the observers watching it (see :meth:`on_change`)."""
         if name not in self._values:
             raise KeyError(f"unknown ember config option {name!r}; known: {sorted(self._values)}")
         if name == "loop_run_ahead" and (isinstance(value, bool) or not isinstance(value, int)
                                          or value < 0):
             raise ValueError(f"loop_run_ahead must be a number of loop steps >= 0 (0: no "
                              f"limit), got {value!r}")
-        if name == "default_backend":
-            from ember.backends import get_backend
-            get_backend(value)  # an unknown name fails here, not at the next call
+        for check in _VALIDATORS.get(name, ()):
+            check(value)    # a bad value fails here, not at the next call that reads it
         self._values[name] = value
-        if name in ("enable_x64", "fusion", "memory_planner", "memory_budget", "loop_run_ahead",
-                    "cpu_target", "cpu_features", "vulkan_target", "cuda_arch"):
-            # Traced programs depend on it: cached executables would be wrong.
-            from ember.frontend import api
-            api.clear_caches()
+        for names, observer in list(_OBSERVERS):
+            if name in names:
+                observer(name, value)
+
+    @staticmethod
+    def validate_with(name: str, check) -> None:
+        """Run ``check(value)`` on every later ``update(name, value)`` before the value is set;
+        it raises to refuse the value. Layers above the config register their checks so that
+        the config imports none of them (``ember.backends`` checks ``default_backend``).
+
+        Example:
+            >>> ember.config.validate_with("cache_dir", lambda v: None)
+        """
+        if name not in config._values:
+            raise KeyError(f"unknown ember config option {name!r}")
+        _VALIDATORS.setdefault(name, []).append(check)
+
+    @staticmethod
+    def on_change(names, observer) -> None:
+        """Call ``observer(name, value)`` after every ``update`` of one of ``names`` (the
+        frontend clears its caches on a change of a :data:`TRACED_OPTIONS` option).
+
+        Example:
+            >>> ember.config.on_change(("fusion",), lambda name, value: None)
+        """
+        _OBSERVERS.append((frozenset(names), observer))
 
     def __getattr__(self, name):
         try:

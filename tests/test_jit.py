@@ -393,6 +393,24 @@ def test_enable_x64():
         ember.config.update("enable_x64", False)
 
 
+def test_a_traced_option_clears_the_jit_caches_and_others_do_not():
+    # ember.config imports nothing above it: the frontend registers this on import.
+    f = ember.jit(lambda x: x * 2)
+    f(np.ones(3, np.float32))
+    cached = len(f._cache)
+    assert cached > 0
+    ember.config.update("donation_strict", ember.config.donation_strict)
+    assert len(f._cache) == cached
+    ember.config.update("enable_x64", False)
+    assert len(f._cache) == 0
+
+
+def test_an_unknown_default_backend_fails_at_update():
+    with pytest.raises(ember.errors.TargetOptionError, match="unknown backend 'nope'"):
+        ember.config.update("default_backend", "nope")
+    assert ember.config.default_backend == "cpu"
+
+
 GOOD_IR = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = math.exp %a : tensor<4xf32>
   return %0 : tensor<4xf32>

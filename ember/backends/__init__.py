@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import importlib
 
+from ember.config import config as _config
 from ember.errors import TargetOptionError
 
 BACKENDS = ("cpu", "vulkan", "cuda")
@@ -48,6 +49,11 @@ def get_backend(name: str):
     if name not in BACKENDS:
         raise TargetOptionError(f"unknown backend {name!r}; backends are {', '.join(BACKENDS)}")
     return importlib.import_module(f"ember.backends.{name}")
+
+
+# ember.config.update("default_backend", name) fails at once on an unknown name (the config,
+# below this layer, cannot import the backends itself).
+_config.validate_with("default_backend", get_backend)
 
 
 def dispatch_regions(names) -> bool:

@@ -15,7 +15,7 @@ from ember.backends import target_options as _target_options
 from ember.backends.array import Array, device_of_arrays
 from ember.backends.compiler import compile_mlir
 from ember.backends.runtime import FENCED_CALLS_FLAG, Executable
-from ember.config import config
+from ember.config import TRACED_OPTIONS, config
 from ember.core import ArgInfo, ShapedArray, ShapeDtypeStruct
 from ember.dtypes import dtype_and_weak
 from ember.errors import (
@@ -42,6 +42,10 @@ def clear_caches() -> None:
     from ember.frontend import array_methods, eager
     eager.clear_cache()
     array_methods._SCALARS.clear()     # (a weak int is int64 with x64 on)
+
+
+# An option traced programs depend on changed: every cached executable may be wrong.
+config.on_change(TRACED_OPTIONS, lambda name, value: clear_caches())
 
 
 def _leaf_aval(leaf, path) -> ShapedArray:
