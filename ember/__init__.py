@@ -32,6 +32,16 @@ if _COMPILER_MISSING is None:
     from ember.exported.build import Exported, export
     from ember.frontend import array_methods as _array_methods
     from ember.frontend.api import Compiled, Lowered, Traced, clear_caches, eval_shape, jit
+    from ember.frontend.autodiff import (
+        grad,
+        hessian,
+        jacfwd,
+        jacrev,
+        jvp,
+        linearize,
+        value_and_grad,
+        vjp,
+    )
     from ember.frontend.checkpoint import checkpoint, remat
     from ember.frontend.tracing import Tracer
     from ember.frontend.vmap import vmap
@@ -56,5 +66,6 @@ else:
 
 __all__ = ["Array", "Compiled", "Exported", "Lowered", "ShapeDtypeStruct", "ShapedArray",
            "Traced", "checkpoint", "clear_caches", "config", "default_backend", "device_put",
-           "devices", "dtypes", "errors", "eval_shape", "export", "jit", "lax", "load", "nn",
-           "numpy", "random", "remat", "scipy", "tree", "tree_util", "vmap"]
+           "devices", "dtypes", "errors", "eval_shape", "export", "grad", "hessian", "jacfwd",
+           "jacrev", "jit", "jvp", "lax", "linearize", "load", "nn", "numpy", "random", "remat",
+           "scipy", "tree", "tree_util", "value_and_grad", "vjp", "vmap"]

@@ -185,13 +185,15 @@ _BAD["ember.all_gather"] = [([A((3,))], {"axis_name": "i", "axis_size": 0}),
                             ([A((3,))], {"axis_name": "i", "axis_size": 2, "axis": 2}),
                             ([A(())], {"axis_name": "i", "axis_size": 2, "tiled": True})]
 _BAD["ember.axis_index"] = [([], {"axis_name": ""})]
+# Any one array is a good operand: the entry serves the operand-count test only.
+_BAD["ember.stop_gradient"] = [([A((3,))], {})]
 
 ALL = sorted(OPS)
 TYPED = sorted(n for n in OPS if OPS[n].infer is not None)
 
 
 def test_every_op_has_bad_inputs_listed():
-    assert set(_BAD) | {"ember.call", "ember.vmap"} >= set(OPS), \
+    assert set(_BAD) | {"ember.call", "ember.vmap", "ember.jvp", "ember.vjp"} >= set(OPS), \
         "add bad inputs for new ops to _BAD"
 
 
@@ -230,7 +232,8 @@ def test_every_op_has_batching_rule():
     assert set(BATCHING) <= set(OPS), "batching rules for undeclared ops"
 
 
-@pytest.mark.parametrize("name", [n for n in TYPED if n != "ember.constant"])
+@pytest.mark.parametrize("name", [n for n in TYPED
+                                  if n not in ("ember.constant", "ember.stop_gradient")])
 def test_result_rule_rejects_bad_inputs(name):
     op = OPS[name]
     cases = _BAD[name]
@@ -324,3 +327,29 @@ def test_call_verifier_rejects_bad_calls():
         for bad in (wrong_types, undefined):
             with pytest.raises(OpTypeError):
                 op.verify_op(bad, decode_attrs(op, bad))
+
+
+# Ops ember-differentiate cannot differentiate yet (it names the op and the user's line).
+# The test below keeps this list exact, so it shrinks as rules are added.
+NOT_YET_DIFFERENTIABLE = {
+    "ember.cond", "ember.while", "ember.for", "ember.scan", "ember.map", "ember.yield",
+    "ember.gather", "ember.scatter", "ember.dynamic_slice", "ember.dynamic_update_slice",
+    "ember.sort", "ember.cumprod", "ember.cummax", "ember.cummin", "ember.reduce_prod",
+    "ember.conv", "ember.psum", "ember.pmax", "ember.pmin", "ember.all_gather",
+    "ember.digamma", "ember.fusion",
+}
+# Replaced by their passes before ember-differentiate reads a callee, or inlined by it.
+_TRANSFORMS = {"ember.vmap", "ember.jvp", "ember.vjp", "ember.call"}
+
+
+def test_every_op_has_a_derivative_rule_or_mark():
+    """Every op has a JVP rule or is marked not differentiable (zero derivative); every linear
+    op a JVP rule emits has a transpose rule; no rule names an undeclared op."""
+    from ember.passes.differentiate import JVP, NOT_DIFFERENTIABLE, TRANSPOSE
+    covered = set(JVP) | NOT_DIFFERENTIABLE
+    assert not covered & NOT_YET_DIFFERENTIABLE, covered & NOT_YET_DIFFERENTIABLE
+    missing = set(OPS) - covered - NOT_YET_DIFFERENTIABLE - _TRANSFORMS
+    assert not missing, f"no JVP rule or not-differentiable mark for {sorted(missing)}"
+    assert covered | set(TRANSPOSE) <= set(OPS), "rules for undeclared ops"
+    assert not set(JVP) & NOT_DIFFERENTIABLE
+    assert NOT_YET_DIFFERENTIABLE <= set(OPS)

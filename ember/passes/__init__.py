@@ -2,6 +2,7 @@
 
 from ember.passes import (  # noqa: F401  (registers the passes)
     batch,
+    differentiate,
     forward_while_carries,
     fuse,
     limit_bindings,

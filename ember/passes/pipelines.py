@@ -6,8 +6,8 @@ The passes take only their options. This module is the one place that reads
 ``--pass-pipeline`` string with which ``ember-opt`` replays exactly what ``jit`` ran.
 
 Example:
-    >>> pipeline_text(optimize_steps(fusion=False, memory_planner=True, memory_budget=None))
-    'builtin.module(ember-verify,ember-batch,ember-simplify,ember-tree-reductions,ember-plan-memory)'
+    >>> pipeline_text(optimize_steps(fusion=False))
+    'builtin.module(ember-verify,ember-differentiate,ember-batch,...,ember-plan-memory)'
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from ember.config import config
 from ember.passes.plan_memory import parse_size
 from ember.passes.registry import PASSES, make_pass, run_pipeline
 
-OPTIMIZE = ["ember-verify", "ember-batch", "ember-simplify", "ember-tree-reductions", "ember-fuse",
-            "ember-plan-memory"]
+OPTIMIZE = ["ember-verify", "ember-differentiate", "ember-batch", "ember-simplify",
+            "ember-tree-reductions", "ember-fuse", "ember-plan-memory"]
 LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-limit-bindings",
          "ember-forward-while-carries",
          "ember-pin-loop-carries", "ember-protect-arguments", "ember-split-loop-inits",

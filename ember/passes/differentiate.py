@@ -1,0 +1,297 @@
+"""``ember-differentiate``: replace ``ember.jvp`` and ``ember.vjp`` ops by the ops computing
+the derivatives, innermost first.
+
+Forward mode walks the callee once: each op is copied (the primal) and its JVP rule emits
+the tangent ops. Reverse mode is JAX's linearize-then-transpose: the same walk emits the
+primal ops where the ``ember.vjp`` was and the tangent ops into a scratch block (they are
+linear in the tangents by construction of the JVP rules); then the scratch block is walked
+backwards, each linear op's transpose rule turning the cotangents of its results into those
+of its linear operands. Values the transposed ops read from the primal computation are the
+residuals a reverse pass keeps alive. Only linear ops need a transpose rule.
+
+The rules are the tables ``JVP`` and ``TRANSPOSE`` (``ember/passes/autodiff_rules.py``);
+``NOT_DIFFERENTIABLE`` marks ops whose results have zero derivatives (comparisons, integer
+and bit ops, argmax): their tangents are symbolic zeros. An op with neither is an error
+naming the op and the user's line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember import dtypes
+from ember._mlir import ir, walk
+from ember.dialects import OPS, aval_of_type, decode_attrs, emit
+from ember.passes.registry import Pass, PassError, func_ops, register
+
+JVP: dict = {}
+TRANSPOSE: dict = {}
+NOT_DIFFERENTIABLE: set[str] = set()
+
+
+def differentiable(dtype) -> bool:
+    """Whether values of ``dtype`` carry tangents (floats and complex; not ints or bools)."""
+    return dtypes.is_float(dtype) or dtypes.is_complex(dtype)
+
+
+class ADContext:
+    """What a rule emits with: ``primal`` ops where the forward computation goes, ``linear``
+    ops on tangents (the scratch block that reverse mode transposes)."""
+
+    def __init__(self, primal_ip, linear_ip):
+        self.primal_ip, self.linear_ip = primal_ip, linear_ip
+
+    def primal(self, name: str, operands, **attrs) -> ir.Value:
+        with self.primal_ip:
+            return emit(f"ember.{name}", operands, **attrs)[0]
+
+    def linear(self, name: str, operands, **attrs) -> ir.Value:
+        with self.linear_ip:
+            return emit(f"ember.{name}", operands, **attrs)[0]
+
+    def const(self, value, like: ir.Value, *, linear: bool = False) -> ir.Value:
+        """``value`` broadcast to the shape and dtype of ``like``."""
+        a = aval_of_type(like.type)
+        c = np.asarray(value, dtype=a.dtype)
+        ip = self.linear_ip if linear else self.primal_ip
+        with ip:
+            (s,) = emit("ember.constant", [], value=c)
+            if a.shape == ():
+                return s
+            return emit("ember.broadcast_in_dim", [s], shape=tuple(a.shape),
+                        broadcast_dimensions=())[0]
+
+    def zeros(self, like: ir.Value, *, linear: bool = False) -> ir.Value:
+        return self.const(0, like, linear=linear)
+
+
+class TransposeContext:
+    """What a transpose rule emits with (all ops go before the ``ember.vjp``)."""
+
+    def __init__(self, ip):
+        self.ip = ip
+
+    def emit(self, name: str, operands, **attrs) -> ir.Value:
+        with self.ip:
+            return emit(f"ember.{name}", operands, **attrs)[0]
+
+    def zeros(self, aval) -> ir.Value:
+        with self.ip:
+            (s,) = emit("ember.constant", [], value=np.zeros((), aval.dtype))
+            if aval.shape == ():
+                return s
+            return emit("ember.broadcast_in_dim", [s], shape=tuple(aval.shape),
+                        broadcast_dimensions=())[0]
+
+
+def _where(op) -> str:
+    return str(op.location)
+
+
+@register
+class Differentiate(Pass):
+    """Expand every ``ember.jvp`` and ``ember.vjp`` op."""
+
+    name = "ember-differentiate"
+    summary = "Replace ember.jvp/ember.vjp ops by derivative code (forward mode, and " \
+              "reverse mode as linearize + transpose)"
+
+    def run(self, module: ir.Module) -> None:
+        with module.context, ir.Location.unknown():
+            self._module = module
+            self._table = ir.SymbolTable(module.operation)
+            self._done: set[str] = set()
+            used = set()
+            for f in func_ops(module):
+                used |= self._expand_function(f)
+            for f in func_ops(module):
+                for op in [o for o in walk(f.operation) if o.name == "ember.stop_gradient"]:
+                    op.results[0].replace_all_uses_with(op.operands[0])
+                    op.erase()
+            _erase_dead(module, self._table, used)
+
+    def _expand_function(self, f) -> set[str]:
+        name = ir.StringAttr(f.attributes["sym_name"]).value
+        if name in self._done:
+            return set()
+        self._done.add(name)
+        used = set()
+        for op in [o for o in walk(f.operation) if "callee" in o.attributes]:
+            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            if callee in self._table:
+                used |= self._expand_function(self._table[callee])
+        for op in [o for o in walk(f.operation) if o.name in ("ember.jvp", "ember.vjp")]:
+            used |= self._replace(op)
+        return used
+
+    def _replace(self, op) -> set[str]:
+        attrs = decode_attrs(OPS[op.name], op)
+        callee = self._table[attrs["callee"]]
+        _batch_inner(self._module, callee)
+        block = callee.regions[0].blocks[0]
+        n_in = len(block.arguments)
+        primals = list(op.operands)[:n_in]
+        extra = list(op.operands)[n_in:]
+        dargs, dres = list(attrs["diff_args"]), list(attrs["diff_results"])
+        with op.location:
+            if op.name == "ember.jvp":
+                results = self._forward(op, block, primals, dict(zip(dargs, extra)), dres)
+            else:
+                results = self._reverse(op, block, primals, dargs, dict(zip(dres, extra)))
+        for old, new in zip(op.results, results):
+            old.replace_all_uses_with(new)
+        op.erase()
+        return {attrs["callee"]}
+
+    def _forward(self, op, block, primals, tangents_in, dres):
+        ip = ir.InsertionPoint(op)
+        ad = ADContext(ip, ip)
+        tangents = {}
+        for i, arg in enumerate(block.arguments):
+            t = tangents_in.get(i)
+            if t is not None and differentiable(aval_of_type(arg.type).dtype):
+                tangents[arg] = t
+        outs, touts = linearize_block(ad, block, dict(zip(block.arguments, primals)), tangents)
+        return outs + [t if t is not None else ad.zeros(outs[i]) for i, t in
+                       ((i, touts[i]) for i in dres)]
+
+    def _reverse(self, op, block, primals, dargs, cts_in):
+        primal_ip = ir.InsertionPoint(op)
+        with primal_ip:
+            holder = ir.Operation.create("ember.region_holder", regions=1)
+        scratch = holder.regions[0].blocks.append(*[block.arguments[i].type for i in dargs])
+        ad = ADContext(ir.InsertionPoint(holder), ir.InsertionPoint(scratch))
+        tangents = {block.arguments[i]: scratch.arguments[k] for k, i in enumerate(dargs)
+                    if differentiable(aval_of_type(block.arguments[i].type).dtype)}
+        outs, touts = linearize_block(ad, block, dict(zip(block.arguments, primals)), tangents)
+        ct = {}
+        for i, c in cts_in.items():
+            if touts[i] is not None:
+                _accumulate(ct, touts[i], c, TransposeContext(ir.InsertionPoint(holder)))
+        tctx = TransposeContext(ir.InsertionPoint(holder))
+        linear = set(scratch.arguments) | {r for o in scratch.operations for r in o.results}
+        for lop in reversed(list(scratch.operations)):
+            lop = lop.operation
+            outs_ct = [ct.get(r) for r in lop.results]
+            if all(c is None for c in outs_ct):
+                continue
+            rule = TRANSPOSE.get(lop.name)
+            if rule is None:
+                raise PassError(f"{_where(op)}: error: ember-differentiate: no transpose rule "
+                                f"for the linear op '{lop.name}'")
+            is_linear = [v in linear for v in lop.operands]
+            with lop.location:
+                cts = rule(tctx, lop, outs_ct, is_linear, decode_attrs(OPS[lop.name], lop))
+            for v, c, lin in zip(lop.operands, cts, is_linear):
+                if lin and c is not None:
+                    _accumulate(ct, v, c, tctx)
+        results = list(outs)
+        for k, i in enumerate(dargs):
+            c = ct.get(scratch.arguments[k])
+            results.append(c if c is not None else tctx.zeros(aval_of_type(
+                block.arguments[i].type)))
+        # The scratch ops are transposed; drop them (innermost uses first).
+        for lop in reversed(list(scratch.operations)):
+            lop.operation.erase()
+        holder.erase()
+        return results
+
+
+def _accumulate(ct: dict, value, c, tctx: TransposeContext) -> None:
+    prev = ct.get(value)
+    ct[value] = c if prev is None else tctx.emit("add", [prev, c])
+
+
+def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
+    """Emit the primal copy of ``block``'s ops (``env`` maps its values to their copies) and
+    their tangents (``tangents`` maps its values to tangent values; absent: zero). Returns
+    the primal and tangent values of the terminator's operands."""
+    for op in block.operations:
+        op = op.operation
+        if op.name in ("func.return", "ember.yield"):
+            return [env[v] for v in op.operands], [tangents.get(v) for v in op.operands]
+        if op.name == "ember.call":
+            callee = _callee(op)
+            inner = callee.regions[0].blocks[0]
+            sub_env = dict(zip(inner.arguments, [env[v] for v in op.operands]))
+            sub_t = {a: tangents[v] for a, v in zip(inner.arguments, op.operands)
+                     if v in tangents}
+            outs, touts = linearize_block(ad, inner, sub_env, sub_t)
+            for r, o, t in zip(op.results, outs, touts):
+                env[r] = o
+                if t is not None:
+                    tangents[r] = t
+            continue
+        ins_t = [tangents.get(v) for v in op.operands]
+        with ad.primal_ip:
+            new = op.clone()
+        for i, v in enumerate(op.operands):
+            new.operands[i] = env[v]
+        _remap_nested(new, env)
+        for old, r in zip(op.results, new.results):
+            env[old] = r
+        if all(t is None for t in ins_t) or op.name in NOT_DIFFERENTIABLE:
+            continue
+        if op.regions:
+            raise PassError(f"{_where(op)}: error: ember-differentiate: '{op.name}' (control "
+                            "flow) is not differentiable yet")
+        rule = JVP.get(op.name)
+        if rule is None:
+            raise PassError(f"{_where(op)}: error: ember-differentiate: no differentiation "
+                            f"rule for '{op.name}'")
+        with op.location:
+            outs_t = rule(ad, new, list(new.operands), list(new.results), ins_t,
+                          decode_attrs(OPS[op.name], op))
+        for old, t in zip(op.results, outs_t):
+            if t is not None and differentiable(aval_of_type(old.type).dtype):
+                tangents[old] = t
+    raise PassError(f"{block.owner.location}: error: block has no terminator")
+
+
+def _remap_nested(op, env) -> None:
+    """Point uses inside a copied op's regions at the copies of the values they read."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                for nested in walk(inner):
+                    for i, v in enumerate(nested.operands):
+                        if v in env:
+                            nested.operands[i] = env[v]
+
+
+def _callee(op):
+    module = op.parent
+    while module.name != "builtin.module":
+        module = module.parent
+    table = ir.SymbolTable(module)
+    return table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+
+
+def _batch_inner(module, callee) -> None:
+    """Expand the ``ember.vmap`` ops inside ``callee`` (and what it calls) first: the
+    differentiation rules see batched code, never a vmap."""
+    if not any(o.name == "ember.vmap" for o in walk(callee.operation)):
+        return
+    from ember.passes.batch import Batch
+    batch = Batch()
+    batch._table, batch._done = ir.SymbolTable(module.operation), set()
+    batch._batch_function(callee)
+
+
+def _erase_dead(module, table, candidates: set[str]) -> None:
+    """Erase private callees of the expanded ops that nothing refers to any more."""
+    dead = candidates
+    while dead:
+        used = {ir.FlatSymbolRefAttr(o.attributes["callee"]).value
+                for o in walk(module.operation) if "callee" in o.attributes}
+        dead = {n for n in dead - used if n in table and
+                "sym_visibility" in table[n].attributes}
+        called = set()
+        for n in dead:
+            called |= {ir.FlatSymbolRefAttr(o.attributes["callee"]).value
+                       for o in walk(table[n].operation) if "callee" in o.attributes}
+            table[n].operation.erase()
+        dead = called
+
+
+from ember.passes import autodiff_rules  # noqa: E402, F401  (fills JVP and TRANSPOSE)
