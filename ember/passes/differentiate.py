@@ -232,9 +232,6 @@ def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
             env[old] = r
         if all(t is None for t in ins_t) or op.name in NOT_DIFFERENTIABLE:
             continue
-        if op.regions:
-            raise PassError(f"{_where(op)}: error: ember-differentiate: '{op.name}' (control "
-                            "flow) is not differentiable yet")
         rule = JVP.get(op.name)
         if rule is None:
             raise PassError(f"{_where(op)}: error: ember-differentiate: no differentiation "
