@@ -163,3 +163,15 @@ class DeviceMismatchError(BackendError, ArgumentError):
     def __init__(self, message: str, index=None, device=None, expected=None):
         super().__init__(message)
         self.index, self.device, self.expected = index, device, expected
+
+
+class DLPackError(EmberError, BufferError, ValueError):
+    """An array cannot be exchanged through DLPack as asked: a copy is needed and ``copy=False``
+    forbids it, or a stream, device or dtype ember cannot export to. A ``BufferError``, as the
+    Array API standard asks of ``__dlpack__`` and ``from_dlpack``, and a ``ValueError``, which
+    the standard names for a copy refused by ``from_dlpack(copy=False)``."""
+
+
+class NoDLPackError(EmberError, AttributeError):
+    """``from_dlpack`` got an object without ``__dlpack__``/``__dlpack_device__`` (the
+    standard's AttributeError)."""

@@ -22,7 +22,9 @@ class Array:
         ((3,), array([0., 2., 4.], dtype=float32))
     """
 
-    __slots__ = ("_bv", "device", "aval", "_host", "_donated_to", "__weakref__")
+    # _external (set only when true): the buffer's memory is shared with another library
+    # through DLPack (ember.backends.dlpack), so a donating call must not write into it.
+    __slots__ = ("_bv", "device", "aval", "_host", "_donated_to", "_external", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, bv, device: Device, aval: ShapedArray):
@@ -67,6 +69,33 @@ class Array:
 
     def __deepcopy__(self, memo):
         return self.copy()
+
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of the array (the Array API's protocol): ``np.from_dlpack(a)``,
+        ``jax.numpy.from_dlpack(a)``, ``torch.from_dlpack(a)``. A CPU Array's memory is
+        shared, not copied (read-only where the consumer's DLPack version can say so); an
+        Array on another device is exported as a host copy, and ``copy=False`` then raises
+        DLPackError. The capsule keeps the memory alive after the Array is gone.
+
+        Example:
+            >>> a = ember.device_put(np.arange(3.0))
+            >>> np.from_dlpack(a)
+            array([0., 1., 2.], dtype=float32)
+        """
+        from ember.backends import dlpack
+        return dlpack.export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """``(kDLCPU, 0)``: where ``__dlpack__`` exports the array (its own memory on the CPU
+        backend, a host copy from other devices).
+
+        Example:
+            >>> ember.device_put(np.ones(2)).__dlpack_device__()
+            (<DLDeviceType.kDLCPU: 1>, 0)
+        """
+        from ember.backends import dlpack
+        return dlpack.dlpack_device(self)
+
 
     def is_deleted(self) -> bool:
         """True once the array was donated to a jitted call (as in JAX)."""

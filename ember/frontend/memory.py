@@ -319,7 +319,7 @@ def _take_buffers(leaves, donated, name) -> dict:
     to ``name``) in one step under a lock: of two threads donating one Array at once, one gets
     its buffer and the other DonatedArrayError. (Both took it before, and both calls wrote
     into the one buffer: both results were wrong in 41 of 100 trials.)"""
-    taken = {}
+    taken, shared = {}, []
     with _DONATION_LOCK:
         for a in donated:
             leaf = leaves[a]
@@ -328,8 +328,16 @@ def _take_buffers(leaves, donated, name) -> dict:
             if leaf._bv is None:      # donated meanwhile, by another thread
                 _give_back(leaves, taken)
                 leaf._live_bv()       # raises DonatedArrayError
+            if getattr(leaf, "_external", False):
+                shared.append(a)
+                continue
             taken[a] = leaf._bv
             leaf._mark_donated(name)
+    # Memory shared with another library through DLPack (ember.backends.dlpack) is not
+    # written into: the call gets a copy and the Array stays alive, as JAX keeps an array
+    # that has external references.
+    for a in shared:
+        taken[a] = leaves[a].device.copy(leaves[a]._bv)
     return taken
 
 
@@ -337,6 +345,8 @@ def _give_back(leaves, taken) -> None:
     """Undo :func:`_take_buffers` for a call that did not run: the Arrays are theirs again."""
     for a, bv in taken.items():
         leaf = leaves[a]
+        if leaf._bv is not None:        # a copy of shared memory: the Array was kept
+            continue
         leaf.__class__ = Array
         leaf._bv = bv
         leaf._donated_to = None
