@@ -96,7 +96,6 @@ class Array:
         from ember.backends import dlpack
         return dlpack.dlpack_device(self)
 
-
     def is_deleted(self) -> bool:
         """True once the array was donated to a jitted call (as in JAX)."""
         return self._bv is None
