@@ -18,7 +18,7 @@ from ember import dtypes, tree_util
 from ember._mlir import ir, tensor_type
 from ember.dialects import OPS
 from ember.dialects.base import encode_attrs
-from ember.errors import ArgumentError
+from ember.errors import ArgumentError, _Located
 from ember.frontend import tracing
 from ember.frontend.tracing import Tracer, bind
 
@@ -28,8 +28,9 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
 float0 = np.dtype([("float0", np.void, 0)])
 
 
-class GradError(ArgumentError, TypeError):
-    """A function or argument that cannot be differentiated as asked (JAX's TypeError)."""
+class GradError(_Located, ArgumentError, TypeError):
+    """A function or argument that cannot be differentiated as asked (JAX's TypeError; the
+    message ends with the user's line)."""
 
 
 def _inexact(dtype) -> bool:
@@ -150,7 +151,7 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, who):
 
     def traced(*args, **kwargs):
         nums = _argnums(argnums, len(args), who)
-        diff, ints = _diff_leaves(args, nums, who, allow_int, holomorphic)
+        diff, _ = _diff_leaves(args, nums, who, allow_int, holomorphic)
         main = {}
 
         def flat(*a, **k):
@@ -166,11 +167,14 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, who):
             return out, aux
 
         def results(outs):
+            if main["tree"].num_leaves != 1:
+                raise GradError("Gradient only defined for scalar-output functions. Output "
+                                f"was a pytree of {main['tree'].num_leaves} leaves "
+                                f"({main['tree']}).")
             value = outs[0]
-            if main["tree"].num_leaves != 1 or value.shape != ():
-                raise GradError(f"Gradient only defined for scalar-output functions. Output "
-                                f"{'was' if main['tree'].num_leaves == 1 else 'had'} "
-                                f"{_describe_output(main['tree'], outs)}.")
+            if value.shape != ():
+                raise GradError("Gradient only defined for scalar-output functions. Output "
+                                f"had shape: {value.shape}.")
             if holomorphic:
                 if not dtypes.is_complex(value.dtype):
                     raise GradError(f"{who} with holomorphic=True requires outputs with "
@@ -191,22 +195,29 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, who):
                                              extra=cotangent)
         value, aux = tree_util.tree_unflatten(out_tree, outs)
         leaves, tree = tree_util.tree_flatten((args, kwargs))
-        by_leaf = dict(zip(diff, grads))
-        for i in ints:
-            by_leaf[i] = np.zeros(np.shape(leaves[i]), float0)
+        by_leaf = dict(zip(diff, grads))     # integer leaves: None, float0 zeros later
         g_leaves = [by_leaf.get(i) for i in range(len(leaves))]
         g_args, _ = tree_util.tree_unflatten(tree, g_leaves)
         g = g_args[nums[0]] if isinstance(argnums, int | np.integer) else \
             tuple(g_args[n] for n in nums)
         return ((value, aux) if has_aux else value), g
 
-    return functools.wraps(fun)(_eager(traced))
+    run = _eager(traced)
+
+    @functools.wraps(fun)
+    def call(*args, **kwargs):
+        out, g = run(*args, **kwargs)
+        nums = _argnums(argnums, len(args), who)
+        return out, _with_float0(g, args[nums[0]] if isinstance(argnums, int | np.integer)
+                                 else tuple(args[n] for n in nums))
+    return call
 
 
-def _describe_output(tree, outs) -> str:
-    if tree.num_leaves == 1:
-        return f"shape {outs[0].shape}" if outs else "empty"
-    return f"a pytree with {tree.num_leaves} leaves"
+def _with_float0(g, like):
+    """``g`` with JAX's float0 zeros where it has None for an integer leaf of ``like`` (a
+    program cannot return float0: it is filled in here, from the arguments' shapes)."""
+    return tree_util.tree_map(
+        lambda a, d: np.zeros(np.shape(a), float0) if d is None else d, like, g)
 
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):

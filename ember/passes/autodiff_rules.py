@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ember import dtypes
-from ember.dialects import OPS, aval_of_type
+from ember.dialects import OPS, aval_of_type, emit
 from ember.passes.batching import batch_elementwise, batching
 from ember.passes.differentiate import JVP, NOT_DIFFERENTIABLE, TRANSPOSE
 from ember.passes.lowering import lowering
@@ -258,8 +258,8 @@ def _copysign(ad, op, x, out, t, attrs):
 
 @jvp("complex")
 def _complex(ad, op, x, out, t, attrs):
-    re = t[0] if t[0] is not None else ad.zeros(x[0], linear=True)
-    im = t[1] if t[1] is not None else ad.zeros(x[1], linear=True)
+    re = t[0] if t[0] is not None else ad.zeros(x[0])
+    im = t[1] if t[1] is not None else ad.zeros(x[1])
     return [ad.linear("complex", [re, im])]
 
 
@@ -267,8 +267,8 @@ def _complex(ad, op, x, out, t, attrs):
 def _select(ad, op, x, out, t, attrs):
     if t[1] is None and t[2] is None:
         return [None]
-    a = t[1] if t[1] is not None else ad.zeros(x[1], linear=True)
-    b = t[2] if t[2] is not None else ad.zeros(x[2], linear=True)
+    a = t[1] if t[1] is not None else ad.zeros(x[1])
+    b = t[2] if t[2] is not None else ad.zeros(x[2])
     return [ad.linear("select", [x[0], a, b])]
 
 
@@ -284,14 +284,14 @@ jvp("broadcast_in_dim", "reshape", "transpose", "slice", "rev", "reduce_sum",
 
 @jvp("concatenate")
 def _concatenate(ad, op, x, out, t, attrs):
-    ts = [ti if ti is not None else ad.zeros(xi, linear=True) for xi, ti in zip(x, t)]
+    ts = [ti if ti is not None else ad.zeros(xi) for xi, ti in zip(x, t)]
     return [ad.linear("concatenate", ts, **attrs)]
 
 
 @jvp("pad")
 def _pad(ad, op, x, out, t, attrs):
-    a = t[0] if t[0] is not None else ad.zeros(x[0], linear=True)
-    v = t[1] if t[1] is not None else ad.zeros(x[1], linear=True)
+    a = t[0] if t[0] is not None else ad.zeros(x[0])
+    v = t[1] if t[1] is not None else ad.zeros(x[1])
     return [ad.linear("pad", [a, v], **attrs)]
 
 
@@ -504,3 +504,509 @@ def _t_dot_general(tc, op, cts, lin, attrs):
     if lin[0]:
         return [_dot_transpose_lhs(tc, cts[0], _aval(x), y, lc, rc, lb, rb), None]
     return [None, _dot_transpose_lhs(tc, cts[0], _aval(y), x, rc, lc, rb, lb, swap=True)]
+
+
+# --- helpers of the rules below -------------------------------------------------------------
+
+def _primal_all(ad, name, operands, **attrs):
+    """All results of a primal op (``ad.primal`` gives the first)."""
+    with ad.primal_ip:
+        return emit(f"ember.{name}", list(operands), **attrs)
+
+
+def _full(em, value, shape, dtype):
+    """A constant of ``shape`` (a broadcast scalar), emitted by ``em(name, operands, **a)``."""
+    s = em("constant", [], value=np.asarray(value, dtype=dtype))
+    if tuple(shape) == ():
+        return s
+    return em("broadcast_in_dim", [s], shape=tuple(shape), broadcast_dimensions=())
+
+
+def _pem(ad):
+    return lambda name, operands, **a: ad.primal(name, list(operands), **a)
+
+
+def _bcast_to(em, v, shape):
+    """``v`` (of the leading dimensions of ``shape``) broadcast over the trailing ones."""
+    nd = _aval(v).ndim
+    if tuple(_aval(v).shape) == tuple(shape):
+        return v
+    return em("broadcast_in_dim", [v], shape=tuple(shape),
+              broadcast_dimensions=tuple(range(nd)))
+
+
+def _in_bounds(em, indices, sizes):
+    """Whether each index vector of ``indices`` (batch + (k,)) is inside ``sizes``: the
+    updates a scatter applies (it drops the others)."""
+    a = _aval(indices)
+    hi = em("broadcast_in_dim", [em("constant", [], value=np.asarray(sizes, a.dtype))],
+            shape=a.shape, broadcast_dimensions=(a.ndim - 1,))
+    ok = em("and", [em("ge", [indices, _full(em, 0, a.shape, a.dtype)]),
+                    em("lt", [indices, hi])])
+    return em("reduce_and", [ok], axes=(a.ndim - 1,))
+
+
+def _clamped(em, indices, sizes):
+    """``indices`` clamped into ``[0, size - 1]``, as gather reads them."""
+    a = _aval(indices)
+    hi = em("broadcast_in_dim", [em("constant", [], value=np.asarray(
+        [max(s - 1, 0) for s in sizes], a.dtype))], shape=a.shape,
+        broadcast_dimensions=(a.ndim - 1,))
+    return em("max", [em("min", [indices, hi]), _full(em, 0, a.shape, a.dtype)])
+
+
+def _along_indices(em, index, axis):
+    """Full gather indices (shape + (ndim,)) reading position ``index`` (an int array of the
+    result's shape) along ``axis`` and the same position along the others
+    (``take_along_axis``)."""
+    a = _aval(index)
+    cols = []
+    for d in range(a.ndim):
+        c = index if d == axis else em("iota", [], shape=tuple(a.shape), dimension=d,
+                                       dtype=a.dtype)
+        cols.append(em("reshape", [c], new_sizes=tuple(a.shape) + (1,)))
+    return cols[0] if len(cols) == 1 else em("concatenate", cols, dimension=a.ndim)
+
+
+def _take_along(ad, t, index, axis):
+    """The tangent ``t`` read at ``index`` along ``axis`` (a gather, linear in ``t``)."""
+    idx = _along_indices(_pem(ad), index, axis)
+    return ad.linear("gather", [t, idx], axes=tuple(range(_aval(t).ndim)))
+
+
+def _zeros_p(ad, like):
+    """Zeros for a tangent that is zero, emitted with the primal ops (not ``linear=True``: a
+    constant in the linear block would be transposed, and constants have no transpose)."""
+    return ad.zeros(like)
+
+
+# --- indexing -------------------------------------------------------------------------------
+
+@jvp("gather")
+def _gather(ad, op, x, out, t, attrs):
+    return [ad.linear("gather", [t[0], x[1]], axes=attrs["axes"])]
+
+
+@transpose("gather")
+def _t_gather(tc, op, cts, lin, attrs):
+    operand, indices = op.operands
+    a, axes = _aval(operand), attrs["axes"]
+    # gather clamps its indices and scatter drops those out of range: clamp them here.
+    idx = _clamped(tc.emit, indices, [a.shape[ax] for ax in axes])
+    return [tc.emit("scatter", [tc.zeros(a), idx, cts[0]], axes=axes, kind="add"), None]
+
+
+def _scatter_add_t(ad, target, indices, updates, axes):
+    return ad.linear("scatter", [target, indices, updates], axes=axes, kind="add")
+
+
+@jvp("scatter")
+def _scatter(ad, op, x, out, t, attrs):
+    operand, indices, updates = x
+    axes, kind = attrs["axes"], attrs["kind"]
+    t_op = t[0] if t[0] is not None else _zeros_p(ad, operand)
+    t_up = t[2] if t[2] is not None else _zeros_p(ad, updates)
+    if kind == "add":
+        return [_scatter_add_t(ad, t_op, indices, t_up, axes)]
+    return {"set": _scatter_set, "mul": _scatter_mul, "min": _scatter_extremal,
+            "max": _scatter_extremal}[kind](ad, op, x, out, t_op, t_up, t, axes)
+
+
+def _scatter_set(ad, op, x, out, t_op, t_up, t, axes):
+    """JAX's ``_scatter_jvp``: scatter an id per update to learn which update landed where
+    (one of duplicates wins), then recompute the result as a scatter-add of the operand
+    where nothing landed and the winning updates, and its tangent the same way."""
+    operand, indices, updates = x
+    em = _pem(ad)
+    ia, ua = _aval(indices), _aval(updates)
+    batch = tuple(ia.shape[:-1])
+    n = int(np.prod(batch, dtype=np.int64))
+    i32 = np.dtype("int32")
+    ids = em("add", [em("reshape", [em("iota", [], shape=(n,), dimension=0, dtype=i32)],
+                        new_sizes=batch), _full(em, 1, batch, i32)])
+    ids = _bcast_to(em, ids, ua.shape)
+    landed = em("scatter", [_full(em, 0, _aval(operand).shape, i32), indices, ids],
+                axes=axes, kind="set")
+    won = em("eq", [em("gather", [landed, indices], axes=axes), ids])
+    kept = em("eq", [landed, _full(em, 0, _aval(operand).shape, i32)])
+    value = em("scatter", [em("select", [kept, operand, ad.zeros(operand)]), indices,
+                           em("select", [won, updates, ad.zeros(updates)])],
+               axes=axes, kind="add")
+    ad.replace(out[0], value)
+    tangent = _scatter_add_t(ad, ad.linear("select", [kept, t_op, ad.zeros(operand)]),
+                             indices, ad.linear("select", [won, t_up, ad.zeros(updates)]),
+                             axes)
+    op.erase()
+    return [tangent]
+
+
+def _scatter_mul(ad, op, x, out, t_op, t_up, t, axes):
+    """out = x * prod(updates landing there): the operand's tangent scaled by that product,
+    plus x times the scatter-add of each update's tangent times the product of the other
+    updates landing with it (zero-safe: zeros counted, not divided by)."""
+    operand, indices, updates = x
+    em = _pem(ad)
+    oa, ua = _aval(operand), _aval(updates)
+    ones = ad.const(1, operand)
+    prod = em("scatter", [ones, indices, updates], axes=axes, kind="mul")
+    tangent = None if t[0] is None else ad.linear("mul", [t_op, prod])
+    if t[2] is None:
+        return [tangent]
+    is0 = em("eq", [updates, ad.zeros(updates)])
+    nonzero = em("select", [is0, ad.const(1, updates), updates])
+    q = em("gather", [em("scatter", [ones, indices, nonzero], axes=axes, kind="mul"),
+                      indices], axes=axes)
+    i32 = np.dtype("int32")
+    count = em("scatter", [_full(em, 0, oa.shape, i32), indices,
+                           em("convert", [is0], new_dtype=i32)], axes=axes, kind="add")
+    count = em("gather", [count, indices], axes=axes)
+    zero_u = ad.zeros(updates)
+    others = em("select", [is0,
+                           em("select", [em("eq", [count, _full(em, 1, ua.shape, i32)]), q,
+                                         zero_u]),
+                           em("select", [em("eq", [count, _full(em, 0, ua.shape, i32)]),
+                                         em("div", [q, nonzero]), zero_u])])
+    spread = _scatter_add_t(ad, ad.zeros(operand), indices, ad.linear("mul", [t_up, others]),
+                            axes)
+    return [_add_t(ad, tangent, ad.linear("mul", [spread, operand]))]
+
+
+def _scatter_extremal(ad, op, x, out, t_op, t_up, t, axes):
+    """JAX's ``_scatter_extremal_jvp``: the tangents of the values that won, averaged over
+    ties (the operand's value counting as one of them)."""
+    operand, indices, updates = x
+    em = _pem(ad)
+    oa, ua = _aval(operand), _aval(updates)
+    inb = _bcast_to(em, _in_bounds(em, indices, [oa.shape[a] for a in axes]), ua.shape)
+    one_u, zero_u = ad.const(1, updates), ad.zeros(updates)
+    initial = em("gather", [operand, indices], axes=axes)
+    target = em("gather", [out[0], indices], axes=axes)
+    success = em("eq", [updates, target])
+    retained = em("eq", [initial, target])
+    zeros_o = ad.zeros(operand)
+    n_up = em("gather", [em("scatter", [zeros_o, indices, em("select", [success, one_u,
+                                                                          zero_u])],
+                            axes=axes, kind="add"), indices], axes=axes)
+    n_ref = em("gather", [em("scatter", [zeros_o, indices, one_u], axes=axes, kind="add"),
+                          indices], axes=axes)
+    inv_up1 = em("div", [one_u, em("add", [n_up, one_u])])
+    up_coef = em("select", [success, em("select", [retained, inv_up1,
+                                                   em("div", [one_u, n_up])]), zero_u])
+    op_coef = em("div", [em("sub", [em("select", [retained, inv_up1, zero_u]), one_u]),
+                         n_ref])
+    # Updates dropped out of range contribute nothing (and their coefficients may be inf).
+    up_coef = em("select", [inb, up_coef, zero_u])
+    op_coef = em("select", [inb, op_coef, zero_u])
+    upd_t = _add_t(ad, ad.linear("mul", [ad.linear("gather", [t_op, indices], axes=axes),
+                                         op_coef]),
+                   ad.linear("mul", [t_up, up_coef]))
+    return [_scatter_add_t(ad, t_op, indices, upd_t, axes)]
+
+
+@transpose("scatter")
+def _t_scatter(tc, op, cts, lin, attrs):
+    assert attrs["kind"] == "add", "only scatter-add is linear"
+    operand, indices, updates = op.operands
+    oa = _aval(operand)
+    ct_up = None
+    if lin[2]:
+        # An update dropped out of range has a zero cotangent (gather would clamp it).
+        inb = _bcast_to(tc.emit, _in_bounds(tc.emit, indices,
+                                            [oa.shape[a] for a in attrs["axes"]]),
+                        _aval(updates).shape)
+        ct_up = tc.emit("select", [inb, tc.emit("gather", [cts[0], indices],
+                                                axes=attrs["axes"]),
+                                   tc.zeros(_aval(updates))])
+    return [cts[0] if lin[0] else None, None, ct_up]
+
+
+@jvp("dynamic_slice")
+def _dynamic_slice(ad, op, x, out, t, attrs):
+    return [ad.linear("dynamic_slice", [t[0], *x[1:]], **attrs)]
+
+
+@transpose("dynamic_slice")
+def _t_dynamic_slice(tc, op, cts, lin, attrs):
+    operand, starts = op.operands[0], list(op.operands)[1:]
+    return [tc.emit("dynamic_update_slice", [tc.zeros(_aval(operand)), cts[0], *starts])] + \
+        [None] * len(starts)
+
+
+@jvp("dynamic_update_slice")
+def _dynamic_update_slice(ad, op, x, out, t, attrs):
+    a = t[0] if t[0] is not None else _zeros_p(ad, x[0])
+    b = t[1] if t[1] is not None else _zeros_p(ad, x[1])
+    return [ad.linear("dynamic_update_slice", [a, b, *x[2:]])]
+
+
+@transpose("dynamic_update_slice")
+def _t_dynamic_update_slice(tc, op, cts, lin, attrs):
+    update, starts = op.operands[1], list(op.operands)[2:]
+    ua = _aval(update)
+    ct_op = tc.emit("dynamic_update_slice", [cts[0], tc.zeros(ua), *starts]) if lin[0] \
+        else None
+    ct_up = tc.emit("dynamic_slice", [cts[0], *starts], slice_sizes=tuple(ua.shape)) \
+        if lin[1] else None
+    return [ct_op, ct_up] + [None] * len(starts)
+
+
+# --- sorting and cumulative ops -------------------------------------------------------------
+
+@jvp("sort")
+def _sort(ad, op, x, out, t, attrs):
+    """As JAX: sort once more with an iota operand, whose result is the permutation that the
+    tangents go through; that sort's other results replace the primal ones."""
+    dim = attrs["dimension"]
+    shape = tuple(_aval(x[0]).shape)
+    iota = ad.primal("iota", [], shape=shape, dimension=dim, dtype=np.dtype("int32"))
+    res = _primal_all(ad, "sort", list(x) + [iota], **attrs)
+    for old, new in zip(out, res):
+        ad.replace(old, new)
+    tangents = [None if ti is None else _take_along(ad, ti, res[-1], dim) for ti in t]
+    op.erase()
+    return tangents
+
+
+@jvp("cumprod")
+def _cumprod(ad, op, x, out, t, attrs):
+    """d prod_{j<=i} x_j = sum_j t_j prod_{l != j} x_l, zero-safe: with no zero so far,
+    y * cumsum(t / x); with exactly one, the product of the others times that zero's t;
+    with more, 0."""
+    x0 = x[0]
+    axis, rev = attrs["axis"], attrs["reverse"]
+    a = _aval(x0)
+    is0 = _p(ad, "eq", x0, ad.zeros(x0))
+    nonzero = _p(ad, "select", is0, ad.const(1, x0), x0)
+    prod = _p(ad, "cumprod", nonzero, axis=axis, reverse=rev)
+    i32 = np.dtype("int32")
+    count = _p(ad, "cumsum", _p(ad, "convert", is0, new_dtype=i32), axis=axis, reverse=rev)
+    zero = ad.zeros(x0)
+    none_yet = _p(ad, "eq", count, _full(_pem(ad), 0, a.shape, i32))
+    one_yet = _p(ad, "eq", count, _full(_pem(ad), 1, a.shape, i32))
+    ratio = ad.linear("cumsum", [ad.linear("div", [t[0], nonzero])], axis=axis, reverse=rev)
+    first = ad.linear("select", [none_yet, ad.linear("mul", [ratio, prod]), zero])
+    at0 = ad.linear("cumsum", [ad.linear("select", [is0, t[0], zero])], axis=axis,
+                    reverse=rev)
+    second = ad.linear("select", [one_yet, ad.linear("mul", [at0, prod]), zero])
+    return [ad.linear("add", [first, second])]
+
+
+@jvp("cummax", "cummin")
+def _cum_extremum(ad, op, x, out, t, attrs):
+    """The tangent at the position of the running extremum: the last position so far where
+    the operand equals its running extremum (it is a new extremum there)."""
+    x0, y = x[0], out[0]
+    axis, rev = attrs["axis"], attrs["reverse"]
+    a = _aval(x0)
+    i32 = np.dtype("int32")
+    em = _pem(ad)
+    pos = em("iota", [], shape=tuple(a.shape), dimension=axis, dtype=i32)
+    at = em("eq", [x0, y])
+    if not rev:
+        where = em("cummax", [em("select", [at, pos, _full(em, -1, a.shape, i32)])],
+                   axis=axis)
+    else:
+        where = em("cummin", [em("select", [at, pos, _full(em, a.shape[axis], a.shape,
+                                                             i32)])],
+                   axis=axis, reverse=True)
+    # NaN is its own running extremum but never equal to it: it never moves the position.
+    where = em("max", [em("min", [where, _full(em, a.shape[axis] - 1, a.shape, i32)]),
+                       _full(em, 0, a.shape, i32)])
+    return [_take_along(ad, t[0], where, axis)]
+
+
+@jvp("reduce_prod")
+def _reduce_prod(ad, op, x, out, t, attrs):
+    """JAX's ``_reduce_prod_jvp_rule``: the JVP of a tree of pairwise products over the
+    reduced elements (exact with zeros, no division)."""
+    x0, axes = x[0], tuple(attrs["axes"])
+    shape = tuple(_aval(x0).shape)
+    rest = [d for d in range(len(shape)) if d not in axes]
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    if n == 0:
+        return [None]
+    perm = axes + tuple(rest)
+    flat = (n,) + tuple(shape[d] for d in rest)
+
+    def arrange(v, em):
+        if perm != tuple(range(len(shape))):
+            v = em("transpose", [v], permutation=perm)
+        return em("reshape", [v], new_sizes=flat) if tuple(_aval(v).shape) != flat else v
+
+    p = arrange(x0, _pem(ad))
+    tt = arrange(t[0], lambda name, ops, **a: ad.linear(name, list(ops), **a))
+    while n > 1:
+        n1 = (n + 1) // 2
+        halves = []
+        for v, lin in ((p, False), (tt, True)):
+            emit_ = (lambda name, ops, **a: ad.linear(name, list(ops), **a)) if lin \
+                else _pem(ad)
+            va = _aval(v)
+            lo = emit_("slice", [v], start_indices=(0,) * va.ndim,
+                       limit_indices=(n1,) + tuple(va.shape[1:]), strides=(1,) * va.ndim)
+            hi = emit_("slice", [v], start_indices=(n1,) + (0,) * (va.ndim - 1),
+                       limit_indices=tuple(va.shape), strides=(1,) * va.ndim)
+            if n - n1 != n1:
+                fill = ad.primal("constant", [], value=np.asarray(0 if lin else 1, va.dtype))
+                hi = emit_("pad", [hi, fill], low=(0,) * va.ndim,
+                           high=(1,) + (0,) * (va.ndim - 1), interior=(0,) * va.ndim)
+            halves.append((lo, hi))
+        (p1, p2), (t1, t2) = halves
+        tt = ad.linear("add", [ad.linear("mul", [t1, p2]), ad.linear("mul", [p1, t2])])
+        p = _p(ad, "mul", p1, p2)
+        n = n1
+    return [ad.linear("reshape", [tt], new_sizes=tuple(shape[d] for d in rest))]
+
+
+# --- special functions ----------------------------------------------------------------------
+
+def _trigamma(ad, x):
+    """polygamma(1, x) (the derivative of digamma), with ember ops: the reflection
+    pi^2 / sin^2(pi x) - psi1(1 - x) below 1/2, the recurrence psi1(z) = psi1(z + 1) + 1/z^2
+    up to z + 8, then the asymptotic series (relative error below 1e-13 from 8.5 up)."""
+    c = lambda v: ad.const(v, x)      # noqa: E731
+    reflect = _p(ad, "lt", x, c(0.5))
+    z = _p(ad, "select", reflect, _p(ad, "sub", c(1), x), x)
+    acc = ad.zeros(x)
+    for k in range(8):
+        zk = _p(ad, "add", z, c(k))
+        acc = _p(ad, "add", acc, _p(ad, "div", c(1), _p(ad, "mul", zk, zk)))
+    w = _p(ad, "add", z, c(8))
+    r = _p(ad, "div", c(1), w)
+    r2 = _p(ad, "mul", r, r)
+    # 1/w + 1/(2w^2) + sum B_2k / w^(2k+1), by Horner in 1/w^2.
+    series = c(7 / 6)
+    for b in (-691 / 2730, 5 / 66, -1 / 30, 1 / 42, -1 / 30, 1 / 6):
+        series = _p(ad, "add", _p(ad, "mul", series, r2), c(b))
+    tail = _p(ad, "mul", _p(ad, "mul", series, r2), r)
+    psi1 = _p(ad, "add", acc, _p(ad, "add", _p(ad, "add", r, _p(ad, "mul", c(0.5), r2)),
+                                 tail))
+    s = _p(ad, "sin", _p(ad, "mul", c(math.pi), x))
+    mirror = _p(ad, "sub", _p(ad, "div", c(math.pi ** 2), _p(ad, "mul", s, s)), psi1)
+    return _p(ad, "select", reflect, mirror, psi1)
+
+
+JVP["ember.digamma"] = _unary(lambda ad, x, y: _trigamma(ad, x))
+
+
+# --- convolution ----------------------------------------------------------------------------
+
+@jvp("conv")
+def _conv(ad, op, x, out, t, attrs):
+    a = None if t[0] is None else ad.linear("conv", [t[0], x[1]], **attrs)
+    b = None if t[1] is None else ad.linear("conv", [x[0], t[1]], **attrs)
+    return [_add_t(ad, a, b)]
+
+
+def _conv_transpose_lhs(tc, ct, lhs_aval, rhs, attrs):
+    """JAX's ``_conv_general_dilated_transpose_lhs`` for ember's conv: the cotangent dilated
+    by the strides and padded by the kernel's span, convolved with the kernel flipped and
+    its I/O swapped (per feature group)."""
+    strides, dil, g = attrs["window_strides"], attrs["rhs_dilation"], \
+        attrs["feature_group_count"]
+    ra, ca = _aval(rhs), _aval(ct)
+    nd = len(strides)
+    window, i_, o = ra.shape[:nd], ra.shape[-2], ra.shape[-1]
+    lo, hi = [0], [0]
+    for d in range(nd):
+        span = (window[d] - 1) * dil[d] + 1
+        reach = (ca.shape[1 + d] - 1) * strides[d] + span
+        lo.append(span - 1)
+        hi.append(span - 1 + lhs_aval.shape[1 + d] - reach)
+    zero = tc.zeros(ca._replace(shape=()))
+    padded = tc.emit("pad", [ct, zero], low=tuple(lo) + (0,), high=tuple(hi) + (0,),
+                     interior=(0,) + tuple(s - 1 for s in strides) + (0,))
+    k = tc.emit("rev", [rhs], dimensions=tuple(range(nd)))
+    k = tc.emit("reshape", [k], new_sizes=tuple(window) + (i_, g, o // g))
+    k = tc.emit("transpose", [k], permutation=tuple(range(nd)) + (nd + 2, nd + 1, nd))
+    k = tc.emit("reshape", [k], new_sizes=tuple(window) + (o // g, g * i_))
+    return tc.emit("conv", [padded, k], window_strides=(1,) * nd, rhs_dilation=tuple(dil),
+                   feature_group_count=g)
+
+
+def _conv_transpose_rhs(tc, ct, lhs, rhs_aval, attrs):
+    """JAX's ``_conv_general_dilated_transpose_rhs`` for ember's conv: the lhs, its features
+    as the batch, correlated with the cotangent as the kernel (strides and dilation swap
+    roles; feature groups stay groups of the batch), cut to the window."""
+    strides, dil, g = attrs["window_strides"], attrs["rhs_dilation"], \
+        attrs["feature_group_count"]
+    la = _aval(lhs)
+    nd = len(strides)
+    n, spatial, c = la.shape[0], la.shape[1:1 + nd], la.shape[-1]
+    window, i_ = rhs_aval.shape[:nd], rhs_aval.shape[-2]
+    x = tc.emit("reshape", [lhs], new_sizes=(n,) + tuple(spatial) + (g, i_))
+    x = tc.emit("transpose", [x], permutation=(nd + 2,) + tuple(range(1, nd + 1)) +
+                (nd + 1, 0))
+    x = tc.emit("reshape", [x], new_sizes=(i_,) + tuple(spatial) + (g * n,))
+    k = tc.emit("transpose", [ct], permutation=tuple(range(1, nd + 1)) + (0, nd + 1))
+    r = tc.emit("conv", [x, k], window_strides=tuple(dil), rhs_dilation=tuple(strides),
+                feature_group_count=g)       # (I, *out2, O), out2 >= window
+    ra = _aval(r)
+    if tuple(ra.shape[1:1 + nd]) != tuple(window):
+        r = tc.emit("slice", [r], start_indices=(0,) * ra.ndim,
+                    limit_indices=(ra.shape[0],) + tuple(window) + (ra.shape[-1],),
+                    strides=(1,) * ra.ndim)
+    del c
+    return tc.emit("transpose", [r], permutation=tuple(range(1, nd + 1)) + (0, nd + 1))
+
+
+@transpose("conv")
+def _t_conv(tc, op, cts, lin, attrs):
+    lhs, rhs = op.operands
+    if lin[0] and lin[1]:
+        raise AssertionError("a convolution of two tangents is not linear")
+    if lin[0]:
+        return [_conv_transpose_lhs(tc, cts[0], _aval(lhs), rhs, attrs), None]
+    return [None, _conv_transpose_rhs(tc, cts[0], lhs, _aval(rhs), attrs)]
+
+
+# --- collectives over a named vmap axis -----------------------------------------------------
+
+@jvp("psum")
+def _psum(ad, op, x, out, t, attrs):
+    return [ad.linear("psum", [t[0]], **attrs)]
+
+
+@transpose("psum")
+def _t_psum(tc, op, cts, lin, attrs):
+    # Each example's result is the sum over all examples: an example's operand reaches every
+    # example's result, so its cotangent is the sum of theirs (JAX's psum transpose).
+    return [tc.emit("psum", [cts[0]], **attrs)]
+
+
+@jvp("pmax", "pmin")
+def _pmax_pmin(ad, op, x, out, t, attrs):
+    """As reduce_max over the examples: the tangent of the extremal examples, averaged over
+    ties (JAX has no rule; this is what its reduce_max does)."""
+    x0, y = x[0], out[0]
+    where = _p(ad, "convert", _p(ad, "eq", x0, y), new_dtype=_aval(x0).dtype)
+    counts = _p(ad, "psum", where, axis_name=attrs["axis_name"])
+    picked = ad.linear("psum", [ad.linear("mul", [t[0], where])],
+                       axis_name=attrs["axis_name"])
+    return [ad.linear("div", [picked, counts])]
+
+
+@jvp("all_gather")
+def _all_gather(ad, op, x, out, t, attrs):
+    return [ad.linear("all_gather", [t[0]], **attrs)]
+
+
+@transpose("all_gather")
+def _t_all_gather(tc, op, cts, lin, attrs):
+    """JAX's psum_scatter: sum the cotangents over the examples and keep this example's
+    part."""
+    a = _aval(op.operands[0])
+    axis, tiled = attrs["axis"], attrs["tiled"]
+    total = tc.emit("psum", [cts[0]], axis_name=attrs["axis_name"])
+    me = tc.emit("axis_index", [], axis_name=attrs["axis_name"])
+    zero = tc.emit("constant", [], value=np.zeros((), np.int32))
+    ta = _aval(total)
+    if tiled:
+        start = tc.emit("mul", [me, tc.emit("constant", [], value=np.asarray(
+            a.shape[axis], np.int32))])
+        starts = [start if d == axis else zero for d in range(ta.ndim)]
+        return [tc.emit("dynamic_slice", [total, *starts], slice_sizes=tuple(a.shape))]
+    starts = [me if d == axis else zero for d in range(ta.ndim)]
+    sizes = tuple(1 if d == axis else s for d, s in enumerate(ta.shape))
+    part = tc.emit("dynamic_slice", [total, *starts], slice_sizes=sizes)
+    return [tc.emit("reshape", [part], new_sizes=tuple(a.shape))]

@@ -40,6 +40,13 @@ class ADContext:
 
     def __init__(self, primal_ip, linear_ip):
         self.primal_ip, self.linear_ip = primal_ip, linear_ip
+        self.replaced: dict = {}
+
+    def replace(self, result: ir.Value, value: ir.Value) -> None:
+        """Use ``value`` for the primal ``result`` of the op being differentiated: a rule that
+        recomputes its op (sort with an iota operand for the permutation, as JAX's) replaces
+        the copy's results and erases it."""
+        self.replaced[result] = value
 
     def primal(self, name: str, operands, **attrs) -> ir.Value:
         with self.primal_ip:
@@ -49,20 +56,19 @@ class ADContext:
         with self.linear_ip:
             return emit(f"ember.{name}", operands, **attrs)[0]
 
-    def const(self, value, like: ir.Value, *, linear: bool = False) -> ir.Value:
-        """``value`` broadcast to the shape and dtype of ``like``."""
+    def const(self, value, like: ir.Value) -> ir.Value:
+        """``value`` broadcast to the shape and dtype of ``like`` (emitted with the primal
+        ops: a constant is not a function of the tangents, whichever side reads it)."""
         a = aval_of_type(like.type)
-        c = np.asarray(value, dtype=a.dtype)
-        ip = self.linear_ip if linear else self.primal_ip
-        with ip:
-            (s,) = emit("ember.constant", [], value=c)
+        with self.primal_ip:
+            (s,) = emit("ember.constant", [], value=np.asarray(value, dtype=a.dtype))
             if a.shape == ():
                 return s
             return emit("ember.broadcast_in_dim", [s], shape=tuple(a.shape),
                         broadcast_dimensions=())[0]
 
-    def zeros(self, like: ir.Value, *, linear: bool = False) -> ir.Value:
-        return self.const(0, like, linear=linear)
+    def zeros(self, like: ir.Value) -> ir.Value:
+        return self.const(0, like)
 
 
 class TransposeContext:
@@ -179,10 +185,11 @@ class Differentiate(Pass):
             if rule is None:
                 raise PassError(f"{_where(op)}: error: ember-differentiate: no transpose rule "
                                 f"for the linear op '{lop.name}'")
-            is_linear = [v in linear for v in lop.operands]
+            reads = inputs_of(lop)
+            is_linear = [v in linear for v in reads]
             with lop.location:
                 cts = rule(tctx, lop, outs_ct, is_linear, decode_attrs(OPS[lop.name], lop))
-            for v, c, lin in zip(lop.operands, cts, is_linear):
+            for v, c, lin in zip(reads, cts, is_linear):
                 if lin and c is not None:
                     _accumulate(ct, v, c, tctx)
         results = list(outs)
@@ -202,10 +209,26 @@ def _accumulate(ct: dict, value, c, tctx: TransposeContext) -> None:
     ct[value] = c if prev is None else tctx.emit("add", [prev, c])
 
 
+def inputs_of(op) -> list:
+    """What ``op`` reads: its operands, then (for a region op) the values of enclosing blocks
+    that its regions read, in order of first use. Rules of region ops get the primal copies
+    and tangents (JVP) or linearity (transpose) of all of these, in this order, since a
+    closure over a differentiated value carries a tangent into the region."""
+    if not op.regions:
+        return list(op.operands)
+    nested = list(walk(op))[1:]
+    inside = {a for inner in [op, *nested] for region in inner.regions
+              for b in region.blocks for a in b.arguments}
+    inside.update(r for inner in nested for r in inner.results)
+    captured = (v for inner in nested for v in inner.operands if v not in inside)
+    return list(op.operands) + list(dict.fromkeys(captured))
+
+
 def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
-    """Emit the primal copy of ``block``'s ops (``env`` maps its values to their copies) and
-    their tangents (``tangents`` maps its values to tangent values; absent: zero). Returns
-    the primal and tangent values of the terminator's operands."""
+    """Emit the primal copy of ``block``'s ops (``env`` maps its values, and the values of
+    enclosing blocks its region ops read, to their copies) and their tangents (``tangents``
+    maps its values to tangent values; absent: zero). Returns the primal and tangent values
+    of the terminator's operands."""
     for op in block.operations:
         op = op.operation
         if op.name in ("func.return", "ember.yield"):
@@ -222,7 +245,8 @@ def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
                 if t is not None:
                     tangents[r] = t
             continue
-        ins_t = [tangents.get(v) for v in op.operands]
+        reads = inputs_of(op)
+        ins_t = [tangents.get(v) for v in reads]
         with ad.primal_ip:
             new = op.clone()
         for i, v in enumerate(op.operands):
@@ -237,9 +261,10 @@ def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
             raise PassError(f"{_where(op)}: error: ember-differentiate: no differentiation "
                             f"rule for '{op.name}'")
         with op.location:
-            outs_t = rule(ad, new, list(new.operands), list(new.results), ins_t,
+            outs_t = rule(ad, new, [env[v] for v in reads], list(new.results), ins_t,
                           decode_attrs(OPS[op.name], op))
         for old, t in zip(op.results, outs_t):
+            env[old] = ad.replaced.pop(env[old], env[old])
             if t is not None and differentiable(aval_of_type(old.type).dtype):
                 tangents[old] = t
     raise PassError(f"{block.owner.location}: error: block has no terminator")
@@ -291,4 +316,5 @@ def _erase_dead(module, table, candidates: set[str]) -> None:
         dead = called
 
 
-from ember.passes import autodiff_rules  # noqa: E402, F401  (fills JVP and TRANSPOSE)
+# The rules fill JVP and TRANSPOSE.
+from ember.passes import autodiff_control_flow, autodiff_rules  # noqa: E402, F401

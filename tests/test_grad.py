@@ -1,0 +1,148 @@
+"""ember's differentiation API (grad, value_and_grad, vjp, jvp, linearize, jacfwd, jacrev,
+hessian, stop_gradient) against JAX's values, composed with itself, jit and vmap; and JAX's
+errors, raised before anything compiles."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+from ember.frontend.autodiff import GradError
+
+RNG = np.random.default_rng(0)
+W = RNG.normal(size=(3, 4)).astype(np.float32)
+XS = RNG.normal(size=(5, 3)).astype(np.float32)
+P = {"w": W, "b": RNG.normal(size=4).astype(np.float32)}
+
+
+def close(got, want, tol=2e-5):
+    got_leaves = ember.tree_util.tree_leaves(got)
+    want_leaves = jax.tree_util.tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+def loss(np_, w, x):
+    return np_.sum(np_.tanh(x @ w) ** 2)
+
+
+def mlp(np_, p, x):
+    y = np_.tanh(x @ p["w"] + p["b"])
+    return (y ** 2).mean(), y.shape[0]
+
+
+def test_grad_argnums_and_pytrees():
+    close(ember.grad(lambda w, x: loss(enp, w, x), argnums=(0, 1))(W, XS),
+          jax.grad(lambda w, x: loss(jnp, w, x), argnums=(0, 1))(W, XS))
+    close(ember.grad(lambda p, x: mlp(enp, p, x)[0])(P, XS),
+          jax.grad(lambda p, x: mlp(jnp, p, x)[0])(P, XS))
+
+
+def test_value_and_grad_has_aux():
+    (v, aux), g = ember.value_and_grad(lambda p, x: mlp(enp, p, x), has_aux=True)(P, XS)
+    (vj, auxj), gj = jax.value_and_grad(lambda p, x: mlp(jnp, p, x), has_aux=True)(P, XS)
+    close((v, g), (vj, gj))
+    assert aux == auxj
+    g2, aux2 = ember.grad(lambda p, x: mlp(enp, p, x), has_aux=True)(P, XS)
+    close(g2, gj)
+    assert aux2 == auxj
+
+
+def test_compositions_with_jit_and_vmap():
+    per_example = ember.vmap(ember.grad(lambda w, x: loss(enp, w, x)), in_axes=(None, 0))
+    close(per_example(W, XS),
+          jax.vmap(jax.grad(lambda w, x: loss(jnp, w, x)), in_axes=(None, 0))(W, XS))
+    close(ember.jit(per_example)(W, XS),
+          jax.vmap(jax.grad(lambda w, x: loss(jnp, w, x)), in_axes=(None, 0))(W, XS))
+    close(ember.grad(lambda w: ember.vmap(lambda x: loss(enp, w, x))(XS).sum())(W),
+          jax.grad(lambda w: jax.vmap(lambda x: loss(jnp, w, x))(XS).sum())(W))
+    inner = ember.jit(lambda w, x: loss(enp, w, x))
+    close(ember.grad(inner)(W, XS), jax.grad(lambda w, x: loss(jnp, w, x))(W, XS))
+
+
+def test_higher_order():
+    x = np.float32(0.7)
+    close(ember.grad(ember.grad(lambda x: enp.sin(x) * x ** 3))(x),
+          jax.grad(jax.grad(lambda x: jnp.sin(x) * x ** 3))(x))
+    v = np.arange(3, dtype=np.float32)
+    f_e = lambda x: enp.sum(enp.sin(x) * x[::-1])  # noqa: E731
+    f_j = lambda x: jnp.sum(jnp.sin(x) * x[::-1])  # noqa: E731
+    close(ember.jacfwd(ember.jacrev(f_e))(v), jax.jacfwd(jax.jacrev(f_j))(v))
+    close(ember.hessian(f_e)(v), jax.hessian(f_j)(v))
+    close(ember.jacrev(lambda x: enp.outer(x, x))(v), jax.jacrev(lambda x: jnp.outer(x, x))(v))
+    close(ember.jacfwd(lambda p: mlp(enp, p, XS)[0])(P),
+          jax.jacfwd(lambda p: mlp(jnp, p, XS)[0])(P))
+
+
+def test_jvp_vjp_linearize():
+    primals, tangents = (W, XS), (np.ones_like(W), np.full_like(XS, 0.5))
+    close(ember.jvp(lambda w, x: enp.tanh(x @ w), primals, tangents),
+          jax.jvp(lambda w, x: jnp.tanh(x @ w), primals, tangents))
+    y, f_vjp = ember.vjp(lambda w, x: enp.tanh(x @ w), W, XS)
+    yj, f_vjpj = jax.vjp(lambda w, x: jnp.tanh(x @ w), W, XS)
+    ct = RNG.normal(size=yj.shape).astype(np.float32)
+    close(y, yj)
+    close(f_vjp(ct), f_vjpj(ct))
+    close(ember.jit(f_vjp)(ct), f_vjpj(ct))
+    y, f_jvp = ember.linearize(enp.sin, np.float32(1))
+    close(f_jvp(np.float32(3)), jax.linearize(jnp.sin, np.float32(1))[1](np.float32(3)))
+
+
+@pytest.mark.parametrize("case", ["abs", "sqrt", "max_tie", "relu", "where_nan", "stop"])
+def test_kinks_as_jax(case):
+    """JAX's choices where the derivative is not defined, and where-masked NaN branches."""
+    funcs = {
+        "abs": (lambda m: lambda x: m.abs(x).sum(), np.array([0.0, -1.0, 2.0])),
+        "sqrt": (lambda m: lambda x: m.sqrt(x).sum(), np.array([0.0, 4.0])),
+        "max_tie": (lambda m: lambda x: m.maximum(x, 1.0).sum(), np.array([1.0, 0.0, 2.0])),
+        "relu": (lambda m: lambda x: m.maximum(x, 0.0).sum(), np.array([0.0, -1.0, 1.0])),
+        "where_nan": (lambda m: lambda x: m.where(x > 0, m.log(m.where(x > 0, x, 1.0)),
+                                                  0.0).sum(), np.array([0.0, -1.0, 2.0])),
+        "stop": (lambda m: lambda x: (x * (ember.lax if m is enp else jax.lax)
+                                      .stop_gradient(x)).sum(), np.array([3.0, -2.0])),
+    }
+    make, x = funcs[case]
+    x = x.astype(np.float32)
+    close(ember.grad(make(enp))(x), jax.grad(make(jnp))(x))
+
+
+def test_integer_inputs():
+    with pytest.raises(GradError, match="requires real- or complex-valued inputs"):
+        ember.grad(lambda x: x * 1.0)(np.int32(3))
+    g = ember.grad(lambda x, n: (x * n).sum(), argnums=(0, 1), allow_int=True)(
+        np.ones(2, np.float32), np.int32(3))
+    gj = jax.grad(lambda x, n: (x * n).sum(), argnums=(0, 1), allow_int=True)(
+        np.ones(2, np.float32), np.int32(3))
+    close(g[0], gj[0])
+    assert g[1].dtype == gj[1].dtype and g[1].shape == gj[1].shape
+
+
+def test_errors_before_compiling():
+    with pytest.raises(GradError, match=r"Output had shape: \(3,\)"):
+        ember.grad(lambda x: x * 2.0)(np.ones(3, np.float32))
+    with pytest.raises(GradError, match="requires real-valued outputs"):
+        ember.grad(lambda x: (x > 0).sum())(np.ones(3, np.float32))
+    with pytest.raises(GradError, match="argnums"):
+        ember.grad(lambda x: x.sum(), argnums=2)(np.ones(3, np.float32))
+    with pytest.raises(GradError, match="same tree structure"):
+        ember.jvp(enp.sin, (np.ones(2, np.float32),), ((np.ones(2, np.float32),),))
+    with pytest.raises(GradError, match="dtypes must be equal"):
+        ember.jvp(enp.sin, (np.ones(2, np.float32),), (np.ones(2, np.float16),))
+    with pytest.raises(GradError, match="has_aux=True"):
+        ember.grad(lambda x: x.sum(), has_aux=True)(np.ones(3, np.float32))
+    with pytest.raises(Exception, match="test_grad.py"):
+        ember.grad(lambda x: x * 2.0)(np.ones(3, np.float32))
+
+
+def test_differentiate_pass_is_visible():
+    """The jitted program holds an ember.vjp until ember-differentiate replaces it."""
+    lowered = ember.jit(ember.grad(lambda x: enp.sin(x).sum())).lower(np.ones(3, np.float32))
+    assert "ember.vjp" in lowered.as_text("ember")
+    optimized = lowered.as_text("optimized")
+    assert "ember.vjp" not in optimized and "ember.cos" in optimized
+    assert "ember-differentiate" in lowered.pipeline("optimized")
