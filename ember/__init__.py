@@ -49,7 +49,8 @@ if _COMPILER_MISSING is None:
     _array_methods.install(Array)
     _array_methods.install(Tracer)
 
-    # After the methods are installed: these modules build on them.
+    # ember.numpy installs the operators and NumPy's methods (ember/numpy/_array_methods.py)
+    # when it is imported; the modules after it build on them.
     from ember import lax, nn, numpy, random, scipy  # noqa: E402
     from ember.lax import linalg as _lax_linalg  # noqa: E402, F401  (ember.lax.linalg)
     from ember.scipy import special  # noqa: E402, F401

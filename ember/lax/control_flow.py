@@ -369,12 +369,13 @@ def map(f, xs, *, batch_size: int | None = None):  # noqa: A001
         raise TracingError("ember.lax.map: xs has no arrays to map over")
     n = leaves[0].shape[0]
     full = n - n % batch_size
-    head = tree_util.tree_map(lambda x: x[:full].reshape(
-        (full // batch_size, batch_size) + tuple(x.shape[1:])), xs)
+    from ember import lax
+    head = tree_util.tree_map(lambda x: lax.reshape(
+        lax.slice_in_dim(x, 0, full), (full // batch_size, batch_size) + tuple(x.shape[1:])),
+        xs)
     ys = scan(lambda c, x: ((), vmap(f)(x)), (), head)[1]
-    ys = tree_util.tree_map(lambda y: y.reshape((full,) + tuple(y.shape[2:])), ys)
+    ys = tree_util.tree_map(lambda y: lax.reshape(y, (full,) + tuple(y.shape[2:])), ys)
     if full == n:
         return ys
-    rest = vmap(f)(tree_util.tree_map(lambda x: x[full:], xs))
-    from ember import numpy as enp
-    return tree_util.tree_map(lambda a, b: enp.concatenate([a, b]), ys, rest)
+    rest = vmap(f)(tree_util.tree_map(lambda x: lax.slice_in_dim(x, full, n), xs))
+    return tree_util.tree_map(lambda a, b: lax.concatenate([a, b], 0), ys, rest)

@@ -16,9 +16,10 @@ import operator
 import numpy as np
 
 from ember import dtypes, lax, tree_util
+from ember.backends.array import device_put
 from ember.errors import TracingError
 from ember.frontend.eager import eager
-from ember.frontend.tracing import current_trace, user_where
+from ember.frontend.tracing import Tracer, current_trace, user_where
 
 __all__ = ["expand_dims", "squeeze", "collapse", "broadcast", "broadcast_to_rank",
            "broadcast_like", "full", "full_like", "empty", "tile", "split", "stack", "unstack",
@@ -131,8 +132,51 @@ def broadcast_like(arr, like_arr):
         >>> ember.lax.broadcast_like(np.ones(3), np.zeros((2, 3))).shape
         (2, 3)
     """
-    from ember import numpy as enp
-    return enp.broadcast_to(arr, np.shape(like_arr))
+    return _broadcast_to(_lift(arr), tuple(np.shape(like_arr)), "broadcast_like")
+
+
+def _broadcast_to(x, shape, fun):
+    """``x`` broadcast to ``shape`` by NumPy's rules (dimensions aligned on the right)."""
+    nd = len(shape) - x.ndim
+    if nd < 0 or builtins.any(d != 1 and d != s for d, s in zip(x.shape, shape[nd:])):
+        _error(fun, f"cannot broadcast an array of shape {x.shape} to shape {shape}")
+    return lax.broadcast_in_dim(x, shape, tuple(range(nd, len(shape))))
+
+
+def _shape(fun, shape):
+    """``shape`` (an int or a sequence of ints) as a tuple, its dimensions non-negative."""
+    try:
+        dims = (operator.index(shape),) if np.ndim(shape) == 0 else \
+            tuple(operator.index(d) for d in shape)
+    except TypeError as e:
+        if isinstance(e, TracingError):        # a traced dimension: ConcretizationError
+            raise
+        _error(fun, f"a shape must be an int or a sequence of ints, got {shape!r}")
+    if builtins.any(d < 0 for d in dims):
+        _error(fun, f"negative dimensions are not allowed, got shape {dims}")
+    return dims
+
+
+def _full(fun, shape, fill_value, dtype, weak):
+    """``shape`` filled with ``fill_value`` as ``dtype`` (weakly typed if ``weak``): a
+    concrete scalar outside a trace compiles nothing; an array is broadcast."""
+    dt = dtypes.canonicalize(dtype)
+    if np.ndim(fill_value) == 0 and not hasattr(fill_value, "aval") and \
+            not isinstance(fill_value, Tracer):
+        if current_trace() is None:
+            out = device_put(np.full(shape, np.asarray(fill_value), dtype=dt))
+            if weak:
+                out.aval = out.aval._replace(weak_type=True)
+            return out
+        # (cast as NumPy's full casts: a Python int out of range wraps)
+        value = np.asarray(fill_value).astype(dt)
+        return lax.broadcast_in_dim(lax.convert_element_type(value, dt, weak), shape, ())
+    return _full_array(fun, shape, fill_value, dt, weak)
+
+
+@eager
+def _full_array(fun, shape, fill_value, dtype, weak):
+    return _broadcast_to(lax.convert_element_type(fill_value, dtype, weak), shape, fun)
 
 
 def full(shape, fill_value, dtype=None):
@@ -142,8 +186,9 @@ def full(shape, fill_value, dtype=None):
         >>> ember.lax.full((2,), 7, np.int8)
         Array([7, 7], dtype=int8)
     """
-    from ember import numpy as enp
-    return enp.full(shape, fill_value, dtype)
+    dt, weak = dtypes.dtype_and_weak(fill_value)
+    return _full("full", _shape("full", shape), fill_value, dt if dtype is None else dtype,
+                 weak and dtype is None)
 
 
 def full_like(x, fill_value, dtype=None, shape=None):
@@ -153,8 +198,10 @@ def full_like(x, fill_value, dtype=None, shape=None):
         >>> ember.lax.full_like(np.zeros(2, np.float16), 1.5)
         Array([1.5, 1.5], dtype=float16)
     """
-    from ember import numpy as enp
-    return enp.full_like(x, fill_value, dtype, shape)
+    dt, weak = dtypes.dtype_and_weak(x)
+    shape = np.shape(x) if shape is None else _shape("full_like", shape)
+    return _full("full_like", shape, fill_value, dt if dtype is None else dtype,
+                 weak and dtype is None)
 
 
 def empty(shape, dtype):
@@ -174,11 +221,21 @@ def tile(operand, reps):
         >>> ember.lax.tile(np.arange(2), (3,))
         Array([0, 1, 0, 1, 0, 1], dtype=int32)
     """
-    from ember import numpy as enp
     if len(reps) != np.ndim(operand):
         _error("tile", f"reps {tuple(reps)} must have one entry per dimension of the "
                        f"operand (rank {np.ndim(operand)})")
-    return enp.tile(operand, reps)
+    return _tile(operand, tuple(operator.index(r) for r in reps))
+
+
+@eager
+def _tile(operand, reps):
+    x = _lift(operand)
+    if builtins.any(r < 0 for r in reps):
+        _error("tile", f"reps must be non-negative, got {reps}")
+    # Each dimension (r, s) broadcast from (s,), then merged: r copies of the row in turn.
+    big = tuple(v for r, s in zip(reps, x.shape) for v in (r, s))
+    y = lax.broadcast_in_dim(x, big, tuple(range(1, 2 * x.ndim, 2)))
+    return lax.reshape(y, tuple(r * s for r, s in zip(reps, x.shape)))
 
 
 @eager
@@ -428,13 +485,18 @@ def integer_pow(x, y):
         >>> ember.lax.integer_pow(np.int32(3), 3)
         Array(27, dtype=int32)
     """
-    from ember import numpy as enp
     x, y = _lift(x), operator.index(y)
     if y < 0 and not dtypes.is_float(x.dtype):
         _error("integer_pow", f"a negative exponent {y} needs a float operand, got {x.dtype}")
     if y == 0:
         return lax.broadcast_in_dim(lax.convert_element_type(1, x.dtype), x.shape, ())
-    p = enp._by_squaring(x, builtins.abs(y), lax.mul)
+    p, n = None, builtins.abs(y)
+    while n:                # repeated squaring over the bits of |y|
+        if n & 1:
+            p = x if p is None else lax.mul(p, x)
+        n >>= 1
+        if n:
+            x = lax.mul(x, x)
     return p if y > 0 else lax.div(_like(lax.convert_element_type(1, x.dtype), x), p)
 
 
@@ -611,6 +673,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     return tree_util.tree_unflatten(tree, out)
 
 
+@eager
 def cumlogsumexp(operand, axis=0, reverse=False):
     """Cumulative ``log(sum(exp(x)))`` along ``axis``, stable at any scale (a scan of
     ``logaddexp``).
@@ -619,18 +682,32 @@ def cumlogsumexp(operand, axis=0, reverse=False):
         >>> ember.lax.cumlogsumexp(np.array([0.0, 0.0]))
         Array([0.       , 0.6931472], dtype=float32)
     """
-    from ember import numpy as enp
-    return associative_scan(enp.logaddexp, operand, reverse=reverse, axis=axis)
+    x = _lift(operand)
+    if not dtypes.is_float(x.dtype):
+        x = lax.convert_element_type(x, dtypes.to_inexact(x.dtype), x.weak_type)
+    return associative_scan(_logaddexp, x, reverse=reverse, axis=axis)
+
+
+def _logaddexp(x, y):
+    """``log(exp(x) + exp(y))`` of one dtype without overflow (NaNs and infinities as
+    NumPy's); halves computed in float32, where the sum does not cancel against the max."""
+    dt = x.dtype
+    if dt.itemsize < 4:
+        x, y = lax.convert_element_type(x, np.float32), lax.convert_element_type(y, np.float32)
+    amax, delta = lax.max(x, y), lax.sub(x, y)
+    r = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    return lax.convert_element_type(lax.select(lax.ne(delta, delta), lax.add(x, y), r), dt)
 
 
 def stop_gradient(x):
-    """``x`` unchanged (ember has no differentiation yet; kept for JAX code).
+    """``x`` (a pytree of arrays) with a zero derivative, as ``jax.lax.stop_gradient``.
 
     Example:
-        >>> ember.lax.stop_gradient(np.float32(1))
-        1.0
+        >>> ember.grad(lambda x: x * ember.lax.stop_gradient(x))(np.float32(3))
+        Array(3., dtype=float32)
     """
-    return x
+    from ember.frontend.autodiff import stop_gradient as _stop
+    return _stop(x)
 
 
 def optimization_barrier(operand, /):

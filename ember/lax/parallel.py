@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember import lax, tree_util
+from ember import dtypes, lax, tree_util
 from ember.errors import TracingError, UnboundAxisError
 from ember.frontend.tracing import AXES, bind, current_trace, user_where
 
@@ -102,10 +102,16 @@ def pmean(x, axis_name, *, axis_index_groups=None):
         >>> ember.vmap(lambda x: x - ember.lax.pmean(x, "i"), axis_name="i")(np.arange(3.0))
         Array([-1.,  0.,  1.], dtype=float32)
     """
-    from ember import numpy as enp
     n = axis_size(_names(axis_name))
     total = psum(x, axis_name, axis_index_groups=axis_index_groups)
-    return tree_util.tree_map(lambda t: enp.true_divide(t, n), total)
+    return tree_util.tree_map(lambda t: _divide(t, n), total)
+
+
+def _divide(t, n):
+    """``t / n`` (a Python int) in ``t``'s inexact dtype, as NumPy's true division."""
+    t = current_trace().lift(t)
+    dtype, weak = dtypes.result_type(t, n)
+    return lax.div(lax.convert_element_type(t, dtypes.to_inexact(dtype), weak), n)
 
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
@@ -163,7 +169,6 @@ def ppermute(x, axis_name, perm):
         >>> ember.vmap(shift, axis_name="i")(np.array([1.0, 2.0, 3.0]))
         Array([3., 1., 2.], dtype=float32)
     """
-    from ember import numpy as enp
     n = axis_size(axis_name)
     pairs = [(int(s), int(d)) for s, d in perm]
     sources, dests = [s for s, _ in pairs], [d for _, d in pairs]
@@ -175,7 +180,7 @@ def ppermute(x, axis_name, perm):
     source_of = np.zeros(n, np.int32)
     for s, d in pairs:
         source_of[d] = s
-    src = enp.asarray(source_of)[axis_index(axis_name)]
+    src = _take(current_trace().lift(source_of), axis_index(axis_name), 0)
     return tree_util.tree_map(lambda v: _take(all_gather(v, axis_name), src, 0), x)
 
 
@@ -230,7 +235,6 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         Array([[0., 2.],
                [1., 3.]], dtype=float32)
     """
-    from ember import numpy as enp
     _no_groups("all_to_all", axis_index_groups)
     n = axis_size(axis_name)
     index = axis_index(axis_name)
@@ -247,13 +251,20 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         gathered = all_gather(v, axis_name)              # (sources, *v.shape)
         if not tiled:
             mine = _take(gathered, index, split + 1)        # (sources, v without split)
-            return enp.moveaxis(mine, 0, concat_axis % v.ndim)
+            return _axis0_to(mine, concat_axis % v.ndim)
         block = size // n
         mine = lax.dynamic_slice_in_dim(gathered, index * block, block, split + 1)
         concat = concat_axis % v.ndim
-        mine = enp.moveaxis(mine, 0, concat)            # sources just before concat_axis
+        mine = _axis0_to(mine, concat)                  # sources just before concat_axis
         return lax.collapse(mine, concat, concat + 2)
     return tree_util.tree_map(leaf, x)
+
+
+def _axis0_to(x, dest):
+    """``x`` with its axis 0 moved to ``dest``."""
+    order = list(range(1, x.ndim))
+    order.insert(dest, 0)
+    return lax.transpose(x, order)
 
 
 def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):

@@ -311,9 +311,11 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     else:
         pads = padding
     if transpose_kernel:
-        from ember import numpy as enp
         rhs = lax.rev(rhs, tuple(dn.rhs_spec[2:]))
-        rhs = enp.swapaxes(rhs, dn.rhs_spec[0], dn.rhs_spec[1])
+        perm = list(range(rhs.ndim))
+        o, i = dn.rhs_spec[0], dn.rhs_spec[1]
+        perm[o], perm[i] = i, o        # the kernel's in and out features swapped
+        rhs = lax.transpose(rhs, perm)
     return conv_general_dilated(lhs, rhs, (1,) * nd, pads, strides, rhs_dilation, dn,
                                 precision=precision,
                                 preferred_element_type=preferred_element_type)
@@ -344,9 +346,13 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
                                 preferred_element_type=preferred_element_type)
 
 
+# The computations reduce_window knows as a sum (its halves then accumulate in float32); the
+# layers above add theirs (ember.numpy registers its ``add``).
+SUM_COMPUTATIONS = {lax.add, operator.add}
+
+
 def _is_add(computation) -> bool:
-    from ember import numpy as enp
-    return computation in (lax.add, enp.add, operator.add)
+    return computation in SUM_COMPUTATIONS
 
 
 @eager

@@ -35,6 +35,7 @@ from ember.dtypes import (  # noqa
 from ember.errors import AxisError, IndexingError, ShapeValueError, TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace, user_where
+from ember.numpy import _array_methods  # noqa: F401  (installs x + y, x[i], x.sum(), ...)
 from ember.numpy._placement import placed as _placed
 
 pi, e, inf, nan, newaxis = np.pi, np.e, np.inf, np.nan, None
@@ -343,6 +344,7 @@ def _logical_or_bitwise(lax_fn, bool_fn):
 
 
 add = _binary("add", lambda x, y: lax.bitwise_or(x, y) if x.dtype == bool_ else lax.add(x, y))
+lax.windowed.SUM_COMPUTATIONS.add(add)     # reduce_window(x, 0, enp.add, ...) is a sum
 subtract = _binary("subtract", lax.sub)
 multiply = _binary("multiply",
                    lambda x, y: lax.bitwise_and(x, y) if x.dtype == bool_ else lax.mul(x, y))
