@@ -647,19 +647,21 @@ def _scatter_mul(ad, op, x, out, t_op, t_up, t, axes):
     operand, indices, updates = x
     em = _pem(ad)
     oa, ua = _aval(operand), _aval(updates)
-    ones = ad.const(1, operand)
-    prod = em("scatter", [ones, indices, updates], axes=axes, kind="mul")
+    is0 = em("eq", [updates, ad.zeros(updates)])
+    nonzero = em("select", [is0, ad.const(1, updates), updates])
+    # One scatter-mul of the nonzero updates and one count of the zeros (a second scatter
+    # into the same constant made IREE fail: 'stream.yield' op used resource not listed).
+    q_op = em("scatter", [ad.const(1, operand), indices, nonzero], axes=axes, kind="mul")
+    i32 = np.dtype("int32")
+    count_op = em("scatter", [_full(em, 0, oa.shape, i32), indices,
+                              em("convert", [is0], new_dtype=i32)], axes=axes, kind="add")
+    prod = em("select", [em("eq", [count_op, _full(em, 0, oa.shape, i32)]), q_op,
+                         ad.zeros(operand)])
     tangent = None if t[0] is None else ad.linear("mul", [t_op, prod])
     if t[2] is None:
         return [tangent]
-    is0 = em("eq", [updates, ad.zeros(updates)])
-    nonzero = em("select", [is0, ad.const(1, updates), updates])
-    q = em("gather", [em("scatter", [ones, indices, nonzero], axes=axes, kind="mul"),
-                      indices], axes=axes)
-    i32 = np.dtype("int32")
-    count = em("scatter", [_full(em, 0, oa.shape, i32), indices,
-                           em("convert", [is0], new_dtype=i32)], axes=axes, kind="add")
-    count = em("gather", [count, indices], axes=axes)
+    q = em("gather", [q_op, indices], axes=axes)
+    count = em("gather", [count_op, indices], axes=axes)
     zero_u = ad.zeros(updates)
     others = em("select", [is0,
                            em("select", [em("eq", [count, _full(em, 1, ua.shape, i32)]), q,

@@ -133,7 +133,7 @@ class Differentiate(Pass):
     def _replace(self, op) -> set[str]:
         attrs = decode_attrs(OPS[op.name], op)
         callee = self._table[attrs["callee"]]
-        _batch_inner(self._module, callee)
+        batched = _batch_inner(self._module, callee)
         block = callee.regions[0].blocks[0]
         n_in = len(block.arguments)
         primals = list(op.operands)[:n_in]
@@ -147,7 +147,7 @@ class Differentiate(Pass):
         for old, new in zip(op.results, results):
             old.replace_all_uses_with(new)
         op.erase()
-        return {attrs["callee"]}
+        return {attrs["callee"]} | batched
 
     def _forward(self, op, block, primals, tangents_in, dres):
         ip = ir.InsertionPoint(op)
@@ -289,15 +289,19 @@ def _callee(op):
     return table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
 
 
-def _batch_inner(module, callee) -> None:
+def _batch_inner(module, callee) -> set[str]:
     """Expand the ``ember.vmap`` ops inside ``callee`` (and what it calls) first: the
-    differentiation rules see batched code, never a vmap."""
-    if not any(o.name == "ember.vmap" for o in walk(callee.operation)):
-        return
+    differentiation rules see batched code, never a vmap. Returns the vmaps' callees, dead
+    now (left alive, one's unresolved collectives would fail to lower)."""
+    vmaps = [o for o in walk(callee.operation) if o.name == "ember.vmap"]
+    if not vmaps:
+        return set()
+    names = {ir.FlatSymbolRefAttr(o.attributes["callee"]).value for o in vmaps}
     from ember.passes.batch import Batch
     batch = Batch()
     batch._table, batch._done = ir.SymbolTable(module.operation), set()
     batch._batch_function(callee)
+    return names
 
 
 def _erase_dead(module, table, candidates: set[str]) -> None:
