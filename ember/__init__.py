@@ -43,6 +43,7 @@ if _COMPILER_MISSING is None:
         vjp,
     )
     from ember.frontend.checkpoint import checkpoint, remat
+    from ember.frontend.custom_derivatives import custom_jvp, custom_vjp
     from ember.frontend.tracing import Tracer
     from ember.frontend.vmap import vmap
 
@@ -66,7 +67,8 @@ else:
             "Without it, ember.load runs exported .vmfb modules.")
 
 __all__ = ["Array", "Compiled", "Exported", "Lowered", "ShapeDtypeStruct", "ShapedArray",
-           "Traced", "checkpoint", "clear_caches", "config", "default_backend", "device_put",
-           "devices", "dtypes", "errors", "eval_shape", "export", "grad", "hessian", "jacfwd",
-           "jacrev", "jit", "jvp", "lax", "linearize", "load", "nn", "numpy", "random", "remat",
-           "scipy", "tree", "tree_util", "value_and_grad", "vjp", "vmap"]
+           "Traced", "checkpoint", "clear_caches", "config", "custom_jvp", "custom_vjp",
+           "default_backend", "device_put", "devices", "dtypes", "errors", "eval_shape",
+           "export", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize",
+           "load", "nn", "numpy", "random", "remat", "scipy", "tree", "tree_util",
+           "value_and_grad", "vjp", "vmap"]

@@ -146,3 +146,83 @@ def test_differentiate_pass_is_visible():
     optimized = lowered.as_text("optimized")
     assert "ember.vjp" not in optimized and "ember.cos" in optimized
     assert "ember-differentiate" in lowered.pipeline("optimized")
+
+
+def test_custom_jvp():
+    @ember.custom_jvp
+    def log1pexp(x):
+        return enp.log(1.0 + enp.exp(x))
+
+    @log1pexp.defjvp
+    def _(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return log1pexp(x), t * (1.0 - 1.0 / (1.0 + enp.exp(x)))
+
+    @jax.custom_jvp
+    def log1pexp_j(x):
+        return jnp.log(1.0 + jnp.exp(x))
+
+    @log1pexp_j.defjvp
+    def _(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return log1pexp_j(x), t * (1.0 - 1.0 / (1.0 + jnp.exp(x)))
+
+    x = np.array([0.0, 3.0, 100.0], np.float32)
+    close(log1pexp(x), log1pexp_j(x))
+    # The naive derivative is nan at 100 (inf / inf): the rule's is 1, as JAX's.
+    close(ember.vmap(ember.grad(log1pexp))(x), jax.vmap(jax.grad(log1pexp_j))(x))
+    close(ember.jvp(log1pexp, (x,), (np.ones_like(x),)),
+          jax.jvp(log1pexp_j, (x,), (np.ones_like(x),)))
+    close(ember.jit(ember.grad(lambda v: log1pexp(v).sum()))(x),
+          jax.grad(lambda v: log1pexp_j(v).sum())(x))
+
+
+def test_custom_jvp_defjvps_and_nondiff_argnums():
+    f = ember.custom_jvp(lambda x, y: enp.sin(x) * y)
+    f.defjvps(lambda t, ans, x, y: enp.cos(x) * y * t, lambda t, ans, x, y: enp.sin(x) * t)
+    fj = jax.custom_jvp(lambda x, y: jnp.sin(x) * y)
+    fj.defjvps(lambda t, ans, x, y: jnp.cos(x) * y * t, lambda t, ans, x, y: jnp.sin(x) * t)
+    args = (np.float32(0.5), np.float32(2.0))
+    close(ember.grad(f, argnums=(0, 1))(*args), jax.grad(fj, argnums=(0, 1))(*args))
+
+    def scaled(n, x):
+        return x * n
+
+    g = ember.custom_jvp(scaled, nondiff_argnums=(0,))
+    g.defjvp(lambda n, p, t: (scaled(n, *p), t[0] * (2 * n)))
+    gj = jax.custom_jvp(scaled, nondiff_argnums=(0,))
+    gj.defjvp(lambda n, p, t: (scaled(n, *p), t[0] * (2 * n)))
+    close(ember.grad(lambda x: g(3, x))(np.float32(1.0)),
+          jax.grad(lambda x: gj(3, x))(np.float32(1.0)))
+
+
+def test_custom_vjp():
+    @ember.custom_vjp
+    def f(x, y):
+        return enp.sin(x) * y
+
+    f.defvjp(lambda x, y: (f(x, y), (enp.cos(x), enp.sin(x), y)),
+             lambda res, g: (res[0] * g * res[2], res[1] * g))
+
+    @jax.custom_vjp
+    def fj(x, y):
+        return jnp.sin(x) * y
+
+    fj.defvjp(lambda x, y: (fj(x, y), (jnp.cos(x), jnp.sin(x), y)),
+              lambda res, g: (res[0] * g * res[2], res[1] * g))
+    x, y = np.linspace(0, 1, 4, dtype=np.float32), np.full(4, 2.0, np.float32)
+    close(ember.grad(lambda x, y: f(x, y).sum(), argnums=(0, 1))(x, y),
+          jax.grad(lambda x, y: fj(x, y).sum(), argnums=(0, 1))(x, y))
+    # A bwd whose cotangent does not match its argument: JAX's error, before compiling.
+    with pytest.raises(GradError, match="bwd rule of f must produce an output with the shape"):
+        ember.grad(lambda x, y: f(x, y).sum(), argnums=(0, 1))(x, np.float32(2.0))
+    # Inside vmap (a per-example bwd); the rule's effect shows: a clipped gradient.
+    clip = ember.custom_vjp(lambda x: x)
+    clip.defvjp(lambda x: (x, None), lambda _, g: (enp.clip(g, -1.0, 1.0),))
+    clip_j = jax.custom_vjp(lambda x: x)
+    clip_j.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1.0, 1.0),))
+    xs = np.array([1.0, 2.0, -3.0], np.float32)
+    close(ember.vmap(ember.grad(lambda x: 3.0 * clip(x)))(xs),
+          jax.vmap(jax.grad(lambda x: 3.0 * clip_j(x)))(xs))
+    with pytest.raises(Exception, match="can't apply forward-mode autodiff"):
+        ember.jvp(clip, (np.float32(1),), (np.float32(1),))

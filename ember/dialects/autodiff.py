@@ -60,3 +60,33 @@ def _identity(avals, attrs):
 
 define("stop_gradient", 1, _identity, family="autodiff",
        doc="Its operand, with a zero derivative (removed by ember-differentiate).")
+
+
+def _verify_custom(*symbols):
+    def verify(op, attrs):
+        for s in symbols:
+            callee_type(op, attrs[s], "calls")
+    return verify
+
+
+define("custom_jvp_call", None, None,
+       attrs=(Attr("callee", "symbol"), Attr("jvp", "symbol"), Attr("num_args", "i64"),
+              Attr("num_callee_operands", "i64")),
+       family="autodiff", verify_op=_verify_custom("callee", "jvp"),
+       doc="callee(operands[:num_callee_operands]), differentiated by the user's rule: @jvp "
+           "takes the num_args arguments, their tangents and the remaining operands and "
+           "returns the results and their tangents (ember-differentiate uses the rule and "
+           "then calls callee).")
+define("custom_vjp_call", None, None,
+       attrs=(Attr("callee", "symbol"), Attr("fwd", "symbol"), Attr("bwd", "symbol"),
+              Attr("num_residuals", "i64")),
+       family="autodiff", verify_op=_verify_custom("callee", "fwd", "bwd"),
+       doc="callee(operands), whose reverse-mode derivative is the user's: @fwd(operands) "
+           "returns the results and num_residuals residuals, @bwd(residuals, cotangents) the "
+           "operands' cotangents.")
+define("custom_vjp_bwd", None, None,
+       attrs=(Attr("bwd", "symbol"), Attr("num_residuals", "i64")),
+       family="autodiff", verify_op=_verify_custom("bwd"),
+       doc="The linear map of a custom_vjp_call (its tangents, then its residuals, in; its "
+           "results' tangents out), transposed by calling @bwd; only inside "
+           "ember-differentiate.")
