@@ -1,0 +1,69 @@
+// ember-differentiate: an ember.vjp becomes the forward ops, then the transposed linear ops
+// in reverse order (the residuals they read are primal values); an ember.jvp becomes the
+// forward ops with their tangents beside them. stop_gradient is dropped with its tangent.
+// RUN: ember-opt %s --split-input-file --ember-differentiate --ember-verify | filecheck %s
+
+// d/dx sum(sin(x) * w) = ct * w * cos(x): cos(x) is a residual of the forward pass.
+// CHECK-LABEL: func.func @grad_sin_mul
+// CHECK-SAME: (%[[X:.*]]: tensor<3xf32>, %[[W:.*]]: tensor<3xf32>, %[[CT:.*]]: tensor<f32>)
+// CHECK-DAG: %[[SIN:.*]] = "ember.sin"(%[[X]])
+// CHECK-DAG: %[[COS:.*]] = "ember.cos"(%[[X]])
+// CHECK: %[[Y:.*]] = "ember.reduce_sum"
+// CHECK: %[[B:.*]] = "ember.broadcast_in_dim"(%[[CT]])
+// CHECK: %[[G1:.*]] = "ember.mul"(%[[B]], %[[W]])
+// CHECK: %[[G:.*]] = "ember.mul"(%[[G1]], %[[COS]])
+// CHECK: return %[[Y]], %[[G]]
+// CHECK-NOT: func.func private @f
+func.func @grad_sin_mul(%x: tensor<3xf32>, %w: tensor<3xf32>, %ct: tensor<f32>) -> (tensor<f32>, tensor<3xf32>) {
+  %0:2 = "ember.vjp"(%x, %w, %ct) {callee = @f, diff_args = array<i64: 0>, diff_results = array<i64: 0>} : (tensor<3xf32>, tensor<3xf32>, tensor<f32>) -> (tensor<f32>, tensor<3xf32>)
+  return %0#0, %0#1 : tensor<f32>, tensor<3xf32>
+}
+func.func private @f(%x: tensor<3xf32>, %w: tensor<3xf32>) -> tensor<f32> {
+  %s = "ember.sin"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+  %m = "ember.mul"(%s, %w) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %r = "ember.reduce_sum"(%m) {axes = array<i64: 0>} : (tensor<3xf32>) -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// Forward mode: tanh's tangent is t * (1 - y*y); stop_gradient's is zero.
+// CHECK-LABEL: func.func @jvp_tanh
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[T:.*]]: tensor<4xf32>)
+// CHECK: %[[Y:.*]] = "ember.tanh"(%[[X]])
+// CHECK: %[[YY:.*]] = "ember.mul"(%[[Y]], %[[Y]])
+// CHECK: %[[D:.*]] = "ember.sub"({{.*}}, %[[YY]])
+// CHECK: %[[DT:.*]] = "ember.mul"(%[[T]], %[[D]])
+// CHECK: %[[R:.*]] = "ember.add"(%[[Y]], %[[X]])
+// CHECK-NOT: ember.stop_gradient
+// CHECK: return %[[R]], %[[DT]]
+func.func @jvp_tanh(%x: tensor<4xf32>, %t: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0:2 = "ember.jvp"(%x, %t) {callee = @g, diff_args = array<i64: 0>, diff_results = array<i64: 0>} : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4xf32>
+}
+func.func private @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = "ember.tanh"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %s = "ember.stop_gradient"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %r = "ember.add"(%y, %s) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A matmul's cotangents: ct @ b^T for a, a^T @ ct for b (as JAX's dot_general transposes,
+// the latter computed as (ct^T a)^T).
+// CHECK-LABEL: func.func @vjp_matmul
+// CHECK-SAME: (%[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<3x4xf32>, %[[CT:.*]]: tensor<2x4xf32>)
+// CHECK: %[[Y:.*]] = "ember.dot_general"(%[[A]], %[[B]])
+// CHECK: %[[GB1:.*]] = "ember.dot_general"(%[[CT]], %[[A]]) {{.*}}lhs_contracting = array<i64: 0>{{.*}}rhs_contracting = array<i64: 0>
+// CHECK: %[[GB:.*]] = "ember.transpose"(%[[GB1]]) {permutation = array<i64: 1, 0>}
+// CHECK: %[[GA:.*]] = "ember.dot_general"(%[[CT]], %[[B]]) {{.*}}lhs_contracting = array<i64: 1>{{.*}}rhs_contracting = array<i64: 1>
+// CHECK: return %[[Y]], %[[GA]], %[[GB]]
+func.func @vjp_matmul(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %ct: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x3xf32>, tensor<3x4xf32>) {
+  %0:3 = "ember.vjp"(%a, %b, %ct) {callee = @mm, diff_args = array<i64: 0, 1>, diff_results = array<i64: 0>} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x3xf32>, tensor<3x4xf32>)
+  return %0#0, %0#1, %0#2 : tensor<2x4xf32>, tensor<2x3xf32>, tensor<3x4xf32>
+}
+func.func private @mm(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
