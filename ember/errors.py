@@ -65,14 +65,6 @@ class UnexpectedTracerError(TracingError):
     """
 
 
-class VerificationError(EmberError):
-    """The ember IR breaks an op's declaration (found by the ``ember-verify`` pass)."""
-
-
-class LoweringError(EmberError):
-    """An ember op could not be lowered to linalg."""
-
-
 class CompileError(EmberError):
     """IREE failed to compile the lowered program. The IR it was given is saved to a file."""
 

@@ -78,6 +78,40 @@ def test_index_and_dynamic_in_dim():
         lax.index_in_dim(X, 3, 0)
 
 
+@pytest.mark.parametrize("allow", [True, False])
+def test_allow_negative_indices_as_jax(allow):
+    # JAX: with allow_negative_indices=False a negative start is out of bounds (clamped to
+    # 0) instead of counting from the end; static and traced starts, every dynamic slicer.
+    jlax = pytest.importorskip("jax.lax")
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    u = np.full((4, 2), -1, np.float32)
+
+    def both(m, i):
+        return dict(slice=m.dynamic_slice(x, (0, i), (4, 2), allow_negative_indices=allow),
+                    update=m.dynamic_update_slice(x, u, (0, i), allow_negative_indices=allow),
+                    in_dim=m.dynamic_slice_in_dim(x, i, 2, 1, allow_negative_indices=allow),
+                    index=m.dynamic_index_in_dim(x, i, 1, False, allow_negative_indices=allow),
+                    update_in_dim=m.dynamic_update_slice_in_dim(
+                        x, u, i, 1, allow_negative_indices=allow),
+                    update_index=m.dynamic_update_index_in_dim(
+                        x, u[:, 0], i, 1, allow_negative_indices=allow))
+
+    for i in (-5, -2, 3):
+        want = both(jlax, jnp.asarray(i, np.int32))   # an array: clamped, not refused
+        for got in (both(lax, enp.asarray(i, np.int32)),
+                    ember.jit(lambda i: both(lax, i))(np.int32(i))):
+            for k in want:
+                np.testing.assert_array_equal(np.asarray(got[k]), np.asarray(want[k]), k)
+        if i >= 0 or allow:
+            np.testing.assert_array_equal(both(lax, i)["slice"], want["slice"])
+        else:       # a static negative start JAX refuses (a ValueError there)
+            with pytest.raises(IndexError, match="allow_negative_indices=False"):
+                both(lax, i)
+    per_dim = lax.dynamic_slice(x, (0, -2), (1, 2), allow_negative_indices=(False, True))
+    np.testing.assert_array_equal(per_dim, x[:1, 4:])
+
+
 def test_products():
     a, b = rng.standard_normal((4, 3)).astype(np.float32), X[0, :3, :]
     np.testing.assert_allclose(lax.dot(a, b), a @ b, rtol=1e-5)

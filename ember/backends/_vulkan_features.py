@@ -24,10 +24,6 @@ _API_1_1 = (1 << 22) | (1 << 12)
 _SHADER_FLOAT64, _SHADER_INT64, _SHADER_INT16 = 39, 40, 41
 
 
-class _Chained(ctypes.Structure):
-    _fields_ = [("sType", _u32), ("pNext", ctypes.c_void_p)]
-
-
 class _Features2(ctypes.Structure):
     _fields_ = [("sType", _u32), ("pNext", ctypes.c_void_p), ("features", _u32 * 55)]
 

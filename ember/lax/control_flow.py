@@ -35,10 +35,6 @@ def _lift(x) -> Tracer:
     return current_trace().lift(x)
 
 
-def _fun_name(f) -> str:
-    return getattr(f, "__name__", type(f).__name__)
-
-
 def _leaves(fn: str, what: str, tree_value):
     """Flatten an output pytree into tracers of the current trace."""
     leaves, tree = tree_util.tree_flatten(tree_value)

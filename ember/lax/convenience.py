@@ -326,7 +326,7 @@ def _starts(x, start, axis):
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
                          allow_negative_indices=True):
     """``lax.dynamic_slice`` along one ``axis`` at a traced ``start_index`` (clamped into
-    range; negative counts from the end).
+    range; negative counts from the end unless ``allow_negative_indices`` is False).
 
     Example:
         >>> ember.lax.dynamic_slice_in_dim(np.arange(6), 4, 3)
@@ -335,24 +335,27 @@ def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
     axis = _axis("dynamic_slice_in_dim", axis, np.ndim(operand))
     sizes = list(np.shape(operand))
     sizes[axis] = slice_size
-    return lax.dynamic_slice(operand, _starts(operand, start_index, axis), sizes)
+    return lax.dynamic_slice(operand, _starts(operand, start_index, axis), sizes,
+                             allow_negative_indices=allow_negative_indices)
 
 
 def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
                                 allow_negative_indices=True):
-    """``lax.dynamic_update_slice`` along one ``axis`` at a traced ``start_index``.
+    """``lax.dynamic_update_slice`` along one ``axis`` at a traced ``start_index`` (negative
+    counts from the end unless ``allow_negative_indices`` is False).
 
     Example:
         >>> ember.lax.dynamic_update_slice_in_dim(np.zeros(4), np.ones(2), 1, 0)
         Array([0., 1., 1., 0.], dtype=float32)
     """
     axis = _axis("dynamic_update_slice_in_dim", axis, np.ndim(operand))
-    return lax.dynamic_update_slice(operand, update, _starts(operand, start_index, axis))
+    return lax.dynamic_update_slice(operand, update, _starts(operand, start_index, axis),
+                                    allow_negative_indices=allow_negative_indices)
 
 
 def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_indices=True):
     """Write ``update`` (with or without the size-1 ``axis``) at traced ``index`` along
-    ``axis``.
+    ``axis`` (negative counts from the end unless ``allow_negative_indices`` is False).
 
     Example:
         >>> ember.lax.dynamic_update_index_in_dim(np.zeros((3, 2)), np.ones(2), 1, 0)[1]
@@ -361,7 +364,8 @@ def dynamic_update_index_in_dim(operand, update, index, axis, *, allow_negative_
     axis = _axis("dynamic_update_index_in_dim", axis, np.ndim(operand))
     if np.ndim(update) == np.ndim(operand) - 1:
         update = expand_dims(update, (axis,))
-    return dynamic_update_slice_in_dim(operand, update, index, axis)
+    return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                       allow_negative_indices=allow_negative_indices)
 
 
 # --- products, selection, powers -------------------------------------------------------------

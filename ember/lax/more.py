@@ -211,23 +211,38 @@ def scatter_max(operand, indices, updates, axes):
     return scatter(operand, indices, updates, axes, "max")
 
 
-def _ix_starts(starts, shape):
-    """Start indices as scalar arrays; a negative one counts from the end of its dimension,
-    as in JAX (then the op clamps it)."""
+def _ix_starts(starts, shape, allow_negative_indices=True):
+    """Start indices as scalar arrays; a negative one counts from the end of its dimension
+    where ``allow_negative_indices`` (a bool, or one per dimension) says so, as in JAX, and
+    is out of bounds elsewhere (then the op clamps it to 0)."""
     import numpy as np
 
     from ember import dtypes, lax
     lift = _ix_current_trace().lift
+    if isinstance(allow_negative_indices, bool | np.bool_):
+        allow = [bool(allow_negative_indices)] * len(shape)
+    else:
+        allow = [bool(a) for a in allow_negative_indices]
+        if len(allow) != len(shape):
+            raise TypeError(f"allow_negative_indices must be a bool or one bool per dimension "
+                            f"({len(shape)}), got {allow_negative_indices!r}")
     out = []
-    for s, d in zip(starts, shape):
+    for s, d, negative in zip(starts, shape, allow):
         known = isinstance(s, int | np.integer) and not isinstance(s, bool)
         if known:
+            if s < 0 and not negative:
+                from ember.errors import IndexingError
+                from ember.frontend.tracing import user_where
+                raise IndexingError(f"start index {s} is out of bounds for a dimension of size "
+                                    f"{d} with allow_negative_indices=False (as in JAX)\n  at "
+                                    f"{user_where()}")
             s = int(s) + d if s < 0 else int(s)
         s = lift(s if hasattr(s, "dtype") and not isinstance(s, np.generic)
                  else np.asarray(s, dtype=np.int32))
         if s.shape != ():
             raise TypeError(f"start indices must be scalars, got shape {s.shape}")
-        if not known and dtypes.is_int(s.dtype) and not dtypes.is_unsigned(s.dtype):
+        if negative and not known and dtypes.is_int(s.dtype) and \
+                not dtypes.is_unsigned(s.dtype):
             if np.iinfo(s.dtype).max < d:     # s + d would wrap (an int8 start, d > 127)
                 s = lax.convert_element_type(s, np.int32)
             zero = lax.convert_element_type(0, s.dtype)
@@ -237,27 +252,32 @@ def _ix_starts(starts, shape):
 
 
 @_ix_eager
-def dynamic_slice(operand, start_indices, slice_sizes):
-    """``lax.dynamic_slice``: a static-size slice at dynamic starts (a negative one counts
-    from the end, as in JAX), each clamped so that the slice fits (``[0, dim - size]``)."""
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+    """``lax.dynamic_slice``: a static-size slice at dynamic starts, each clamped so that
+    the slice fits (``[0, dim - size]``); a negative start counts from the end, as in JAX,
+    unless ``allow_negative_indices`` (a bool, or one per dimension) is False: then it is
+    out of bounds, clamped to 0."""
     x = _ix_current_trace().lift(operand)
-    return _ix_bind("ember.dynamic_slice", x, *_ix_starts(start_indices, x.shape),
+    starts = _ix_starts(start_indices, x.shape, allow_negative_indices)
+    return _ix_bind("ember.dynamic_slice", x, *starts,
                     slice_sizes=tuple(int(s) for s in slice_sizes), _weak=x.weak_type)[0]
 
 
 @_ix_eager
-def dynamic_update_slice(operand, update, start_indices):
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
     """``lax.dynamic_update_slice``: ``operand`` with ``update`` written at dynamic starts,
-    each clamped so that the update fits."""
+    each clamped so that the update fits; negative starts as in :func:`dynamic_slice`."""
     lift = _ix_current_trace().lift
     x = lift(operand)
     u = lift(update)
-    return _ix_bind("ember.dynamic_update_slice", x, u, *_ix_starts(start_indices, x.shape),
-                    _weak=x.weak_type)[0]
+    starts = _ix_starts(start_indices, x.shape, allow_negative_indices)
+    return _ix_bind("ember.dynamic_update_slice", x, u, *starts, _weak=x.weak_type)[0]
 
 
-def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True):
-    """``operand``'s slice at dynamic ``index`` along ``axis`` (clamped)."""
+def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *,
+                         allow_negative_indices: bool = True):
+    """``operand``'s slice at dynamic ``index`` along ``axis`` (clamped; a negative index
+    counts from the end unless ``allow_negative_indices`` is False)."""
     from ember import lax
     x = _ix_current_trace().lift(operand) if _ix_current_trace() else operand
     axis = axis % x.ndim
@@ -265,7 +285,7 @@ def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True):
     starts[axis] = index
     sizes = list(x.shape)
     sizes[axis] = 1
-    y = dynamic_slice(x, starts, sizes)
+    y = dynamic_slice(x, starts, sizes, allow_negative_indices=allow_negative_indices)
     if keepdims:
         return y
     return lax.reshape(y, tuple(d for i, d in enumerate(y.shape) if i != axis))

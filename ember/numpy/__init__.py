@@ -337,12 +337,6 @@ def _unary(name, lax_fn, *, floats=False):
     return eager(f)
 
 
-def _logical_or_bitwise(lax_fn, bool_fn):
-    def f(x, y):
-        return lax_fn(x, y) if x.dtype != bool_ else bool_fn(x, y)
-    return f
-
-
 add = _binary("add", lambda x, y: lax.bitwise_or(x, y) if x.dtype == bool_ else lax.add(x, y))
 lax.windowed.SUM_COMPUTATIONS.add(add)     # reduce_window(x, 0, enp.add, ...) is a sum
 subtract = _binary("subtract", lax.sub)

@@ -57,10 +57,6 @@ def _enp():
     return sys.modules["ember.numpy"]
 
 
-def _shape_str(x) -> str:
-    return str(tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape))
-
-
 def _static_ints(v, what, name):
     """``v`` (an int or a sequence of ints) as a NumPy int64 array; tracers are rejected."""
     if isinstance(v, Tracer):
