@@ -15,6 +15,7 @@ import numpy as np
 from iree.compiler import ir
 from iree.compiler.api import Output, Session
 from iree.compiler.dialects import arith, flow, func, linalg, scf, tensor, util
+from iree.compiler.dialects import complex as complex_d
 from iree.compiler.dialects import math as math_d
 from iree.compiler.passmanager import PassManager
 
@@ -23,9 +24,10 @@ from ember._quiet import quiet_compiler_bindings
 quiet_compiler_bindings()      # no nanobind leak report at exit (see ember._quiet)
 
 __all__ = [
-    "ir", "arith", "flow", "func", "linalg", "math_d", "scf", "tensor", "util", "PassManager",
-    "Session",
+    "ir", "arith", "complex_d", "flow", "func", "linalg", "math_d", "scf", "tensor", "util",
+    "PassManager", "Session",
     "Output", "new_session", "element_type", "tensor_type", "dtype_of_element", "signless",
+    "element_bits",
 ]
 
 # The bindings look for a Python module of each op's dialect (``iree.compiler.dialects.NAME``)
@@ -35,6 +37,28 @@ sys.modules.setdefault("iree.compiler.dialects.ember",
                        types.ModuleType("iree.compiler.dialects.ember"))
 
 _local = threading.local()
+
+
+def _cast_dense(attr):
+    """The bindings' class of a dense elements attribute, by element type: they have none
+    for complex elements, and reading such an attribute from an op (``op.attributes[...]``)
+    raised TypeError, or aborted the process through ``NamedAttribute.attr``."""
+    et = ir.ShapedType(attr.type).element_type
+    if isinstance(et, ir.IntegerType | ir.IndexType):
+        return ir.DenseIntElementsAttr(attr)
+    if isinstance(et, ir.FloatType):
+        return ir.DenseFPElementsAttr(attr)
+    return ir.DenseElementsAttr(attr)
+
+
+def _register_dense_caster() -> None:
+    from iree.compiler._mlir_libs import _mlir
+    with ir.Context(), ir.Location.unknown():
+        typeid = ir.DenseElementsAttr.get(np.zeros(1, np.int32)).typeid
+    _mlir.register_type_caster(typeid, replace=True)(_cast_dense)
+
+
+_register_dense_caster()
 
 
 def new_session() -> Session:
@@ -58,6 +82,7 @@ _DTYPE_TO_MLIR = {
     "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "uint64": "ui64",
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+    "complex64": "complex<f32>", "complex128": "complex<f64>",
 }
 _MLIR_TO_DTYPE = {v: np.dtype(ml_dtypes.bfloat16 if k == "bfloat16" else k)
                   for k, v in _DTYPE_TO_MLIR.items()}
@@ -75,6 +100,14 @@ def tensor_type(shape, dtype) -> ir.RankedTensorType:
 def dtype_of_element(t: ir.Type) -> np.dtype:
     """Inverse of :func:`element_type`; raises KeyError for a type ember does not know."""
     return _MLIR_TO_DTYPE[str(t)]
+
+
+def element_bits(t: ir.Type) -> int:
+    """Bits of an element type as stored: a complex number holds two parts; 32 for a type
+    without a width (``index``)."""
+    if isinstance(t, ir.ComplexType):
+        return 2 * element_bits(ir.ComplexType(t).element_type)
+    return getattr(t, "width", 32)
 
 
 def signless(t: ir.Type) -> ir.Type:

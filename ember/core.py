@@ -47,7 +47,7 @@ def short_dtype(dtype) -> str:
     name = np.dtype(dtype).name
     if name in _SHORT:
         return _SHORT[name]
-    kind = {"f": "f", "i": "i", "u": "u"}[np.dtype(dtype).kind]
+    kind = {"f": "f", "i": "i", "u": "u", "c": "c"}[np.dtype(dtype).kind]
     return f"{kind}{np.dtype(dtype).itemsize * 8}"
 
 

@@ -26,18 +26,22 @@ bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in ("int8", "int16", "int32", "int64"))
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in ("uint8", "uint16", "uint32", "uint64"))
 float16, float32, float64 = (np.dtype(t) for t in ("float16", "float32", "float64"))
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-             float16, bfloat16, float32, float64)
-_NARROW = {int64: int32, uint64: uint32, float64: float32}
+             float16, bfloat16, float32, float64, complex64, complex128)
+_NARROW = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
-# JAX's promotion lattice; "i*" and "f*" are the weak (Python scalar) int and float types.
+# JAX's promotion lattice; "i*", "f*" and "c*" are the weak (Python scalar) int, float and
+# complex types.
 _LATTICE = {
     bool_: ["i*"], "i*": [uint8, int8, "f*"], uint8: [uint16, int16], uint16: [uint32, int32],
     uint32: [uint64, int64], uint64: ["f*"], int8: [int16], int16: [int32], int32: [int64],
-    int64: ["f*"], "f*": [bfloat16, float16], bfloat16: [float32], float16: [float32],
-    float32: [float64], float64: [],
+    int64: ["f*"], "f*": [bfloat16, float16, "c*"], bfloat16: [float32], float16: [float32],
+    float32: [float64, complex64], float64: [complex128], "c*": [complex64],
+    complex64: [complex128], complex128: [],
 }
+_WEAK = {"i*", "f*", "c*"}
 
 
 @functools.cache
@@ -60,7 +64,7 @@ _warned_x64 = set()
 def canonicalize(dtype, *, warn: bool = True) -> np.dtype:
     """The dtype ember computes in: 64-bit types narrowed unless x64 is enabled.
 
-    Raises UnsupportedDtypeError for dtypes ember has no ops for (complex, strings, objects).
+    Raises UnsupportedDtypeError for dtypes ember has no ops for (strings, objects, ...).
     """
     if getattr(dtype, "ndim", None) is not None and \
             not isinstance(dtype, type | np.dtype | np.generic):
@@ -96,11 +100,16 @@ def default_float() -> np.dtype:
     return float64 if config.enable_x64 else float32
 
 
+def default_complex() -> np.dtype:
+    return complex128 if config.enable_x64 else complex64
+
+
 def to_inexact(dt) -> np.dtype:
-    """JAX's ``to_inexact_dtype``: floats stay as they are; bools and integers of up to 32
-    bits become float32, 64-bit integers float64 (so int32 data stays float32 under x64)."""
+    """JAX's ``to_inexact_dtype``: floats and complex types stay as they are; bools and
+    integers of up to 32 bits become float32, 64-bit integers float64 (so int32 data stays
+    float32 under x64)."""
     dt = np.dtype(dt)
-    if is_float(dt):
+    if is_float(dt) or is_complex(dt):
         return dt
     return float64 if dt.itemsize == 8 else float32
 
@@ -113,8 +122,8 @@ def dtype_and_weak(x) -> tuple[np.dtype, bool]:
         return default_int(), True
     if isinstance(x, float) and not isinstance(x, np.floating):
         return default_float(), True
-    if isinstance(x, complex):
-        raise UnsupportedDtypeError("complex numbers are not supported by ember")
+    if isinstance(x, complex) and not isinstance(x, np.complexfloating):
+        return default_complex(), True
     dt = getattr(x, "dtype", None)
     if dt is None:
         dt = np.asarray(x).dtype
@@ -124,6 +133,8 @@ def dtype_and_weak(x) -> tuple[np.dtype, bool]:
 def _lattice_type(dt: np.dtype, weak: bool):
     if not weak:
         return dt
+    if is_complex(dt):
+        return "c*"
     return "f*" if np.issubdtype(dt, np.floating) or dt == bfloat16 else "i*"
 
 
@@ -141,11 +152,13 @@ def promote_pairs(pairs) -> tuple[np.dtype, bool]:
     if len(set(dts)) == 1 and not all(weaks):
         return dts[0], False
     lub = _least_upper_bound({_lattice_type(d, w) for d, w in pairs})
-    weak = all(weaks) or lub in ("i*", "f*")
+    weak = all(weaks) or lub in _WEAK
     if lub == "i*":
         lub = default_int()
     elif lub == "f*":
         lub = default_float()
+    elif lub == "c*":
+        lub = default_complex()
     lub = canonicalize(lub, warn=False)
     return lub, weak and lub != bool_
 
@@ -165,6 +178,35 @@ def is_float(dt) -> bool:
     return dt == bfloat16 or np.issubdtype(dt, np.floating)
 
 
+def is_complex(dt) -> bool:
+    return np.dtype(dt).kind == "c"
+
+
+def is_inexact(dt) -> bool:
+    """Floating point or complex."""
+    return is_float(dt) or is_complex(dt)
+
+
+def real_dtype(dt) -> np.dtype:
+    """The dtype of a complex dtype's parts (float32 for complex64); other dtypes unchanged.
+
+    Example:
+        >>> real_dtype("complex128")
+        dtype('float64')
+    """
+    dt = np.dtype(dt)
+    return np.dtype(f"float{dt.itemsize * 4}") if is_complex(dt) else dt
+
+
+def complex_dtype(dt) -> np.dtype:
+    """The complex dtype whose parts are the float ``dt`` (float16/bfloat16/float32:
+    complex64, float64: complex128); complex dtypes unchanged."""
+    dt = np.dtype(dt)
+    if is_complex(dt):
+        return dt
+    return complex128 if dt == float64 else complex64
+
+
 def is_int(dt) -> bool:
     return np.issubdtype(np.dtype(dt), np.integer)
 
@@ -178,7 +220,8 @@ def is_bool(dt) -> bool:
 
 
 def finfo(dt):
-    return ml_dtypes.finfo(dt)
+    """Machine limits of a floating dtype; of a complex dtype's parts (as NumPy's)."""
+    return ml_dtypes.finfo(real_dtype(dt))
 
 
 def iinfo(dt):

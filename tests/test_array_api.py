@@ -24,16 +24,16 @@ def test_namespace_info_as_the_standard_describes_it(config_value):
     caps = info.capabilities()
     assert set(caps) == set(np.__array_namespace_info__().capabilities())
     assert info.default_device() in info.devices() == ember.devices()
-    assert info.default_dtypes() == {"real floating": np.float32, "integral": np.int32,
+    assert info.default_dtypes() == {"real floating": np.float32,
+                                     "complex floating": np.complex64, "integral": np.int32,
                                      "indexing": np.int32}
     assert list(info.dtypes(kind="signed integer")) == ["int8", "int16", "int32"]
     assert list(info.dtypes(kind=("bool", "real floating"))) == ["bool", "float32"]
     assert "float16" not in info.dtypes()       # ember's, not the standard's
     config_value("enable_x64", True)
     assert info.default_dtypes()["real floating"] == np.float64
-    expected = {k: v for k, v in np.__array_namespace_info__().dtypes().items()
-                if v.kind != "c"}                # ember has no complex dtypes yet
-    assert info.dtypes() == expected
+    assert info.default_dtypes()["complex floating"] == np.complex128
+    assert info.dtypes() == np.__array_namespace_info__().dtypes()
 
 
 def test_device_keywords_and_to_device():

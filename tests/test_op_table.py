@@ -185,6 +185,27 @@ _BAD["ember.all_gather"] = [([A((3,))], {"axis_name": "i", "axis_size": 0}),
                             ([A((3,))], {"axis_name": "i", "axis_size": 2, "axis": 2}),
                             ([A(())], {"axis_name": "i", "axis_size": 2, "tiled": True})]
 _BAD["ember.axis_index"] = [([], {"axis_name": ""})]
+# --- complex numbers ---
+C64 = "complex64"
+for _name in ("real", "imag", "conj"):
+    _BAD[f"ember.{_name}"] = [([A((3,))], {}), ([A((3,), I32)], {})]
+_BAD["ember.complex"] = [([A((3,)), A((4,))], {}), ([A((3,)), A((3,), "float64")], {}),
+                         ([A((3,), I32), A((3,), I32)], {}),
+                         ([A((3,), "float16"), A((3,), "float16")], {}),
+                         ([A((3,), C64), A((3,), C64)], {})]
+# Complex numbers have no order: the ordered ops refuse them.
+for _name in ("max", "min", "lt", "le", "gt", "ge", "rem", "atan2"):
+    _BAD[f"ember.{_name}"].append(([A((3,), C64), A((3,), C64)], {}))
+for _name in ("reduce_max", "reduce_min"):
+    _BAD[f"ember.{_name}"].append(([A((3,), C64)], {"axes": (0,)}))
+for _name in ("floor", "ceil", "logistic", "erf", "is_finite", "cbrt", "lgamma"):
+    _BAD[f"ember.{_name}"].append(([A((3,), C64)], {"rounding_method": "away_from_zero"}
+                                   if _name == "round" else {}))
+_BAD["ember.argmax"].append(([A((3,), C64)], {"axis": 0, "index_dtype": np.dtype(I32)}))
+_BAD["ember.sort"].append(([A((3,), C64)], {"dimension": 0, "num_keys": 1}))
+_BAD["ember.cummax"].append(([A((3,), C64)], {"axis": 0, "reverse": False}))
+_BAD["ember.iota"].append(([], {"shape": (3,), "dimension": 0, "dtype": np.dtype(C64)}))
+
 # Any one array is a good operand: the entry serves the operand-count test only.
 _BAD["ember.stop_gradient"] = [([A((3,))], {})]
 

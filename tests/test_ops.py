@@ -1660,6 +1660,30 @@ def test_vmap_collectives(dtype):
     check(scaled, x * np.arange(n, dtype=dtype)[:, None], exact=True)
 
 
+# --- complex numbers (tests/test_complex.py has the rest, on the CPU) ---
+
+def _complex_ops(x, y):
+    return (lax.real(x), lax.imag(x), lax.complex(lax.real(y), lax.imag(x)), lax.conj(x),
+            lax.add(x, y), lax.mul(x, y), lax.div(x, y), lax.abs(x), lax.eq(x, y),
+            lax.exp(x), lax.sqrt(x), lax.log(x))
+
+
+COMPLEX_JIT = ember.jit(_complex_ops)
+
+
+def test_complex_ops():
+    rng = np.random.default_rng(_seed("complex"))
+    x, y = ((rng.uniform(-3, 3, SHAPE) + 1j * rng.uniform(-3, 3, SHAPE)).astype(np.complex64)
+            for _ in range(2))
+    y[0, :3] = x[0, :3]
+    want = (x.real, x.imag, y.real + 1j * x.imag, np.conj(x), x + y, x * y, x / y, np.abs(x),
+            x == y, np.exp(x), np.sqrt(x), np.log(x))
+    for i, (g, w) in enumerate(zip(COMPLEX_JIT(x, y), want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype, (i, g.dtype, w.dtype)
+        np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-6, err_msg=f"result {i}")
+
+
 # --- every op ran on this backend: keep this test last in the module ---------------------
 
 def test_every_op_ran(ember_backend, request, deselected_tests):

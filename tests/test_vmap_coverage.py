@@ -99,7 +99,7 @@ case("numpy.nan_to_num", lambda a, b, m, n, k: enp.nan_to_num(enp.log(a - 0.5), 
 case("numpy.where", lambda a, b, m, n, k: enp.where(a > m[:4], a, -b))
 case("numpy.where#size", lambda a, b, m, n, k: enp.where(b > 1.0, size=5, fill_value=-1)[0])
 for _n in ["bfloat16", "bool_", "float16", "float32", "float64", "int8", "int16", "int32",
-           "int64", "uint8", "uint16", "uint32", "uint64"]:
+           "int64", "uint8", "uint16", "uint32", "uint64", "complex64", "complex128"]:
     case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(
         enp.abs(n) if _n.startswith("u") else n))
 case("numpy.astype", lambda a, b, m, n, k: enp.astype(a * 10, np.int32))
@@ -345,6 +345,11 @@ for _n in ["bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
 for _n in ["bitwise_not", "not_", "clz", "population_count"]:
     case(f"lax.{_n}", lambda a, b, m, n, k, _n=_n: getattr(lax, _n)(n))
 case("lax.select", lambda a, b, m, n, k: lax.select(a > m[:4], a, m[:4]))
+# complex numbers: complex64 built from the float32 samples
+case("lax.complex", lambda a, b, m, n, k: lax.complex(a, m[:4]) * (1 - 2j))
+case("lax.real", lambda a, b, m, n, k: lax.real(lax.exp(lax.complex(a, m[:4]))))
+case("lax.imag", lambda a, b, m, n, k: lax.imag(lax.complex(b, b * 3) ** 2))
+case("lax.conj", lambda a, b, m, n, k: lax.conj(lax.complex(a - m[:4], a)))
 case("lax.convert_element_type", lambda a, b, m, n, k: lax.convert_element_type(a * 9, i32))
 case("lax.bitcast_convert_type", lambda a, b, m, n, k: lax.bitcast_convert_type(a, i32))
 case("lax.iota", lambda a, b, m, n, k: lax.iota(f32, 5) * b)

@@ -128,6 +128,9 @@ class Array:
     def __float__(self):
         return float(self._ember_host())
 
+    def __complex__(self):
+        return complex(self._ember_host())
+
     def __index__(self):
         return int(self._ember_host().__index__())
 

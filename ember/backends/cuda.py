@@ -90,11 +90,21 @@ def runtime_device(dev: CudaDevice | None, largest_tensor_bytes: int,
     return dev if dev is not None else device(0)
 
 
+# Checked by compiling (no GPU here): IREE 3.13 demotes float64 for CUDA, and its demotion
+# fails on complex128 constants ("'complex.constant' op requires attribute"); a complex
+# scan (iree_linalg_ext.scan on complex<f32>) beside another dispatch crashes its CUDA
+# compiler (SIGSEGV: cumsum(x) + sum(x)); a real scan there compiles.
+_NO_C128 = ("IREE 3.13 demotes 64-bit floats for CUDA and fails on complex128 constants; use "
+            "complex64, or the CPU backend")
+_COMPLEX_SCAN = ("IREE 3.13's CUDA compiler crashes on a complex scan next to another "
+                 "dispatch; scan the real and imaginary parts (cumsum), or use the CPU backend")
+
+
 def unsupported(**options) -> dict[str, str]:
-    """dtype name -> why it is refused: the CUDA target runs every ember dtype."""
-    return {}
+    """dtype name -> why it is refused: complex128 (the other ember dtypes run)."""
+    return {"complex128": _NO_C128}
 
 
 def unsupported_ops(**options) -> dict[tuple[str, str], str]:
-    """(ember op, operand dtype name) -> why it is refused: none here."""
-    return {}
+    """(ember op, operand dtype name) -> why it is refused: complex scans."""
+    return {(op, "complex64"): _COMPLEX_SCAN for op in ("ember.cumsum", "ember.cumprod")}

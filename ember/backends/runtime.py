@@ -34,15 +34,17 @@ _HAL_TYPE_BY_NAME = {
     "uint16": rt.HalElementType.UINT_16, "uint32": rt.HalElementType.UINT_32,
     "uint64": rt.HalElementType.UINT_64, "float16": rt.HalElementType.FLOAT_16,
     "bfloat16": rt.HalElementType.BFLOAT_16, "float32": rt.HalElementType.FLOAT_32,
-    "float64": rt.HalElementType.FLOAT_64,
+    "float64": rt.HalElementType.FLOAT_64, "complex64": rt.HalElementType.COMPLEX_64,
+    "complex128": rt.HalElementType.COMPLEX_128,
 }
 # Keyed by dtype object: NumPy 2 computes ``dtype.name`` in Python, microseconds a call.
 _HAL_TYPE = {dtypes.bfloat16 if k == "bfloat16" else np.dtype(k): v
              for k, v in _HAL_TYPE_BY_NAME.items()}
 # The buffer protocol knows no bfloat16 and IREE's mapping wants plain NumPy dtypes: move
-# bytes as unsigned integers of the same width.
+# bytes as unsigned integers of the same width (16-byte elements, complex128, as themselves:
+# there is no 16-byte integer, and the buffer protocol knows complex numbers).
 _RAW = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
-        8: np.dtype(np.uint64)}
+        8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
 
 
 class Device:

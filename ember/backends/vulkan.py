@@ -74,6 +74,8 @@ _GENERIC_ONLY = {
     "float64": "the generic Vulkan target has no 64-bit floats (IREE would silently demote "
                "them to float32); use float32, a target with Float64 ('lavapipe'), or the "
                "CPU backend",
+    "complex128": "the generic Vulkan target has no 64-bit floats, the parts of complex128; "
+                  "use complex64, a target with Float64 ('lavapipe'), or the CPU backend",
 }
 
 _NARROW_UNSIGNED_DIV = ("IREE 3.13 cannot compile unsigned division of 8- and 16-bit "
@@ -101,6 +103,15 @@ _F64_MATH_OPS = {(f"ember.{name}", "float64"): _NO_F64_MATH for name in (
     "exp", "exp2", "expm1", "log", "log1p", "log2", "sin", "cos", "tan", "tanh", "logistic",
     "pow", "atan2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
     "cbrt", "erf", "erfc", "erf_inv", "lgamma", "digamma", "rem")}
+# complex128 functions computed on float64 parts with those functions (or a sign bit's
+# bitcast: sqrt): "failed to legalize operation 'arith.bitcast'" (checked on lavapipe).
+# complex64 gives NumPy's values there (within lavapipe's float32 exp/sin: ~30 ulps).
+_NO_C128_MATH = ("IREE 3.13 cannot compile this complex128 function for Vulkan (it computes "
+                 "on float64 parts with functions the SPIR-V lowering has for 16/32-bit "
+                 "floats only); use complex64, or the CPU backend")
+_F64_MATH_OPS.update({(f"ember.{name}", "complex128"): _NO_C128_MATH for name in (
+    "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "pow",
+    "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")})
 
 
 # The narrowest storage IREE's known targets have (``storage = b64|b32|b16|b8`` in their
@@ -169,7 +180,9 @@ def unsupported(target: str | None = "host") -> dict[str, str]:
     """
     t = resolve(target)
     out = {"int64": _NO_I64, "uint64": _NO_I64}
-    out.update({k: v for k, v in _GENERIC_ONLY.items() if not getattr(t, k)})
+    # complex128's parts are float64
+    out.update({k: v for k, v in _GENERIC_ONLY.items()
+                if not getattr(t, "float64" if k == "complex128" else k)})
     return out
 
 

@@ -114,7 +114,7 @@ def encode_attr(kind: str, value) -> ir.Attribute:
     if kind == "dense":
         arr = np.asarray(value)
         arr = arr if arr.flags.c_contiguous else arr.copy(order="C")
-        return ir.DenseElementsAttr.get(arr, type=tensor_type(arr.shape, arr.dtype))
+        return dense_attr(arr, tensor_type(arr.shape, arr.dtype))
     if kind == "symbol":
         return ir.FlatSymbolRefAttr.get(value)
     raise AssertionError(kind)
@@ -146,11 +146,23 @@ def decode_attr(kind: str, attr: ir.Attribute):
     raise AssertionError(kind)
 
 
+def dense_attr(arr: np.ndarray, type_: ir.Type) -> ir.DenseElementsAttr:
+    """A dense elements attribute of ``type_`` holding the (C-contiguous) array ``arr``. The
+    bindings' buffer protocol knows no complex numbers: a complex array goes in as pairs of
+    floats, which the attribute's complex element type reads as (real, imaginary)."""
+    if arr.dtype.kind == "c":
+        parts = np.dtype(f"float{arr.dtype.itemsize * 4}")
+        arr = np.ascontiguousarray(arr).view(parts).reshape(arr.shape + (2,))
+    return ir.DenseElementsAttr.get(arr, type=type_)
+
+
 def _dense_to_numpy(dense: ir.DenseElementsAttr, shape, dtype) -> np.ndarray:
     if dense.is_splat:
         return np.full(shape, _scalar_of(dense.get_splat_value()), dtype=dtype)
     if dtype == np.dtype("bfloat16"):
         return _bf16_from_text(str(dense), shape)
+    if dtype.kind == "c":
+        return _complex_from_text(str(dense), shape, dtype)
     return np.array(dense).astype(dtype, copy=False).reshape(shape)
 
 
@@ -170,7 +182,24 @@ def _bf16_from_text(text: str, shape) -> np.ndarray:
     return raw.view(ml_dtypes.bfloat16).reshape(shape)
 
 
+def _complex_from_text(text: str, shape, dtype) -> np.ndarray:
+    """Values of a complex dense attribute, read from its text (the bindings have no buffer
+    protocol for complex numbers): ``(re,im)`` pairs of decimals (printed to round-trip) or
+    0x bit patterns, or the whole payload as hex bytes."""
+    parts = np.dtype(f"float{dtype.itemsize * 4}")
+    body = text[text.index("<") + 1:text.rindex(">", 0, text.rindex(":"))]
+    if body.startswith('"0x'):
+        return np.frombuffer(bytes.fromhex(body[3:-1]), dtype=dtype).reshape(shape).copy()
+    bits = np.dtype(f"uint{parts.itemsize * 8}")
+    values = [np.array(int(t, 16), bits).view(parts) if t.startswith("0x") else
+              np.array(float(t), parts) for t in _BF16_TOKEN.findall(body)]
+    return np.array(values, parts).view(dtype).reshape(shape)
+
+
 def _scalar_of(attr: ir.Attribute):
+    if isinstance(attr, ir.ArrayAttr):      # a complex number: [re, im]
+        re_, im_ = (ir.FloatAttr(a).value for a in ir.ArrayAttr(attr))
+        return complex(re_, im_)
     if isinstance(attr, ir.BoolAttr):
         return attr.value
     if isinstance(attr, ir.IntegerAttr):

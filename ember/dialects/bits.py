@@ -57,7 +57,7 @@ define("clz", 1, _bit_unary, family="elementwise",
 
 def _bitcast(avals, attrs):
     (x,), new = avals, np.dtype(attrs["new_dtype"])
-    _check_class(avals, "any")
+    _check_class(avals, "real")
     if dtypes.is_bool(x.dtype) or dtypes.is_bool(new):
         raise OpTypeError(f"cannot bitcast to or from bool: {x.str_short()} to {new}")
     if x.dtype.itemsize != new.itemsize:

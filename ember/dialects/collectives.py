@@ -17,8 +17,8 @@ from ember.dialects.ops import _axes_ok, _check_class, _out
 __all__: list[str] = ["AXIS_REDUCTIONS"]
 
 # op name: (dtype class, the reduction over a batch dimension)
-AXIS_REDUCTIONS = {"psum": ("numeric", "reduce_sum"), "pmax": ("any", "reduce_max"),
-                   "pmin": ("any", "reduce_min")}
+AXIS_REDUCTIONS = {"psum": ("numeric", "reduce_sum"), "pmax": ("real", "reduce_max"),
+                   "pmin": ("real", "reduce_min")}
 
 
 def _named(attrs):

@@ -61,6 +61,9 @@ def _scatter(avals, attrs):
                           f"{fmt(avals)}")
     if attrs["kind"] in ("add", "mul") and dtypes.is_bool(operand.dtype):
         raise OpTypeError(f"scatter {attrs['kind']} needs a numeric dtype, got {fmt(avals)}")
+    if attrs["kind"] in ("min", "max") and dtypes.is_complex(operand.dtype):
+        raise OpTypeError(f"scatter {attrs['kind']} needs a real (ordered, non-complex) dtype, "
+                          f"got {fmt(avals)}")
     return [operand]
 
 

@@ -28,9 +28,15 @@ MATH_BINARY = {
     "copysign": "the magnitude of x1 with the sign of x2",
 }
 
+# The functions with a complex form too (ember/passes/lower_complex.py).
+COMPLEX_MATH = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
+
 for _name, _what in MATH_UNARY.items():
-    define(_name, 1, _unary_rule("float", None), family="elementwise",
-           doc=f"Elementwise {_what}, of a floating-point operand.")
+    _complex = _name in COMPLEX_MATH
+    define(_name, 1, _unary_rule("inexact" if _complex else "float", None),
+           family="elementwise",
+           doc=f"Elementwise {_what}, of a floating-point"
+               f"{' or complex' if _complex else ''} operand.")
 
 for _name, _what in MATH_BINARY.items():
     define(_name, 2, _binary_rule("float"), family="elementwise",
@@ -39,4 +45,4 @@ for _name, _what in MATH_BINARY.items():
 define("signbit", 1, _unary_rule("float", dtypes.bool_), family="elementwise",
        doc="Elementwise sign bit of a float (True for -0.0 and negative NaNs), as bool.")
 
-__all__: list[str] = ["MATH_BINARY", "MATH_UNARY"]
+__all__: list[str] = ["COMPLEX_MATH", "MATH_BINARY", "MATH_UNARY"]

@@ -15,21 +15,33 @@ from ember.dialects.base import Attr, OpTypeError, callee_type, define
 
 # --- dtype classes ------------------------------------------------------------------------
 
-_FLOAT = "float"        # floating point
-_NUMERIC = "numeric"    # int, unsigned or float (not bool)
+_FLOAT = "float"        # real floating point
+_INEXACT = "inexact"    # real floating point or complex
+_NUMERIC = "numeric"    # int, unsigned, float or complex (not bool)
+_REAL_NUMERIC = "real_numeric"  # int, unsigned or float (not bool, not complex)
 _INTEGRAL = "integral"  # bool, int or unsigned
-_SIGNED = "signed"      # int or float
+_SIGNED = "signed"      # int, float or complex
+_REAL = "real"          # anything but complex: the ordered dtypes
+_COMPLEX = "complex"    # complex64 or complex128
 _ANY = "any"
 
 _CLASS_TEST = {
     _FLOAT: dtypes.is_float,
+    _INEXACT: dtypes.is_inexact,
     _NUMERIC: lambda d: not dtypes.is_bool(d),
+    _REAL_NUMERIC: lambda d: not dtypes.is_bool(d) and not dtypes.is_complex(d),
     _INTEGRAL: lambda d: dtypes.is_bool(d) or dtypes.is_int(d),
-    _SIGNED: lambda d: dtypes.is_float(d) or (dtypes.is_int(d) and not dtypes.is_unsigned(d)),
+    _SIGNED: lambda d: dtypes.is_inexact(d) or (dtypes.is_int(d) and not dtypes.is_unsigned(d)),
+    _REAL: lambda d: not dtypes.is_complex(d),
+    _COMPLEX: dtypes.is_complex,
     _ANY: lambda d: True,
 }
-_CLASS_WORDS = {_FLOAT: "a floating-point", _NUMERIC: "a numeric (non-bool)",
-                _INTEGRAL: "a bool or integer", _SIGNED: "a signed", _ANY: "any"}
+# Complex numbers have no order (the Array API leaves max, min, <, sort of them undefined):
+# ember refuses them there rather than pick one (JAX's is lexicographic).
+_CLASS_WORDS = {_FLOAT: "a real floating-point", _INEXACT: "a floating-point or complex",
+                _NUMERIC: "a numeric (non-bool)", _REAL_NUMERIC: "a real numeric (non-bool)",
+                _INTEGRAL: "a bool or integer", _SIGNED: "a signed",
+                _REAL: "a real (ordered, non-complex)", _COMPLEX: "a complex", _ANY: "any"}
 
 
 def fmt(avals) -> str:
@@ -63,29 +75,33 @@ def _out(shape, dtype):
 
 # --- elementwise families -----------------------------------------------------------------
 
+# Result dtype "real": the operand's, or the dtype of a complex operand's parts (abs).
 UNARY = {  # name: (dtype class, result dtype or None for the operand's)
-    "neg": (_SIGNED, None), "abs": (_SIGNED, None), "sign": (_NUMERIC, None),
-    "exp": (_FLOAT, None), "expm1": (_FLOAT, None), "log": (_FLOAT, None),
-    "log1p": (_FLOAT, None), "sqrt": (_FLOAT, None), "rsqrt": (_FLOAT, None),
-    "sin": (_FLOAT, None), "cos": (_FLOAT, None), "tan": (_FLOAT, None),
-    "tanh": (_FLOAT, None), "logistic": (_FLOAT, None), "erf": (_FLOAT, None),
+    "neg": (_SIGNED, None), "abs": (_SIGNED, "real"), "sign": (_NUMERIC, None),
+    "exp": (_INEXACT, None), "expm1": (_INEXACT, None), "log": (_INEXACT, None),
+    "log1p": (_INEXACT, None), "sqrt": (_INEXACT, None), "rsqrt": (_INEXACT, None),
+    "sin": (_INEXACT, None), "cos": (_INEXACT, None), "tan": (_INEXACT, None),
+    "tanh": (_INEXACT, None), "logistic": (_FLOAT, None), "erf": (_FLOAT, None),
     "floor": (_FLOAT, None), "ceil": (_FLOAT, None), "round": (_FLOAT, None),
     "not": (_INTEGRAL, None), "is_finite": (_FLOAT, dtypes.bool_),
 }
 BINARY = {
-    "add": _NUMERIC, "sub": _NUMERIC, "mul": _NUMERIC, "div": _NUMERIC, "rem": _NUMERIC,
-    "pow": _FLOAT, "max": _ANY, "min": _ANY, "atan2": _FLOAT,
+    "add": _NUMERIC, "sub": _NUMERIC, "mul": _NUMERIC, "div": _NUMERIC, "rem": _REAL_NUMERIC,
+    "pow": _INEXACT, "max": _REAL, "min": _REAL, "atan2": _FLOAT,
     "and": _INTEGRAL, "or": _INTEGRAL, "xor": _INTEGRAL,
 }
 COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
-REDUCE = {"reduce_sum": _NUMERIC, "reduce_prod": _NUMERIC, "reduce_max": _ANY,
-          "reduce_min": _ANY, "reduce_and": _INTEGRAL, "reduce_or": _INTEGRAL}
+REDUCE = {"reduce_sum": _NUMERIC, "reduce_prod": _NUMERIC, "reduce_max": _REAL,
+          "reduce_min": _REAL, "reduce_and": _INTEGRAL, "reduce_or": _INTEGRAL}
 
 
 def _unary_rule(cls, result_dtype):
     def infer(avals, attrs):
         _check_class(avals, cls)
-        return [_out(avals[0].shape, result_dtype or avals[0].dtype)]
+        dt = avals[0].dtype
+        if result_dtype == "real":
+            return [_out(avals[0].shape, dtypes.real_dtype(dt))]
+        return [_out(avals[0].shape, result_dtype or dt)]
     return infer
 
 
@@ -110,8 +126,40 @@ for _name, _cls in BINARY.items():
            doc=f"Elementwise {_name} of two operands of equal shape and dtype (lax semantics).")
 
 for _name in COMPARE:
-    define(_name, 2, _binary_rule(_ANY, dtypes.bool_), family="elementwise",
+    define(_name, 2, _binary_rule(_ANY if _name in ("eq", "ne") else _REAL, dtypes.bool_),
+           family="elementwise",
            doc=f"Elementwise comparison {_name}; NaN compares unequal to everything.")
+
+
+# --- complex numbers ----------------------------------------------------------------------
+
+
+def _part(avals, attrs):
+    _check_class(avals, _COMPLEX)
+    return [_out(avals[0].shape, dtypes.real_dtype(avals[0].dtype))]
+
+
+def _complex(avals, attrs):
+    _same(avals)
+    if avals[0].dtype not in (dtypes.float32, dtypes.float64):
+        raise OpTypeError(f"needs float32 or float64 parts, got {fmt(avals)}")
+    return [_out(avals[0].shape, dtypes.complex_dtype(avals[0].dtype))]
+
+
+def _conj(avals, attrs):
+    _check_class(avals, _COMPLEX)
+    return [avals[0]]
+
+
+define("real", 1, _part, family="elementwise",
+       doc="Elementwise real part of a complex operand (complex64 -> float32).")
+define("imag", 1, _part, family="elementwise",
+       doc="Elementwise imaginary part of a complex operand (complex64 -> float32).")
+define("complex", 2, _complex, family="elementwise",
+       doc="Elementwise re + im i of two float32 (float64) operands of equal shape: complex64 "
+           "(complex128).")
+define("conj", 1, _conj, family="elementwise",
+       doc="Elementwise complex conjugate of a complex operand.")
 
 
 def _select(avals, attrs):
@@ -148,8 +196,8 @@ define("constant", 0, _constant, attrs=(Attr("value", "dense"),), family="creati
 def _iota(avals, attrs):
     shape, dim = attrs["shape"], attrs["dimension"]
     _axes_ok([dim], len(shape), "dimension")
-    if dtypes.is_bool(attrs["dtype"]):
-        raise OpTypeError("iota needs a numeric dtype, got bool")
+    if dtypes.is_bool(attrs["dtype"]) or dtypes.is_complex(attrs["dtype"]):
+        raise OpTypeError(f"iota needs a real numeric dtype, got {np.dtype(attrs['dtype'])}")
     return [_out(shape, attrs["dtype"])]
 
 
@@ -286,6 +334,7 @@ for _name, _cls in REDUCE.items():
 
 def _arg_reduce(avals, attrs):
     (x,), axis = avals, attrs["axis"]
+    _check_class(avals, _REAL)
     _axes_ok([axis], x.ndim)
     if x.shape[axis] == 0:
         raise OpTypeError(f"cannot take an argmax/argmin over an empty axis {axis} of "

@@ -21,6 +21,7 @@ def _sort(avals, attrs):
     if not 1 <= attrs["num_keys"] <= len(avals):
         raise OpTypeError(f"num_keys={attrs['num_keys']} must be between 1 and the number of "
                           f"operands ({len(avals)})")
+    _check_class(avals[:attrs["num_keys"]], "real")     # complex keys have no order
     return [_out(a.shape, a.dtype) for a in avals]
 
 
@@ -33,7 +34,7 @@ define("sort", None, _sort,
 
 # name: (dtype class, combining elementwise op)
 CUMULATIVE = {"cumsum": ("numeric", "add"), "cumprod": ("numeric", "mul"),
-              "cummax": ("any", "max"), "cummin": ("any", "min")}
+              "cummax": ("real", "max"), "cummin": ("real", "min")}
 
 
 def _cumulative_rule(cls):

@@ -9,7 +9,7 @@ import weakref
 import numpy as np
 
 from ember import tree_util
-from ember._mlir import ir, walk
+from ember._mlir import element_bits, ir, walk
 from ember.backends import dispatch_regions, get_backend, legality, traits
 from ember.backends import target_options as _target_options
 from ember.backends.array import Array, device_of_arrays
@@ -325,7 +325,7 @@ def _largest_tensor(module: ir.Module) -> int:
 
 
 def _nbytes(t: ir.RankedTensorType) -> int:
-    bits = getattr(t.element_type, "width", 32)
+    bits = element_bits(t.element_type)
     return int(np.prod(t.shape, dtype=np.int64)) * max(bits // 8, 1)
 
 

@@ -44,7 +44,8 @@ def operator_method(fn, name, reflected=False):
     scalar_argument = name in _SCALAR_ARGUMENT_OPS
 
     def op(self, other):
-        if scalar_argument and type(other) in (int, float) and type(self) is _array_type():
+        if scalar_argument and type(other) in (int, float, complex) and \
+                type(self) is _array_type():
             other = _weak_scalar(self, other)
         return fn(other, self) if reflected else fn(self, other)
     op.__name__ = f"__{'r' if reflected else ''}{name}__"
@@ -70,7 +71,7 @@ _MAX_SCALARS = 256
 
 
 def _weak_scalar(array, x):
-    """``x`` (a Python int or float) as a weak-typed 0-d Array on ``array``'s device, as it
+    """``x`` (a Python int, float or complex) as a weak-typed 0-d Array on ``array``'s device, as it
     would be passed to a jitted function; ``x`` itself inside a trace (a constant there) and
     for an int its weak dtype cannot hold (the op's own rules report or convert it)."""
     from ember.frontend import tracing
@@ -78,7 +79,9 @@ def _weak_scalar(array, x):
     if tracing._TRACES.items:
         return x
     device = array.device
-    key = (device.space, type(x), x if type(x) is int else x.hex())   # -0.0, nan: by bits
+    # -0.0, nan: by bits
+    key = (device.space, type(x), x if type(x) is int else
+           (x.real.hex(), x.imag.hex()) if type(x) is complex else x.hex())
     hit = _SCALARS.get(key)
     if hit is not None:
         return hit

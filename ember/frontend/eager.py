@@ -39,7 +39,7 @@ def _hashable(x):
     never hit)."""
     if isinstance(x, slice):
         return ("slice", x.start, x.stop, x.step)
-    if isinstance(x, float | np.floating):
+    if isinstance(x, float | complex | np.floating | np.complexfloating):
         return (type(x), repr(x))
     if isinstance(x, bool | int | np.generic):
         return (type(x), x)

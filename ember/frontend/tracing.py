@@ -390,6 +390,9 @@ class Tracer:
     def __float__(self):
         self._concrete("float()")
 
+    def __complex__(self):
+        self._concrete("complex()")
+
     def __index__(self):
         self._concrete("an index (__index__)")
 

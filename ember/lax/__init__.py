@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import builtins
 import enum
+import warnings
 
 import numpy as np
 
 from ember import dtypes
+from ember._traceback import user_stacklevel as _user_stacklevel
 from ember.errors import TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, bind, current_trace, user_where
@@ -96,6 +98,59 @@ logistic = globals()["logistic"]
 
 
 @eager
+def real(x):
+    """The real part of a complex array (complex64 -> float32), as JAX's ``lax.real``.
+
+    Example:
+        >>> ember.lax.real(np.array([1 + 2j], np.complex64))
+        Array([1.], dtype=float32)
+    """
+    x = _as_tracer(x)
+    return bind("ember.real", x, _weak=x.weak_type)[0]
+
+
+@eager
+def imag(x):
+    """The imaginary part of a complex array (complex64 -> float32), as JAX's ``lax.imag``.
+
+    Example:
+        >>> ember.lax.imag(np.array([1 + 2j], np.complex64))
+        Array([2.], dtype=float32)
+    """
+    x = _as_tracer(x)
+    return bind("ember.imag", x, _weak=x.weak_type)[0]
+
+
+@eager
+def complex(x, y):  # noqa: A001
+    """``x + y i`` from two float32 (float64) arrays of one shape and dtype, as JAX's
+    ``lax.complex``: complex64 (complex128); a scalar is broadcast.
+
+    Example:
+        >>> ember.lax.complex(np.float32(1), np.float32(2))
+        Array(1.+2.j, dtype=complex64)
+    """
+    weak = _is_weak(x) and _is_weak(y)
+    x, y = _binary_operands(x, y)
+    return bind("ember.complex", x, y, _weak=weak)[0]
+
+
+@eager
+def conj(x):
+    """The complex conjugate; a real array becomes complex first, as in JAX's ``lax.conj``.
+
+    Example:
+        >>> ember.lax.conj(np.array([1 + 2j], np.complex64))
+        Array([1.-2.j], dtype=complex64)
+    """
+    x = _as_tracer(x)
+    if not dtypes.is_complex(x.dtype):
+        x = convert_element_type(x, dtypes.complex_dtype(dtypes.to_inexact(x.dtype)),
+                                 x.weak_type)
+    return bind("ember.conj", x, _weak=x.weak_type)[0]
+
+
+@eager
 def round(x, rounding_method="away_from_zero"):  # noqa: A001
     """Round to integral values: half away from zero (default) or to nearest even.
     ``rounding_method`` is a :class:`RoundingMethod` or its int, as in JAX, or ember's
@@ -133,9 +188,14 @@ def select(pred, on_true, on_false):
 
 @eager
 def convert_element_type(x, new_dtype, weak_type: bool = False):
-    """Convert to ``new_dtype`` (canonicalized: float64 becomes float32 unless x64 is on)."""
+    """Convert to ``new_dtype`` (canonicalized: float64 becomes float32 unless x64 is on).
+    Complex to real keeps the real part, with NumPy's ``ComplexWarning`` (as JAX's)."""
     x = _as_tracer(x)
     new_dtype = dtypes.canonicalize(new_dtype)
+    if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype) and \
+            not dtypes.is_bool(new_dtype):
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=_user_stacklevel())
     if x.dtype == new_dtype and x.weak_type == weak_type:
         return x
     if x.dtype == new_dtype:

@@ -84,7 +84,15 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
         raise ValueError("sort needs at least one operand")
     ndim = xs[0].ndim
     dim = dimension + ndim if dimension < 0 and ndim else dimension
-    outs = _ss_bind("ember.sort", *xs, dimension=dim, num_keys=num_keys)
+    # A complex value operand travels as its two parts (the sort moves words of at most 64
+    # bits); complex keys have no order, which the op's rule reports.
+    parts = [i >= num_keys and _bits_dtypes.is_complex(x.dtype) for i, x in enumerate(xs)]
+    flat = []
+    for x, split in zip(xs, parts):
+        flat += [_ss_bind("ember.real", x)[0], _ss_bind("ember.imag", x)[0]] if split else [x]
+    sorted_ = iter(_ss_bind("ember.sort", *flat, dimension=dim, num_keys=num_keys))
+    outs = [_ss_bind("ember.complex", next(sorted_), next(sorted_))[0] if split
+            else next(sorted_) for split in parts]
     outs = [o if not x.weak_type else _ss_weak(o) for o, x in zip(outs, xs)]
     return outs[0] if single else tuple(outs)
 

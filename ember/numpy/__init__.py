@@ -20,6 +20,8 @@ from ember import dtypes, errors, lax
 from ember.dtypes import (  # noqa
     bfloat16,
     bool_,
+    complex64,
+    complex128,
     float16,
     float32,
     float64,
@@ -95,6 +97,18 @@ def _numeric(*xs):
     return [_to(x, np.int32, x.weak_type) for x in xs]
 
 
+def _ordered(name, *xs):
+    """Refuse complex operands where an order is needed: the Array API leaves comparisons,
+    max, min and sorting of complex numbers undefined (JAX orders them lexicographically);
+    ember raises rather than pick an order."""
+    for x in xs:
+        dt = getattr(x, "dtype", None)
+        if (dt is not None and dtypes.is_complex(dt)) or isinstance(x, complex):
+            dt = dt if dt is not None else "complex"
+            _error(f"{name}: complex numbers have no order ({np.dtype(dt).name} operand); "
+                   "compare their real parts (enp.real) or magnitudes (enp.abs)")
+
+
 def _broadcast(*xs, name=None):
     try:
         shape = np.broadcast_shapes(*(x.shape for x in xs)) if xs else ()
@@ -150,7 +164,7 @@ def _python_host(a, dtype=None):
         # One element per Python type and NumPy dtype decides (a long list of floats: one).
         reps = {}
         for v in leaves:
-            python = type(v) in (builtins.bool, int, float)
+            python = type(v) in (builtins.bool, int, float, complex)
             reps.setdefault(type(v) if python else np.asarray(v).dtype, v)
         dtype = dtypes.result_type(*reps.values())[0] if reps else dtypes.default_float()
     return np.asarray(a, dtype=dtypes.canonicalize(dtype))
@@ -171,7 +185,7 @@ def _has_array(a) -> bool:
 
 
 def _is_python_data(a) -> bool:
-    return isinstance(a, list | tuple | int | float) and not hasattr(a, "dtype")
+    return isinstance(a, list | tuple | int | float | complex) and not hasattr(a, "dtype")
 
 
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):
@@ -215,7 +229,8 @@ def _array(a, dtype, copy):
             builtins.any(_has_array(v) for v in a):
         x = stack([_array(v, None, False) for v in a])      # a list of arrays: stack them
         return x if dtype is None else astype(x, dtype)
-    weak = dtype is None and isinstance(a, int | float) and not isinstance(a, builtins.bool)
+    weak = dtype is None and isinstance(a, int | float | complex) and \
+        not isinstance(a, builtins.bool)
     if _is_traced() or isinstance(a, Tracer):
         if _is_python_data(a) and not weak:
             a = _python_host(a, dtype)
@@ -319,9 +334,11 @@ def eye(N, M=None, k=0, dtype=None):
 
 # --- elementwise ----------------------------------------------------------------------------
 
-def _binary(name, lax_fn, *, floats=False, doc=None):
+def _binary(name, lax_fn, *, floats=False, doc=None, ordered=False):
     def f(x1, x2):
         xs = _float_args(x1, x2, name=name) if floats else _promote_broadcast(x1, x2, name=name)
+        if ordered:
+            _ordered(name, *xs)
         return lax_fn(*xs)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc or f"NumPy's ``{name}``, elementwise with broadcasting."
@@ -343,14 +360,14 @@ subtract = _binary("subtract", lax.sub)
 multiply = _binary("multiply",
                    lambda x, y: lax.bitwise_and(x, y) if x.dtype == bool_ else lax.mul(x, y))
 divide = true_divide = _binary("divide", lax.div, floats=True)
-maximum = _binary("maximum", lax.max)
-minimum = _binary("minimum", lax.min)
+maximum = _binary("maximum", lax.max, ordered=True)
+minimum = _binary("minimum", lax.min, ordered=True)
 equal = _binary("equal", lax.eq)
 not_equal = _binary("not_equal", lax.ne)
-less = _binary("less", lax.lt)
-less_equal = _binary("less_equal", lax.le)
-greater = _binary("greater", lax.gt)
-greater_equal = _binary("greater_equal", lax.ge)
+less = _binary("less", lax.lt, ordered=True)
+less_equal = _binary("less_equal", lax.le, ordered=True)
+greater = _binary("greater", lax.gt, ordered=True)
+greater_equal = _binary("greater_equal", lax.ge, ordered=True)
 bitwise_and = _binary("bitwise_and", lax.bitwise_and)
 bitwise_or = _binary("bitwise_or", lax.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
@@ -492,7 +509,7 @@ def _static_exponent(x2):
 def _integer_pow(x, n):
     (x,) = _numeric(*_promote(x))      # bools are int32 numbers here, as in JAX
     if n < 0:
-        if not dtypes.is_float(x.dtype):
+        if not dtypes.is_inexact(x.dtype):
             _error("integers to negative integer powers are not allowed")
         return _weak_as(lax.div(_const(1, x), _integer_pow(x, -n)), x, x)
     return _by_squaring(x, n, lax.mul) if n else _weak_as(ones_like(x), x, x)
@@ -514,7 +531,7 @@ def _by_squaring(x, n: int, mul):
 @eager
 def _power(x1, x2):
     x, y = _promote_broadcast(x1, x2, name="power")
-    if dtypes.is_float(x.dtype):
+    if dtypes.is_inexact(x.dtype):
         return lax.pow(x, y)
     x, y = _numeric(x, y)     # bools are int32 numbers here, as in JAX
     # Exact integer power by squaring over the exponent's bits.
@@ -558,9 +575,17 @@ tan = _unary("tan", lax.tan, floats=True)
 tanh = _unary("tanh", lax.tanh, floats=True)
 
 
+def _real_only(name, x):
+    """Refuse a complex operand of a function NumPy defines for real numbers only."""
+    if dtypes.is_complex(x.dtype):
+        _error(f"{name}: not defined for complex numbers ({x.dtype.name} operand), as in "
+               "NumPy; apply it to enp.real(x) and enp.imag(x)")
+
+
 def _rounding(name, fn):
     def f(x):
         (x,) = _promote(x)
+        _real_only(name, x)
         return fn(x) if dtypes.is_float(x.dtype) else x
     f.__name__ = name
     return eager(f)
@@ -575,6 +600,8 @@ def rint(x):
     """Round half to even; integers and bools become the default float dtype (float64 under
     x64, whatever their width), as in JAX."""
     (x,) = _promote(x)
+    if dtypes.is_complex(x.dtype):        # each part, as NumPy's
+        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
     if not dtypes.is_float(x.dtype):
         return _to(x, dtypes.default_float())
     return lax.round(x, "to_nearest_even")
@@ -582,8 +609,11 @@ def rint(x):
 
 @eager
 def round(a, decimals=0):  # noqa: A001
-    """Round half to even, to ``decimals`` decimals, as NumPy does."""
+    """Round half to even, to ``decimals`` decimals, as NumPy does (complex numbers: each
+    part)."""
     (x,) = _promote(a)
+    if dtypes.is_complex(x.dtype):
+        return lax.complex(round(lax.real(x), decimals), round(lax.imag(x), decimals))
     if not dtypes.is_float(x.dtype):
         return x if decimals >= 0 or x.dtype == bool_ else _round_int(x, 10 ** -decimals)
     if decimals == 0:
@@ -629,8 +659,14 @@ def reciprocal(x):
 
 @eager
 def conjugate(x):
-    """The complex conjugate: ``x`` itself, as ember's dtypes are real."""
-    return _promote(x)[0]
+    """The complex conjugate (``x`` itself for real dtypes).
+
+    Example:
+        >>> enp.conj(enp.array([1 + 2j, 3 - 1j]))
+        Array([1.-2.j, 3.+1.j], dtype=complex64)
+    """
+    (x,) = _promote(x)
+    return lax.conj(x) if dtypes.is_complex(x.dtype) else x
 
 
 conj = conjugate
@@ -660,6 +696,7 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002
             _error(f"clip: pass a_{name} or {name}, not both")
     a_min = a_min if min is None else min
     a_max = a_max if max is None else max
+    _ordered("clip", *(v for v in (a, a_min, a_max) if v is not None))
     x = a
     if a_min is not None:
         x = maximum(x, a_min)
@@ -696,6 +733,7 @@ def _argreduce(lax_fn):
             x, ax = reshape(x, (-1,)), 0
         else:
             (ax,) = _axes(axis, x.ndim)
+        _ordered(lax_fn.__name__, x)
         if x.shape[ax] == 0:
             _error(f"attempt to get {lax_fn.__name__} of an empty sequence")
         out = lax_fn(x, ax, dtypes.default_int())
@@ -790,8 +828,13 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
 
 @eager
 def vdot(a, b, *, precision=None, preferred_element_type=None):
-    """The dot product of the flattened ``a`` and ``b``."""
-    return dot(ravel(a), ravel(b), precision=precision,
+    """The dot product of the flattened ``a`` and ``b``, ``a`` conjugated (NumPy's).
+
+    Example:
+        >>> enp.vdot(enp.array([1j, 2]), enp.array([1j, 1]))
+        Array(3.+0.j, dtype=complex64)
+    """
+    return dot(conjugate(ravel(a)), ravel(b), precision=precision,
                preferred_element_type=preferred_element_type)
 
 

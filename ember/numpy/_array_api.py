@@ -12,18 +12,18 @@ _KINDS = {
     "unsigned integer": ("u",),
     "integral": ("i", "u"),
     "real floating": ("f",),
-    "numeric": ("i", "u", "f"),
+    "complex floating": ("c",),
+    "numeric": ("i", "u", "f", "c"),
 }
 
 
 # The standard's real dtypes (float16 and bfloat16 are ember's, not the standard's).
 _STANDARD = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-             "float32", "float64")
+             "float32", "float64", "complex64", "complex128")
 
 
 class Info:
-    """What ``ember.numpy`` supports, as the Array API describes it (2024.12). ember has no
-    complex dtypes yet, so none are listed."""
+    """What ``ember.numpy`` supports, as the Array API describes it (2024.12)."""
 
     __module__ = "ember.numpy"
 
@@ -41,8 +41,9 @@ class Info:
         return devices()
 
     def default_dtypes(self, *, device=None) -> dict:
-        return {"real floating": dtypes.default_float(), "integral": dtypes.default_int(),
-                "indexing": dtypes.default_int()}
+        return {"real floating": dtypes.default_float(),
+                "complex floating": dtypes.default_complex(),
+                "integral": dtypes.default_int(), "indexing": dtypes.default_int()}
 
     def dtypes(self, *, device=None, kind=None) -> dict:
         """The supported dtypes by name, of ``kind`` (a name of the standard's kinds, a dtype
@@ -51,7 +52,7 @@ class Info:
         found = {}
         for dt in dtypes.SUPPORTED:
             dt = np.dtype(dt)
-            if dt.itemsize == 8 and not config.enable_x64:
+            if dt in dtypes._NARROW and not config.enable_x64:
                 continue
             if dt.name in _STANDARD and self._is_kind(dt, kind):
                 found[dt.name] = dt

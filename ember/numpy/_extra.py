@@ -103,7 +103,8 @@ def _default_int():
 
 @eager
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
-    """The dot product of vectors along ``axis`` (broadcasting the other dimensions).
+    """The dot product of vectors along ``axis`` (broadcasting the other dimensions), ``x1``
+    conjugated (the Array API's and NumPy's).
 
     Example:
         >>> enp.vecdot(enp.ones((2, 3)), enp.arange(3.))
@@ -113,6 +114,7 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     a, b = enp._product_operands("vecdot", x1, x2, precision, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         _error("vecdot: x1 and x2 must be at least 1-dimensional")
+    a = enp.conjugate(a)
     (ax1,) = _axes(axis, a.ndim)
     (ax2,) = _axes(axis, b.ndim)
     if a.shape[ax1] != b.shape[ax2]:
@@ -142,7 +144,8 @@ def matvec(x1, x2, /):
 
 @eager
 def vecmat(x1, x2, /):
-    """The vector-matrix product of the stacks ``x1`` (..., m) and ``x2`` (..., m, n).
+    """The vector-matrix product of the stacks ``x1`` (..., m) and ``x2`` (..., m, n),
+    ``x1`` conjugated (NumPy's).
 
     Example:
         >>> enp.vecmat(enp.array([1., 2.]), enp.eye(2))
@@ -153,7 +156,7 @@ def vecmat(x1, x2, /):
     if a.ndim < 1 or b.ndim < 2:
         _error(f"vecmat: x1 must be at least 1-D and x2 at least 2-D, got shapes "
                f"{tuple(a.shape)} and {tuple(b.shape)}")
-    out = enp.matmul(enp.expand_dims(a, -2), b)
+    out = enp.matmul(enp.expand_dims(enp.conjugate(a), -2), b)
     return lax.reshape(out, tuple(out.shape[:-2]) + (out.shape[-1],))
 
 

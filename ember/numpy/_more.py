@@ -333,53 +333,48 @@ nanargmax = _nanarg("nanargmax", "max")
 nanargmin = _nanarg("nanargmin", "min")
 
 
-# --- real, imag, rollaxis -------------------------------------------------------------------
+# --- real, imag, angle ---------------------------------------------------------------------
 
-def _refuse_complex(name, val):
-    dt = getattr(val, "dtype", None)
-    if isinstance(val, complex) or (dt is not None and np.dtype(dt).kind == "c") or (
-            dt is None and np.iscomplexobj(val)):
-        _error(f"{name}: complex numbers are not supported (ember has no complex dtypes)")
-
-
+@eager
 def real(val):
-    """The real part of ``val``: ``val`` itself (ember has no complex dtypes; complex input is
-    refused)."""
-    _refuse_complex("real", val)
-    return _real(val)
+    """The real part of ``val`` (float32 of complex64; real arrays are their own real part).
+
+    Example:
+        >>> enp.real(enp.array([1 + 2j, 3 - 1j]))
+        Array([1., 3.], dtype=float32)
+    """
+    x = _lift(val)
+    return lax.real(x) if dtypes.is_complex(x.dtype) else x
 
 
 @eager
-def _real(val):
-    return _enp().asarray(val)
-
-
 def imag(val):
-    """The imaginary part of ``val``: zeros of its dtype (ember has no complex dtypes;
-    complex input is refused)."""
-    _refuse_complex("imag", val)
-    return _imag(val)
+    """The imaginary part of ``val`` (float32 of complex64; zeros for real arrays).
 
-
-@eager
-def _imag(val):
-    return _enp().zeros_like(val)
+    Example:
+        >>> enp.imag(enp.array([1 + 2j, 3 - 1j]))
+        Array([ 2., -1.], dtype=float32)
+    """
+    x = _lift(val)
+    return lax.imag(x) if dtypes.is_complex(x.dtype) else _enp().zeros_like(x)
 
 
 @eager
 def angle(z, deg=False):
-    """The counterclockwise angle of ``z``: of real input (ember has no complex dtypes), pi
-    where it is negative (or -0.0) and 0 elsewhere; in degrees with ``deg``. As in JAX, the
-    result is the default float dtype unless ``z`` is a floating array (of 1 or more
-    dimensions), which keeps its dtype.
+    """The counterclockwise angle of ``z`` from the positive real axis, atan2(imag, real),
+    in radians (degrees with ``deg``). As in JAX, the result of real input is the default
+    float dtype unless ``z`` is a floating array (of 1 or more dimensions), which keeps its
+    dtype; complex64 gives float32.
 
     Example:
-        >>> enp.angle(enp.array([-2.0, 0.0, 3.0]))
-        Array([3.1415927, 0.       , 0.       ], dtype=float32)
+        >>> enp.angle(enp.array([-2.0, 1j, 3.0]))
+        Array([3.1415927, 1.5707964, 0.       ], dtype=float32)
     """
-    _refuse_complex("angle", z)
     enp = _enp()
     x = _lift(z)
+    if dtypes.is_complex(x.dtype):
+        out = enp.arctan2(lax.imag(x), lax.real(x))
+        return enp.degrees(out) if deg else out
     dt = np.dtype(x.dtype)
     if not dtypes.is_float(dt) or x.ndim == 0:
         dt = dtypes.default_float()
@@ -893,9 +888,9 @@ def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
 
 @eager
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
-    """Cross-correlation of the 1-D ``a`` and ``v``: ``c[k] = sum_n a[n + k] * v[n]``
+    """Cross-correlation of the 1-D ``a`` and ``v``: ``c[k] = sum_n a[n + k] * conj(v[n])``
     (``mode`` "valid", "same" or "full"); integers in floating point, as in JAX."""
-    return _conv("correlate", a, v, mode, precision, preferred_element_type)
+    return _conv("correlate", a, _enp().conjugate(v), mode, precision, preferred_element_type)
 
 
 # --- floating-point decomposition, gcd, lcm -------------------------------------------------

@@ -26,6 +26,7 @@ from ember.numpy import (
     _const,
     _error,
     _lift,
+    _ordered,
     _promote,
     _sum_dtype,
     _to,
@@ -162,6 +163,7 @@ def _minmax(name, kind):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         _no_out(out, name)
         x = _lift(a)
+        _ordered(name, x)
         x = _to(x, x.dtype)     # a reduction's result is strongly typed, as in JAX
         axes = _axes(axis, x.ndim)
         mask = _mask(where, x)
@@ -232,11 +234,19 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 # --- var, std, average --------------------------------------------------------------------
 
 def _var(x, axes, mask, dt, ddof, keepdims):
+    """Variance in dtype ``dt``; of complex numbers, the mean of |x - mean|^2, real (as
+    NumPy's: complex64 gives float32)."""
     cdt = _compute_dtype(dt)
     xc = _to(x, cdt)
     mu = _mean(xc, axes, mask, cdt, True)
     d = lax.sub(xc, lax.broadcast_in_dim(mu, xc.shape, tuple(range(xc.ndim))))
-    sq = _masked(lax.mul(d, d), mask, 0)
+    if dtypes.is_complex(cdt):
+        re, im = lax.real(d), lax.imag(d)
+        d2 = lax.add(lax.mul(re, re), lax.mul(im, im))
+        cdt, dt = dtypes.real_dtype(cdt), dtypes.real_dtype(dt)
+    else:
+        d2 = lax.mul(d, d)
+    sq = _masked(d2, mask, 0)
     total = lax.reduce_sum(sq, axes)
     count = _count(x, axes, mask, cdt)
     if not isinstance(count, Tracer):
@@ -310,6 +320,7 @@ def _prep_sorted(a, axis, nan_skip=False):
     """(sorted values along a last merged axis in a float compute dtype, result dtype,
     kept shape, axes, original shape)."""
     x = _lift(a)
+    _ordered("median/quantile", x)
     axes = _axes(axis, x.ndim)
     dt = _float_dtype(x)
     xs, kept = _move_to_end(_to(x, _compute_dtype(dt)), axes)
@@ -510,7 +521,7 @@ def _cumulative(name, fn, nan_fill=None):
         # strongly typed; bools count in the default int, other dtypes are kept (JAX's)
         x = _to(x, dtypes.canonicalize(dtype) if dtype is not None
                 else dtypes.default_int() if x.dtype == np.bool_ else x.dtype)
-        if nan_fill is not None and dtypes.is_float(x.dtype):
+        if nan_fill is not None and dtypes.is_inexact(x.dtype):
             x = lax.select(_isnan(x), _const(nan_fill, x), x)
         if dtypes.is_bool(x.dtype):   # a bool accumulation (dtype=bool) is an or / and
             return (lax.cummax if fn is lax.cumsum else lax.cummin)(x, ax)
@@ -556,7 +567,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     """Sum treating NaNs as zero."""
     _no_out(out, "nansum")
     x = _lift(a)
-    if dtypes.is_float(x.dtype):
+    if dtypes.is_inexact(x.dtype):
         x = lax.select(_isnan(x), _const(0, x), x)
     return sum(x, axis, dtype, None, keepdims, initial, where)
 
@@ -566,14 +577,14 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     """Product treating NaNs as one."""
     _no_out(out, "nanprod")
     x = _lift(a)
-    if dtypes.is_float(x.dtype):
+    if dtypes.is_inexact(x.dtype):
         x = lax.select(_isnan(x), _const(1, x), x)
     return prod(x, axis, dtype, None, keepdims, initial, where)
 
 
 def _notnan_mask(x, where):
     mask = _mask(where, x)
-    if dtypes.is_float(x.dtype):
+    if dtypes.is_inexact(x.dtype):
         ok = lax.bitwise_not(_isnan(x))
         mask = ok if mask is None else lax.bitwise_and(mask, ok)
     return mask
@@ -595,7 +606,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     x = _lift(a)
     axes = _axes(axis, x.ndim)
     mask = _notnan_mask(x, where)
-    if mask is not None and dtypes.is_float(x.dtype):
+    if mask is not None and dtypes.is_inexact(x.dtype):
         x = lax.select(_isnan(x), _const(0, x), x)
     return _var(x, axes, mask, _float_dtype(x, dtype), ddof, keepdims)
 
@@ -612,6 +623,7 @@ def _nanminmax(name, kind):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         _no_out(out, name)
         x = _lift(a)
+        _ordered(name, x)
         if not dtypes.is_float(x.dtype):
             return plain(x, axis, None, keepdims, initial, where)
         nan = _isnan(x)
@@ -650,6 +662,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
     if order is not None:
         _error("sort: order= (structured arrays) is not supported")
     x, ax = _sort_axis(a, axis)
+    _ordered("sort", x)
     if descending:
         return lax.rev(lax.sort(lax.rev(x, (ax,)), dimension=ax), (ax,))
     return lax.sort(x, dimension=ax)
@@ -661,6 +674,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False)
     if order is not None:
         _error("argsort: order= (structured arrays) is not supported")
     x, ax = _sort_axis(a, axis)
+    _ordered("argsort", x)
     idt = dtypes.default_int()
     iota = lax.broadcasted_iota(idt, x.shape, ax)
     if descending:

@@ -195,7 +195,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
                f"{np.shape(stop)} do not broadcast")
     if not _is_traced() and not builtins.any(
             isinstance(v, Tracer) or hasattr(v, "aval") for v in (start, stop)):
-        y, step = np.linspace(np.asarray(start, np.float64), np.asarray(stop, np.float64), num,
+        host = np.complex128 if dtypes.is_complex(dt) else np.float64
+        y, step = np.linspace(np.asarray(start, host), np.asarray(stop, host), num,
                               endpoint=endpoint, retstep=True, axis=axis)
         if dtypes.is_int(dt) or dt == dtypes.bool_:
             y = np.floor(y)
@@ -232,7 +233,8 @@ def _linspace(start, stop, num, endpoint, dt, axis):
         step = lax.div(delta, _const(div, delta))
     else:
         step = lax.div(delta, _const(np.nan, delta))
-    i = lax.broadcasted_iota(ct, out_shape, ax)
+    i = lax.broadcasted_iota(dtypes.real_dtype(ct), out_shape, ax)
+    i = lax.convert_element_type(i, ct)
     bc = lambda v: lax.broadcast_in_dim(v, out_shape, others)  # noqa: E731
     y = lax.add(lax.mul(i, bc(step)), bc(a)) if div > 0 else bc(a) if num else \
         lax.broadcast_in_dim(_to(0, ct), out_shape, ())
@@ -1228,17 +1230,18 @@ def _sum(x, axes):
 
 # --- dtypes ---------------------------------------------------------------------------------
 
-_WEAK_TYPES = {int: "i*", float: "f*"}
+_WEAK_TYPES = {int: "i*", float: "f*", complex: "c*"}
 
 
 def _is_dtype_like(a) -> bool:
     return isinstance(a, str | np.dtype) or (
-        isinstance(a, type) and (issubclass(a, np.generic) or a in (bool, int, float)))
+        isinstance(a, type) and (issubclass(a, np.generic) or a in (bool, int, float, complex)))
 
 
 def _dtype_pair(a):
-    if a is int or a is float:
-        return (dtypes.default_int() if a is int else dtypes.default_float()), True
+    if a is int or a is float or a is complex:
+        return {int: dtypes.default_int, float: dtypes.default_float,
+                complex: dtypes.default_complex}[a](), True
     if a is bool:
         return dtypes.bool_, False
     if _is_dtype_like(a):
@@ -1272,6 +1275,8 @@ def promote_types(a, b):
         return np.dtype(np.int64)
     if lub == "f*":
         return np.dtype(np.float64)
+    if lub == "c*":
+        return np.dtype(np.complex128)
     if lub == dtypes.int64 and dtypes.int64 not in types and dtypes.uint64 not in types \
             and not dtypes.config.enable_x64:
         return dtypes.int32

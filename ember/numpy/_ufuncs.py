@@ -18,6 +18,7 @@ from ember.numpy import (
     _float_args,
     _promote,
     _promote_broadcast,
+    _real_only,
     _to,
     _weak_as,
     bool_,
@@ -54,15 +55,43 @@ arcsinh = asinh = _float_unary("arcsinh", lax.asinh, "inverse hyperbolic sine")
 arccosh = acosh = _float_unary("arccosh", lax.acosh, "inverse hyperbolic cosine")
 arctanh = atanh = _float_unary("arctanh", lax.atanh, "inverse hyperbolic tangent")
 cbrt = _float_unary("cbrt", lax.cbrt, "real cube root")
-exp2 = _float_unary("exp2", lax.exp2, "2 ** x")
-log2 = _float_unary("log2", lax.log2, "base-2 logarithm")
-fabs = _float_unary("fabs", lax.abs, "absolute value")
+
+
+@eager
+def exp2(x):
+    """NumPy's ``exp2``: 2 ** x, elementwise (integers become floats; complex: exp(x ln 2))."""
+    (x,) = _float_args(x)
+    if dtypes.is_complex(x.dtype):
+        return lax.exp(lax.mul(x, _const(math.log(2.0), x)))
+    return lax.exp2(x)
+
+
+@eager
+def log2(x):
+    """NumPy's ``log2``: base-2 logarithm, elementwise (integers become floats; complex:
+    log(x) / ln 2)."""
+    (x,) = _float_args(x)
+    if dtypes.is_complex(x.dtype):
+        return lax.mul(lax.log(x), _const(1.0 / math.log(2.0), x))
+    return lax.log2(x)
+
+
+@eager
+def fabs(x):
+    """NumPy's ``fabs``: absolute value of real numbers, elementwise (integers become
+    floats; complex numbers are refused, as NumPy's)."""
+    (x,) = _float_args(x)
+    _real_only("fabs", x)
+    return lax.abs(x)
 
 
 @eager
 def log10(x):
-    """NumPy's ``log10``, elementwise (log2(x) * log10(2); integers become floats)."""
+    """NumPy's ``log10``, elementwise (log2(x) * log10(2); integers become floats; complex:
+    log(x) / ln 10)."""
     (x,) = _float_args(x)
+    if dtypes.is_complex(x.dtype):
+        return lax.mul(lax.log(x), _const(1.0 / math.log(10.0), x))
     return lax.mul(lax.log2(x), _const(math.log10(2.0), x))
 
 
@@ -148,6 +177,7 @@ def hypot(x1, x2):
 def trunc(x):
     """Round towards zero (integers unchanged)."""
     (x,) = _promote(x)
+    _real_only("trunc", x)
     if not dtypes.is_float(x.dtype):
         return x
     return lax.select(lax.signbit(x), lax.ceil(x), lax.floor(x))
@@ -158,8 +188,10 @@ fix = trunc
 
 @eager
 def isnan(x):
-    """True where ``x`` is NaN (never for integers)."""
+    """True where ``x`` is NaN (never for integers; complex: either part)."""
     (x,) = _promote(x)
+    if dtypes.is_complex(x.dtype):
+        return lax.bitwise_or(isnan(lax.real(x)), isnan(lax.imag(x)))
     if not dtypes.is_float(x.dtype):
         return full_like(x, False, bool_)
     return lax.ne(x, x)
@@ -167,8 +199,10 @@ def isnan(x):
 
 @eager
 def isinf(x):
-    """True where ``x`` is +inf or -inf."""
+    """True where ``x`` is +inf or -inf (complex: either part)."""
     (x,) = _promote(x)
+    if dtypes.is_complex(x.dtype):
+        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
     if not dtypes.is_float(x.dtype):
         return full_like(x, False, bool_)
     return lax.eq(lax.abs(x), _const(np.inf, x))
@@ -177,6 +211,7 @@ def isinf(x):
 @eager
 def isposinf(x):
     (x,) = _promote(x)
+    _real_only("isposinf", x)
     if not dtypes.is_float(x.dtype):
         return full_like(x, False, bool_)
     return lax.eq(x, _const(np.inf, x))
@@ -185,6 +220,7 @@ def isposinf(x):
 @eager
 def isneginf(x):
     (x,) = _promote(x)
+    _real_only("isneginf", x)
     if not dtypes.is_float(x.dtype):
         return full_like(x, False, bool_)
     return lax.eq(x, _const(-np.inf, x))
@@ -192,8 +228,11 @@ def isneginf(x):
 
 @eager
 def isfinite(x):
-    """True where ``x`` is neither infinite nor NaN (always for integers)."""
+    """True where ``x`` is neither infinite nor NaN (always for integers; complex: both
+    parts finite)."""
     (x,) = _promote(x)
+    if dtypes.is_complex(x.dtype):
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     if not dtypes.is_float(x.dtype):
         return full_like(x, True, bool_)
     return lax.is_finite(x)
@@ -203,6 +242,7 @@ def isfinite(x):
 def signbit(x):
     """True where the sign bit is set (-0.0 and negative NaNs included)."""
     (x,) = _promote(x)
+    _real_only("signbit", x)
     if dtypes.is_float(x.dtype):
         return lax.signbit(x)
     if x.dtype == bool_ or dtypes.is_unsigned(x.dtype):
@@ -230,8 +270,12 @@ fmin = _nan_aware("fmin", lax.min)
 
 @eager
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    """NaN to ``nan``, +-inf to ``posinf``/``neginf`` (default: the dtype's largest)."""
+    """NaN to ``nan``, +-inf to ``posinf``/``neginf`` (default: the dtype's largest);
+    complex numbers part by part, as NumPy's."""
     (x,) = _promote(x)
+    if dtypes.is_complex(x.dtype):
+        parts = (nan_to_num(p, copy, nan, posinf, neginf) for p in (lax.real(x), lax.imag(x)))
+        return lax.complex(*parts)
     if not dtypes.is_float(x.dtype):
         return x
     info = dtypes.finfo(x.dtype)

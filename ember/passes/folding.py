@@ -39,6 +39,10 @@ for _name, _fn in {"add": np.add, "sub": np.subtract, "mul": np.multiply,
 @folder("convert")
 def _convert(values, attrs, out):
     (x,) = values
+    if x.dtype.kind == "c" and out.dtype.kind != "c":
+        if out.dtype == np.bool_:
+            return x != 0
+        x = x.real      # complex -> real keeps the real part (without NumPy's warning)
     if np.issubdtype(x.dtype, np.floating) and not np.issubdtype(out.dtype, np.floating) \
             and out.dtype != np.bool_:
         return None  # float -> int of NaN/out-of-range values is target-defined

@@ -37,7 +37,7 @@ import dataclasses
 
 import numpy as np
 
-from ember._mlir import ir, walk
+from ember._mlir import element_bits, ir, walk
 from ember.dialects.base import aval_of_type
 from ember.passes.lower_sort_scan import sort_scratch_bytes, sorted_operands
 
@@ -50,7 +50,7 @@ def tensor_bytes(t: ir.Type) -> int:
     if not isinstance(t, ir.RankedTensorType):
         return 0
     t = ir.RankedTensorType(t)
-    bits = getattr(t.element_type, "width", 32)
+    bits = element_bits(t.element_type)
     return int(np.prod(t.shape, dtype=np.int64)) * max(bits // 8, 1)
 
 

@@ -16,12 +16,48 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ember import dtypes
-from ember._mlir import arith, element_type, func, ir, linalg, math_d, scf, signless, tensor, util
+from ember._mlir import (
+    arith,
+    complex_d,
+    element_type,
+    func,
+    ir,
+    linalg,
+    math_d,
+    scf,
+    signless,
+    tensor,
+    util,
+)
 from ember.core import ShapedArray
 from ember.dialects.base import decode_attr
 
 LOWERINGS: dict[str, Callable] = {}
-SCALAR: dict[str, Callable] = {}   # elementwise op name -> scalar emitter
+# Elementwise op name -> scalar emitter of complex operands (``lower_complex``): complex64
+# and complex128 are computed on (real, imaginary) pairs of float32/float64.
+COMPLEX_SCALAR: dict[str, Callable] = {}
+
+
+class _Scalars(dict):
+    """Elementwise op name -> scalar emitter ``fn(args, in_dtype, out_dtype, attrs)``; a
+    name with a complex emitter gives one that picks it for complex operands (or a complex
+    result: a conversion to complex), so every caller (fusions, reductions, scans, loops)
+    handles complex operands without a check of its own."""
+
+    def __getitem__(self, name):
+        fn = dict.__getitem__(self, name)
+        cx = COMPLEX_SCALAR.get(name)
+        if cx is None:
+            return fn
+
+        def emit(args, dt, out_dt, attrs):
+            if dtypes.is_complex(dt) or dtypes.is_complex(out_dt):
+                return cx(args, dt, out_dt, attrs)
+            return fn(args, dt, out_dt, attrs)
+        return emit
+
+
+SCALAR: dict[str, Callable] = _Scalars()   # elementwise op name -> scalar emitter
 
 
 @dataclass(frozen=True)
@@ -99,6 +135,11 @@ def extract_index(t: ir.Value, dtype) -> ir.Value:
 
 def scalar_const(value, dtype) -> ir.Value:
     t = elem(dtype)
+    if dtypes.is_complex(dtype):
+        part = ir.ComplexType(t).element_type
+        value = complex(value)
+        return complex_d.ConstantOp(t, ir.ArrayAttr.get([
+            ir.FloatAttr.get(part, value.real), ir.FloatAttr.get(part, value.imag)])).result
     if dtypes.is_float(dtype):
         return arith.ConstantOp(t, ir.FloatAttr.get(t, float(value))).result
     if dtypes.is_bool(dtype):
@@ -561,6 +602,11 @@ def _atan2(args, dt, attrs):
                             _cmpf("oeq", math_d.AbsFOp(x).result, inf)).result
     r = arith.SelectOp(both_inf, arith.SelectOp(x_neg, scalar_const(3 * np.pi / 4, dt),
                                                 scalar_const(np.pi / 4, dt)).result, r).result
+    # an infinite y over a finite x is pi/2 rounded once (pi - pi/2 for a negative x was an
+    # ulp below it)
+    y_inf = arith.AndIOp(_cmpf("oeq", math_d.AbsFOp(y).result, inf),
+                         _cmpf("olt", math_d.AbsFOp(x).result, inf)).result
+    r = arith.SelectOp(y_inf, scalar_const(np.pi / 2, dt), r).result
     return math_d.CopySignOp(r, y).result
 
 
@@ -831,6 +877,8 @@ def convert_scalar(x: ir.Value, src, dst) -> ir.Value:
     src, dst = np.dtype(src), np.dtype(dst)
     if src == dst:
         return x
+    if dtypes.is_complex(src) or dtypes.is_complex(dst):
+        return _convert_complex(x, src, dst)
     t = elem(dst)
     if dtypes.is_bool(dst):
         zero = scalar_const(0, src)
@@ -856,6 +904,27 @@ def convert_scalar(x: ir.Value, src, dst) -> ir.Value:
     if dst.itemsize < src.itemsize:
         return arith.TruncIOp(t, x).result
     return x  # same width, signedness only
+
+
+def _convert_complex(x: ir.Value, src, dst) -> ir.Value:
+    """Conversions to and from complex, as NumPy's: a real value becomes (x, 0), a complex one
+    keeps its real part (bool: either part non-zero)."""
+    if dtypes.is_complex(src):
+        part = dtypes.real_dtype(src)
+        re_ = complex_d.ReOp(x).result
+        if dtypes.is_bool(dst):
+            zero = scalar_const(0.0, part)
+            return arith.OrIOp(_cmpf("une", re_, zero),
+                               _cmpf("une", complex_d.ImOp(x).result, zero)).result
+        if dtypes.is_complex(dst):
+            im_ = complex_d.ImOp(x).result
+            dpart = dtypes.real_dtype(dst)
+            return complex_d.CreateOp(elem(dst), convert_scalar(re_, part, dpart),
+                                      convert_scalar(im_, part, dpart)).result
+        return convert_scalar(re_, part, dst)
+    part = dtypes.real_dtype(dst)
+    re_ = convert_scalar(x, src, part)
+    return complex_d.CreateOp(elem(dst), re_, scalar_const(0.0, part)).result
 
 
 def _float_to_int(x: ir.Value, src, dst) -> ir.Value:

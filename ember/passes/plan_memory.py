@@ -32,7 +32,7 @@ import re
 
 import numpy as np
 
-from ember._mlir import ir, signless, walk
+from ember._mlir import element_bits, ir, signless, walk
 from ember.dialects import OPS, decode_attrs
 from ember.dialects.base import aval_of_type
 from ember.dialects.ops import BINARY, COMPARE, REDUCE, UNARY
@@ -60,7 +60,9 @@ CHECKPOINT_ATTR = "ember.checkpoint"
 REMAT_ATTR = "ember.rematerialized"
 MIN_GAIN_BYTES = 64 * 1024      # the scheduler's order is kept only if it saves this much ...
 MIN_GAIN_FRACTION = 0.1         # ... and this fraction of the peak
-POLICIES = ("nothing_saveable", "dots_saveable", "everything_saveable")
+POLICIES = ("nothing_saveable", "dots_saveable", "everything_saveable",
+            "dots_with_no_batch_dims_saveable", "save_only_these_names",
+            "save_any_names_but_these", "save_from_both_policies")
 
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMgGtT]?i?[bB]?)\s*$")
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9,
@@ -412,7 +414,7 @@ def _op_cost(op) -> float:
 def _itemsize(t) -> int:
     if not isinstance(t, ir.RankedTensorType):
         return 1
-    return max(getattr(ir.RankedTensorType(t).element_type, "width", 32) // 8, 1)
+    return max(element_bits(ir.RankedTensorType(t).element_type) // 8, 1)
 
 
 def _callee(op, module):

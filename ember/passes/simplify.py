@@ -128,13 +128,13 @@ def _contract_broadcast(op):
     IREE folds the broadcast into the contraction and runs a generic loop nest 3-7x slower
     than a matmul (``ones((512, 512)) @ y``: 16 ms, the sum and product 0.2 ms). Floats of 32
     bits and more and integers only: a narrower float's product accumulates in float32, its
-    sum would not. None otherwise."""
+    sum would not (complex numbers: as their parts). None otherwise."""
     if op.name != "ember.dot_general":
         return None
     out = aval_of_type(op.results[0].type)
     avals = [aval_of_type(v.type) for v in op.operands]
     if not (dtypes.is_float(out.dtype) and out.dtype.itemsize >= 4
-            or np.issubdtype(out.dtype, np.integer)) or \
+            or dtypes.is_complex(out.dtype) or np.issubdtype(out.dtype, np.integer)) or \
             any(a.dtype != out.dtype for a in avals) or 0 in avals[0].shape + avals[1].shape:
         return None
     attrs = decode_attrs(OPS[op.name], op)

@@ -16,6 +16,7 @@ from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes import (  # noqa: F401  (each registers its rules into LOWERINGS)
     lower_bits,
+    lower_complex,
     lower_control_flow,
     lower_conv,
     lower_fusion,

@@ -74,7 +74,7 @@ class TreeReductions(Pass):
         """Rewrite one ``ember.reduce_sum`` if it is too long; the new sums to look at."""
         x = op.operands[0]
         aval = aval_of_type(x.type)
-        if not dtypes.is_float(aval.dtype):
+        if not dtypes.is_inexact(aval.dtype):      # complex sums lose digits as floats do
             return []
         axes = tuple(sorted(decode_attrs(OPS[op.name], op)["axes"]))
         rank, shape = aval.ndim, aval.shape
@@ -116,7 +116,8 @@ class TreeReductions(Pass):
         summed); the new ops to look at."""
         lhs, rhs = op.operands
         la, ra = aval_of_type(lhs.type), aval_of_type(rhs.type)
-        if not dtypes.is_float(la.dtype) or la.dtype.itemsize < 4:
+        if not dtypes.is_inexact(la.dtype) or (dtypes.is_float(la.dtype)
+                                               and la.dtype.itemsize < 4):
             return []
         attrs = decode_attrs(OPS[op.name], op)
         lc, rc = tuple(attrs["lhs_contracting"]), tuple(attrs["rhs_contracting"])
