@@ -42,7 +42,7 @@ if _COMPILER_MISSING is None:
         value_and_grad,
         vjp,
     )
-    from ember.frontend.checkpoint import checkpoint, remat
+    from ember.frontend.checkpoint import checkpoint, checkpoint_policies, remat
     from ember.frontend.custom_derivatives import custom_jvp, custom_vjp
     from ember.frontend.tracing import Tracer
     from ember.frontend.vmap import vmap
@@ -52,7 +52,7 @@ if _COMPILER_MISSING is None:
 
     # ember.numpy installs the operators and NumPy's methods (ember/numpy/_array_methods.py)
     # when it is imported; the modules after it build on them.
-    from ember import lax, nn, numpy, random, scipy  # noqa: E402
+    from ember import ad_checkpoint, lax, nn, numpy, random, scipy  # noqa: E402
     from ember.lax import linalg as _lax_linalg  # noqa: E402, F401  (ember.lax.linalg)
     from ember.scipy import special  # noqa: E402, F401
 
@@ -67,7 +67,8 @@ else:
             "Without it, ember.load runs exported .vmfb modules.")
 
 __all__ = ["Array", "Compiled", "Exported", "Lowered", "ShapeDtypeStruct", "ShapedArray",
-           "Traced", "checkpoint", "clear_caches", "config", "custom_jvp", "custom_vjp",
+           "Traced", "ad_checkpoint", "checkpoint", "checkpoint_policies", "clear_caches",
+           "config", "custom_jvp", "custom_vjp",
            "default_backend", "device_put", "devices", "dtypes", "errors", "eval_shape",
            "export", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize",
            "load", "nn", "numpy", "random", "remat", "scipy", "tree", "tree_util",

@@ -90,3 +90,14 @@ define("custom_vjp_bwd", None, None,
        doc="The linear map of a custom_vjp_call (its tangents, then its residuals, in; its "
            "results' tangents out), transposed by calling @bwd; only inside "
            "ember-differentiate.")
+define("checkpoint_linear", None, None,
+       attrs=(Attr("callee", "symbol"), Attr("num_args", "i64"), Attr("saved", "i64s")),
+       family="autodiff",
+       doc="The linear map of a checkpointed call (tangents of its num_args arguments, the "
+           "arguments, then the residuals its policy saved: the results (op, result) pairs of "
+           "``saved`` name in the callee), transposed by recomputing the rest of the callee; "
+           "only inside ember-differentiate.")
+define("checkpoint_name", 1, _identity, attrs=(Attr("tag", "str"),), family="autodiff",
+       doc="Its operand, named for checkpoint policies (save_only_these_names, ...); removed "
+           "by ember-differentiate.")
+

@@ -19,7 +19,7 @@ from ember.errors import ArgumentError
 from ember.frontend import tracing
 from ember.passes.plan_memory import CHECKPOINT_ATTR, POLICIES
 
-__all__ = ["checkpoint", "remat", "POLICIES"]
+__all__ = ["checkpoint", "remat", "POLICIES", "checkpoint_policies", "checkpoint_name"]
 
 
 def checkpoint(fun=None, *, policy: str | None = None, static_argnums=()):
@@ -67,11 +67,70 @@ def _policy_name(policy) -> str:
     if policy is None:
         return "nothing_saveable"
     if callable(policy):
-        policy = getattr(policy, "__name__", "")
-    if policy not in POLICIES:
+        policy = getattr(policy, "_ember_policy", None) or getattr(policy, "__name__", "")
+    if policy.partition(":")[0] not in POLICIES:
         raise ArgumentError(f"checkpoint policy {policy!r} is not supported; use one of "
-                            f"{', '.join(POLICIES)}")
+                            f"ember.checkpoint_policies: {', '.join(POLICIES)}")
     return policy
+
+
+def _named_policy(name: str):
+    def policy(*args, **kwargs):
+        raise TypeError(f"ember.checkpoint_policies.{name.partition(':')[0]} is applied by "
+                        "ember's compiler: pass it as checkpoint(..., policy=...)")
+    policy.__name__ = name.partition(":")[0]
+    policy._ember_policy = name
+    return policy
+
+
+class _Policies:
+    """JAX's checkpoint policies (``jax.checkpoint_policies``), for ``checkpoint(policy=)``.
+
+    Example:
+        >>> block = ember.checkpoint(layer, policy=ember.checkpoint_policies.dots_saveable)
+        >>> keep = ember.checkpoint_policies.save_only_these_names("attention")
+    """
+
+    everything_saveable = staticmethod(_named_policy("everything_saveable"))
+    nothing_saveable = staticmethod(_named_policy("nothing_saveable"))
+    dots_saveable = staticmethod(_named_policy("dots_saveable"))
+    checkpoint_dots = dots_saveable
+    dots_with_no_batch_dims_saveable = staticmethod(
+        _named_policy("dots_with_no_batch_dims_saveable"))
+    checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
+
+    @staticmethod
+    def save_only_these_names(*names):
+        """Save only the values named by ``checkpoint_name`` with one of ``names``."""
+        return _named_policy("save_only_these_names:" + ",".join(names))
+
+    @staticmethod
+    def save_any_names_but_these(*names):
+        """Save the named values except those named ``names``."""
+        return _named_policy("save_any_names_but_these:" + ",".join(names))
+
+    @staticmethod
+    def save_from_both_policies(first, second):
+        """Save what either policy saves."""
+        return _named_policy(f"save_from_both_policies:{_policy_name(first)}|"
+                             f"{_policy_name(second)}")
+
+
+checkpoint_policies = _Policies()
+
+
+def checkpoint_name(x, name: str):
+    """``x``, named ``name`` for the checkpoint policies that save by name, as
+    ``jax.ad_checkpoint.checkpoint_name``.
+
+    Example:
+        >>> h = ember.ad_checkpoint.checkpoint_name(x @ w, "proj")
+    """
+    if not tracing._TRACES:
+        return x
+    from ember import tree_util
+    return tree_util.tree_map(
+        lambda v: tracing.bind("ember.checkpoint_name", v, tag=str(name))[0], x)
 
 
 def _calls(block):

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from ember._mlir import ir
 from ember.dialects import aval_of_type
+from ember.passes.batching import batching
 from ember.passes.differentiate import JVP, TRANSPOSE, ADContext, remap_nested
+from ember.passes.lowering import lowering
 from ember.passes.registry import PassError
 
 
@@ -83,3 +85,16 @@ def _t_custom_vjp_bwd(tc, op, cts, lin, attrs):
 JVP["ember.custom_jvp_call"] = _custom_jvp
 JVP["ember.custom_vjp_call"] = _custom_vjp
 TRANSPOSE["ember.custom_vjp_bwd"] = _t_custom_vjp_bwd
+
+
+
+@lowering("custom_jvp_call", "custom_vjp_call", "custom_vjp_bwd")
+def _lower_custom(c):
+    raise PassError(f"{c.op.location}: error: '{c.op.name}' reached ember-to-linalg; run "
+                    "ember-differentiate first")
+
+
+@batching("custom_jvp_call", "custom_vjp_call", "custom_vjp_bwd")
+def _batch_custom(ctx, op, inputs, attrs):
+    raise PassError(f"{op.location}: error: '{op.name}' inside a vmap reached ember-batch; "
+                    "run ember-differentiate first")

@@ -1,0 +1,96 @@
+"""ember.checkpoint under reverse mode, with JAX's policies: gradients equal to JAX's (with
+and without checkpointing), and the recomputation visible in the IR: what a policy saves is
+read back, everything else is recomputed in the backward pass."""
+
+import jax
+import jax.ad_checkpoint
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+from ember.ad_checkpoint import checkpoint_name
+
+RNG = np.random.default_rng(1)
+W1 = [RNG.normal(size=(16, 32)).astype(np.float32) * 0.3 for _ in range(3)]
+W2 = [RNG.normal(size=(32, 16)).astype(np.float32) * 0.3 for _ in range(3)]
+X = RNG.normal(size=(8, 16)).astype(np.float32)
+
+POLICIES = {
+    "nothing_saveable": (ember.checkpoint_policies.nothing_saveable,
+                         jax.checkpoint_policies.nothing_saveable),
+    "dots_saveable": (ember.checkpoint_policies.dots_saveable,
+                      jax.checkpoint_policies.dots_saveable),
+    "dots_with_no_batch_dims_saveable": (
+        ember.checkpoint_policies.dots_with_no_batch_dims_saveable,
+        jax.checkpoint_policies.dots_with_no_batch_dims_saveable),
+    "everything_saveable": (ember.checkpoint_policies.everything_saveable,
+                            jax.checkpoint_policies.everything_saveable),
+    "save_only_these_names": (ember.checkpoint_policies.save_only_these_names("hidden"),
+                              jax.checkpoint_policies.save_only_these_names("hidden")),
+}
+
+
+def _loss(m, checkpoint, name, policy):
+    def block(a, b, h):
+        z = name(h @ a, "hidden")
+        return h + m.sin(m.tanh(z)) @ b
+
+    if checkpoint is not None:
+        block = checkpoint(block, policy=policy)
+
+    def loss(params, x):
+        h = x
+        for a, b in zip(*params):
+            h = block(a, b, h)
+        return (h ** 2).mean()
+    return loss
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_gradients_as_jax(policy):
+    mine, theirs = POLICIES[policy]
+    got = ember.jit(ember.grad(_loss(enp, ember.checkpoint, checkpoint_name, mine)))(
+        (W1, W2), X)
+    want = jax.grad(_loss(jnp, jax.checkpoint, jax.ad_checkpoint.checkpoint_name, theirs))(
+        (W1, W2), X)
+    plain = ember.jit(ember.grad(_loss(enp, None, lambda v, n: v, None)))((W1, W2), X)
+    for g, w, p in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want),
+                       jax.tree_util.tree_leaves(plain)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=2e-5, atol=2e-6)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(p), rtol=1e-6, atol=1e-7)
+
+
+def _recomputed(policy) -> dict:
+    """The ops the backward pass recomputes, by name, after ember-differentiate."""
+    text = ember.jit(ember.grad(_loss(enp, ember.checkpoint, checkpoint_name, policy))).lower(
+        (W1, W2), X).compiler_ir("optimized")
+    ops = {}
+    from ember._mlir import walk
+    for op in walk(text.operation):
+        if "ember.rematerialized" in op.attributes:
+            ops[op.name] = ops.get(op.name, 0) + 1
+    return ops
+
+
+def test_policies_decide_what_is_recomputed():
+    # Three blocks: nothing saved -> the first dot, tanh and sin of each block recomputed
+    # (the second dot's result is not read by the backward pass) ...
+    nothing = _recomputed(ember.checkpoint_policies.nothing_saveable)
+    assert nothing.get("ember.dot_general") == 3 and nothing.get("ember.tanh") == 3
+    # ... dots saved -> no dot recomputed, the elementwise ops still are ...
+    dots = _recomputed(ember.checkpoint_policies.dots_saveable)
+    assert "ember.dot_general" not in dots and dots.get("ember.tanh") == 3
+    # ... the named value (the first dot's result) saved: the same ...
+    named = _recomputed(ember.checkpoint_policies.save_only_these_names("hidden"))
+    assert "ember.dot_general" not in named and named.get("ember.sin") == 3
+    # ... a name no value has: as nothing_saveable.
+    assert _recomputed(ember.checkpoint_policies.save_only_these_names("other")) == nothing
+    # ... everything saved -> nothing recomputed.
+    assert _recomputed(ember.checkpoint_policies.everything_saveable) == {}
+
+
+def test_unknown_policy_is_refused():
+    with pytest.raises(ember.errors.ArgumentError, match="not supported"):
+        ember.checkpoint(lambda x: x, policy="save_nothing_at_all")
