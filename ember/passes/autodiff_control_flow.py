@@ -41,7 +41,9 @@ from ember.passes.differentiate import (
     TransposeContext,
     inputs_of,
     linearize_block,
+    remap_nested,
 )
+from ember.passes.plan_memory import REMAT_ATTR
 from ember.passes.registry import PassError
 
 __all__ = ["ReverseModeError"]
@@ -90,8 +92,10 @@ def _yield(block, values) -> None:
         ir.Operation.create("ember.yield", operands=list(values))
 
 
-def _finish(ip, name: str, operands, attrs: dict, holder, result_types=None) -> ir.Operation:
-    """Emit the region op ``name`` at ``ip`` with the holder's blocks, typed by its rule."""
+def _finish(ip, name: str, operands, attrs: dict, holder, result_types=None, *,
+            remat: bool = False) -> ir.Operation:
+    """Emit the region op ``name`` at ``ip`` with the holder's blocks, typed by its rule;
+    ``remat``: marked recomputed (a checkpoint's backward pass)."""
     opdef = OPS[name]
     attrs = opdef.check_attrs(attrs)
     if result_types is None:
@@ -102,11 +106,18 @@ def _finish(ip, name: str, operands, attrs: dict, holder, result_types=None) -> 
         op = ir.Operation.create(name, results=list(result_types), operands=list(operands),
                                  attributes=encode_attrs(opdef, attrs),
                                  regions=len(holder.regions))
+    if remat:
+        op.attributes[REMAT_ATTR] = ir.UnitAttr.get()
     for src, dst in zip(holder.regions, op.regions):
         for block in list(src.blocks):
             block.append_to(dst)
     holder.erase()
     return op
+
+
+def _primal_op(ad, name: str, operands, attrs: dict, holder, result_types=None):
+    return _finish(ad.primal_ip, name, operands, attrs, holder, result_types,
+                   remat=ad.remat)
 
 
 def _replace_primal(ad, op, values) -> None:
@@ -116,18 +127,43 @@ def _replace_primal(ad, op, values) -> None:
     op.erase()
 
 
-def _linearize(pblock, lblock, old, args, tan_args, caps, cap_t):
+def _linearize(parent, pblock, lblock, old, args, tan_args, caps, cap_t):
     """Linearize ``old`` (a block of the primal copy of a region op) with its arguments bound
     to ``args`` (tangents ``tan_args``) and the values it reads from outside, ``caps``, bound
     to themselves (tangents ``cap_t``): primal ops at the end of ``pblock``, linear ones at
-    the end of ``lblock``."""
+    the end of ``lblock`` (the same block: forward mode). ``parent``: the rule's context."""
     env = {c: c for c in caps}
     env.update(zip(old.arguments, args))
     tangents = {c: t for c, t in zip(caps, cap_t) if t is not None}
     tangents.update((a, t) for a, t in zip(old.arguments, tan_args) if t is not None)
     ip = ir.InsertionPoint(pblock)
-    ad = ADContext(ip, ip if lblock is pblock else ir.InsertionPoint(lblock))
+    fused = lblock is pblock
+    ad = ADContext(ip, ip if fused else ir.InsertionPoint(lblock), parent.table,
+                   reverse=parent.reverse and not fused)
+    ad.remat = parent.remat
     return linearize_block(ad, old, env, tangents)
+
+
+def _region_rule(fn):
+    """Register ``fn`` as the JVP rule of a region op. When reverse mode reuses the op's
+    saved results (a checkpoint's backward pass hands the rule the callee's op itself), the
+    rule differentiates a copy reading ``x`` and the saved results stay the primal ones."""
+    def rule(ad, op, x, out, t, attrs):
+        if not (op.results and all(r in ad.reuse for r in op.results)):
+            return fn(ad, op, x, out, t, attrs)
+        mapping = dict(zip(inputs_of(op), x))
+        with ad.primal_ip:
+            copy = op.clone()
+        for i, v in enumerate(op.operands):
+            copy.operands[i] = mapping[v]
+        remap_nested(copy, mapping)
+        results = list(copy.results)
+        tangents = fn(ad, copy, x, list(results), t, attrs)
+        for r in results:
+            ad.replaced.pop(r, None)
+        return tangents
+    return rule
+
 
 
 def _zeros(ip, like_type) -> ir.Value:
@@ -255,6 +291,7 @@ def _block_ops(block):
 # --- cond -----------------------------------------------------------------------------------
 
 @_rule(JVP, "cond")
+@_region_rule
 def _cond(ad, op, x, out, t, attrs):
     pred, caps, cap_t = x[0], x[1:], t[1:]
     n = len(op.results)
@@ -262,19 +299,19 @@ def _cond(ad, op, x, out, t, attrs):
     if _fused(ad):
         holder = _holder(ad.primal_ip, 2)
         blocks = [holder.regions[i].blocks.append() for i in range(2)]
-        lin = [_linearize(b, b, old, [], [], caps, cap_t) for b, old in zip(blocks, olds)]
+        lin = [_linearize(ad, b, b, old, [], [], caps, cap_t) for b, old in zip(blocks, olds)]
         has_t = [any(touts[k] is not None for _, touts in lin) for k in range(n)]
         for block, (outs, touts) in zip(blocks, lin):
             _yield(block, outs + [_or_zeros(block, touts[k], outs[k])
                                   for k in range(n) if has_t[k]])
-        new = _finish(ad.primal_ip, "ember.cond", [pred], {}, holder)
+        new = _primal_op(ad, "ember.cond", [pred], {}, holder)
         _replace_primal(ad, op, list(new.results)[:n])
         return _spread(has_t, list(new.results)[n:])
 
     ph, lh = _holder(ad.primal_ip, 2), _holder(ad.linear_ip, 2)
     pblocks = [ph.regions[i].blocks.append() for i in range(2)]
     lblocks = [lh.regions[i].blocks.append() for i in range(2)]
-    lin = [_linearize(p, lb, old, [], [], caps, cap_t)
+    lin = [_linearize(ad, p, lb, old, [], [], caps, cap_t)
            for p, lb, old in zip(pblocks, lblocks, olds)]
     has_t = [any(touts[k] is not None for _, touts in lin) for k in range(n)]
     if not any(has_t):
@@ -300,7 +337,7 @@ def _cond(ad, op, x, out, t, attrs):
         rs = [r if j == i else _zeros(ir.InsertionPoint(pblock), r.type)
               for j, branch in enumerate(residuals) for r in branch]
         _yield(pblock, outs + rs)
-    primal = list(_finish(ad.primal_ip, "ember.cond", [pred], {}, ph).results)
+    primal = list(_primal_op(ad, "ember.cond", [pred], {}, ph).results)
     at = n
     for lblock, branch in zip(lblocks, residuals):
         _rewire(lblock, dict(zip(branch, primal[at:at + len(branch)])))
@@ -336,6 +373,7 @@ def _t_cond(tc, op, cts, lin, attrs):
 # --- scan -----------------------------------------------------------------------------------
 
 @_rule(JVP, "scan")
+@_region_rule
 def _scan(ad, op, x, out, t, attrs):
     primal, tangents = _scan_jvp(ad, op, x, t, attrs)
     _replace_primal(ad, op, primal)
@@ -372,7 +410,7 @@ def _scan_jvp(ad, op, x, t, attrs):
             pc, px = list(pblock.arguments)[:nc], list(pblock.arguments)[nc:]
             tcs = list(lblock.arguments)[:len(tc_types)]
             txs = list(lblock.arguments)[len(tc_types):]
-        outs, touts = _linearize(pblock, lblock, old, pc + px,
+        outs, touts = _linearize(ad, pblock, lblock, old, pc + px,
                                  _spread(has_c, tcs) + _spread(has_x, txs), caps, cap_t)
         grown = [h or touts[i] is not None for i, h in enumerate(has_c)]
         if grown == has_c:
@@ -391,7 +429,7 @@ def _scan_jvp(ad, op, x, t, attrs):
     common = {"length": attrs["length"], "reverse": attrs["reverse"]}
     if fused:
         _yield(pblock, outs[:nc] + t_carry + outs[nc:] + t_ys)
-        new = list(_finish(ad.primal_ip, "ember.scan", init + t_init + xs + t_xs,
+        new = list(_primal_op(ad, "ember.scan", init + t_init + xs + t_xs,
                            {"num_carry": nc + len(t_init), "num_xs": nx + len(t_xs), **common},
                            ph).results)
         k = len(t_init)
@@ -411,7 +449,7 @@ def _scan_jvp(ad, op, x, t, attrs):
         else:
             stacked.append(r)
     _yield(pblock, outs + stacked)
-    primal_op = _finish(ad.primal_ip, "ember.scan", init + xs,
+    primal_op = _primal_op(ad, "ember.scan", init + xs,
                         {"num_carry": nc, "num_xs": nx, **common}, ph)
     primal = list(primal_op.results)
     # Residuals computed from loop invariants alone are computed once, before the loop.
@@ -515,7 +553,7 @@ def _loop_jvp(ad, op, x, t, carry_at: int, index_arg: bool):
         blocks = [r.blocks.append(*head, *c_types, *tc_types) for r in holder.regions]
         bblock = blocks[-1]
         a = list(bblock.arguments)[len(head):]
-        outs, touts = _linearize(bblock, bblock, body, list(bblock.arguments)[:len(head)] +
+        outs, touts = _linearize(ad, bblock, bblock, body, list(bblock.arguments)[:len(head)] +
                                  a[:n], [None] * len(head) + _spread(has_c, a[n:]),
                                  caps, cap_t)
         grown = [h or touts[i] is not None for i, h in enumerate(has_c)]
@@ -531,17 +569,18 @@ def _loop_jvp(ad, op, x, t, carry_at: int, index_arg: bool):
     if len(blocks) == 2:     # while: the condition reads the primal carry only
         cblock = blocks[0]
         ca = list(cblock.arguments)
-        pred, _ = _linearize(cblock, cblock, op.regions[0].blocks[0], ca[:n], [], caps,
+        pred, _ = _linearize(ad, cblock, cblock, op.regions[0].blocks[0], ca[:n], [], caps,
                              [None] * len(caps))
         _yield(cblock, pred)
     _yield(bblock, outs + [_or_zeros(bblock, touts[i], outs[i])
                            for i in range(n) if has_c[i]])
     t0 = [ti if ti is not None else ad.zeros(v) for v, ti, h in zip(init, t_init, has_c) if h]
-    new = _finish(ad.primal_ip, op.name, list(x[:carry_at]) + init + t0, {}, holder)
+    new = _primal_op(ad, op.name, list(x[:carry_at]) + init + t0, {}, holder)
     return new, has_c, n
 
 
 @_rule(JVP, "while")
+@_region_rule
 def _while(ad, op, x, out, t, attrs):
     new, has_c, n = _loop_jvp(ad, op, x, t, 0, False)
     if new is None:
@@ -553,6 +592,7 @@ def _while(ad, op, x, out, t, attrs):
 
 
 @_rule(JVP, "for")
+@_region_rule
 def _for(ad, op, x, out, t, attrs):
     if _fused(ad):
         new, has_c, n = _loop_jvp(ad, op, x, t, 2, True)
@@ -578,7 +618,7 @@ def _for(ad, op, x, out, t, attrs):
         old_arg.replace_all_uses_with(arg)
     _move_ops(body, block)
     attrs = {"num_carry": n, "num_xs": 1, "length": max(hi - lo, 0), "reverse": False}
-    scan = _finish(ad.primal_ip, "ember.scan", init + [indices], attrs, holder)
+    scan = _primal_op(ad, "ember.scan", init + [indices], attrs, holder)
     primal, tangents = _scan_jvp(ad, scan, init + [indices] + caps,
                                  list(t[2:2 + n]) + [None] + list(t[2 + n:]),
                                  OPS["ember.scan"].check_attrs(attrs))
@@ -590,6 +630,7 @@ def _for(ad, op, x, out, t, attrs):
 # --- map ------------------------------------------------------------------------------------
 
 @_rule(JVP, "map")
+@_region_rule
 def _map(ad, op, x, out, t, attrs):
     """Forward mode: one map computing each element's value and tangent. Reverse mode raises
     JAX's while_loop error: ember makes a map of a while loop that each lane of a vmap runs
@@ -601,7 +642,7 @@ def _map(ad, op, x, out, t, attrs):
     holder = _holder(ad.primal_ip, 1)
     block = holder.regions[0].blocks.append(*types, *[ty for ty, h in zip(types, has) if h])
     a = list(block.arguments)
-    outs, touts = _linearize(block, block, old, a[:len(x)], _spread(has, a[len(x):]), [], [])
+    outs, touts = _linearize(ad, block, block, old, a[:len(x)], _spread(has, a[len(x):]), [], [])
     has_y = [tt is not None for tt in touts]
     if not _fused(ad):
         del outs, touts     # no Python reference may outlive the ops it refers to
@@ -612,7 +653,7 @@ def _map(ad, op, x, out, t, attrs):
     _yield(block, outs + [tt for tt in touts if tt is not None])
     result_types = [tensor_type(shape, _aval(v).dtype) for v in outs + [
         tt for tt in touts if tt is not None]]
-    new = _finish(ad.primal_ip, "ember.map", list(x) + [ti for ti in t if ti is not None],
+    new = _primal_op(ad, "ember.map", list(x) + [ti for ti in t if ti is not None],
                   {}, holder, result_types)
     n = len(op.results)
     _replace_primal(ad, op, list(new.results)[:n])
