@@ -2,11 +2,15 @@
 test suite (data-apis/array-api-tests) needs to start, checked against the standard's text
 and NumPy 2's namespace, which implements the same standard."""
 
+import inspect
+import pickle
+
 import numpy as np
 import pytest
 
 import ember
 import ember.numpy as enp
+from ember.errors import TracingError
 
 
 def test_version_namespace_and_bool():
@@ -71,3 +75,69 @@ def test_dtype_comparisons_as_numpy():
         assert (dt == {}) is False
         assert (dt == "not a dtype") is False
     assert enp.float32 == np.float32 and enp.float32 == "float32"
+
+
+def test_signatures_as_the_standard_names_them():
+    """The suite's test_signatures: device= shows in the creation functions' signatures (it
+    was hidden by the wrapper that adds it), and clip/reshape name their parameters as the
+    standard and NumPy 2 do (min/max, shape), keeping NumPy's older names as keywords."""
+    for f in (enp.zeros, enp.ones, enp.empty, enp.full, enp.arange, enp.linspace, enp.eye,
+              enp.zeros_like, enp.ones_like, enp.empty_like, enp.full_like, enp.astype):
+        device = inspect.signature(f).parameters["device"]
+        assert device.kind is inspect.Parameter.KEYWORD_ONLY and device.default is None
+    assert list(inspect.signature(enp.clip).parameters)[:3] == ["a", "min", "max"]
+    assert list(inspect.signature(enp.reshape).parameters)[:2] == \
+        list(inspect.signature(np.reshape).parameters)[:2] == ["a", "shape"]
+    x = np.arange(6, dtype=np.int32)
+    for got, want in ((enp.clip(x, 1, 4), np.clip(x, 1, 4)),
+                      (enp.clip(x, min=2), np.clip(x, min=2)),
+                      (enp.clip(x, a_min=1, a_max=3), np.clip(x, 1, 3)),
+                      (enp.reshape(x, shape=(3, 2)), np.reshape(x, shape=(3, 2))),
+                      (enp.reshape(x, newshape=(2, 3)), np.reshape(x, (2, 3)))):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(TracingError, match="not both"):
+        enp.reshape(x, (2, 3), newshape=(3, 2))
+
+
+def test_sign_of_zeros_is_positive_zero():
+    """sign(-0.0) is +0.0 as in NumPy and the standard's special cases (lax.sign's -0.0 was
+    passed through)."""
+    for dt in (np.float32, np.float64):
+        x = np.array([-0.0, 0.0, -3.5, 2.0, np.nan, -np.inf], dt)
+        got, want = np.asarray(enp.sign(x)), np.sign(x)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(np.asarray(enp.sign(np.array([-4, 0, 9], np.int32))), [-1, 0, 1])
+
+
+def test_cumulative_prod_accumulates_small_ints_as_numpy(config_value):
+    """cumulative_prod (the standard's) promotes small integers and bools to the default
+    int as prod does; NumPy 2's does the same (int64 on its 64-bit platforms: x64 here)."""
+    config_value("enable_x64", True)
+    for dt in (np.uint8, np.int8, np.int16, np.uint32, np.bool_):
+        x = np.array([1, 2, 1, 3], dt)
+        got, want = enp.cumulative_prod(x), np.cumulative_prod(x)
+        assert got.dtype == want.dtype, dt
+        np.testing.assert_array_equal(np.asarray(got), want)
+    got = enp.cumulative_prod(np.array([[1, 2], [3, 4]], np.uint16), axis=1,
+                              include_initial=True)
+    want = np.cumulative_prod(np.array([[1, 2], [3, 4]], np.uint16), axis=1,
+                              include_initial=True)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_finfo_limits_are_python_floats():
+    """The standard's finfo gives Python floats (NumPy's float32 limits are np.float32, not
+    float instances); the values and the other attributes are NumPy's."""
+    for dt in (np.float32, np.float64, np.float16):
+        got, want = enp.finfo(dt), np.finfo(dt)
+        for name in ("eps", "max", "min", "smallest_normal", "tiny", "resolution", "epsneg"):
+            value = getattr(got, name)
+            assert type(value) is float and value == float(getattr(want, name)), name
+        assert got.bits == want.bits and got.dtype == want.dtype
+        assert (got.nmant, got.maxexp, got.precision) == (want.nmant, want.maxexp,
+                                                          want.precision)
+    assert enp.finfo(enp.asarray([1.0], enp.float32)).eps == float(np.finfo(np.float32).eps)
+    assert pickle.loads(pickle.dumps(enp.finfo(np.float32))).max == \
+        float(np.finfo(np.float32).max)

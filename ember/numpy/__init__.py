@@ -563,7 +563,24 @@ def absolute(x):
 
 
 abs = absolute  # noqa: A001
-sign = _unary("sign", lax.sign)
+
+
+@eager
+def sign(x):
+    """NumPy's ``sign``, elementwise: -1, 0 or 1 (+0.0 for both zeros, as NumPy and the
+    Array API; ``lax.sign`` keeps -0.0, as JAX's), NaN for NaN.
+
+    Example:
+        >>> enp.sign(enp.asarray([-2.0, -0.0, 3.0]))
+        Array([-1.,  0.,  1.], dtype=float32)
+    """
+    (x,) = _promote(x)
+    y = lax.sign(x)
+    if dtypes.is_float(x.dtype):
+        y = lax.select(lax.eq(x, _const(0, x)), _const(0, x), y)
+    return y
+
+
 exp = _unary("exp", lax.exp, floats=True)
 expm1 = _unary("expm1", lax.expm1, floats=True)
 log = _unary("log", lax.log, floats=True)
@@ -684,8 +701,9 @@ def where(condition, x=None, y=None):
 
 
 @eager
-def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002
-    """Limit values to ``[a_min, a_max]`` (NumPy 2's and JAX's ``min``/``max`` keywords too).
+def clip(a, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002
+    """Limit values to ``[min, max]`` (the Array API's and JAX's names; NumPy's older
+    ``a_min``/``a_max`` keywords too).
 
     Example:
         >>> enp.clip(enp.arange(5), min=1, max=3)
@@ -857,10 +875,11 @@ def outer(a, b):
 # --- shapes ---------------------------------------------------------------------------------
 
 @eager
-def reshape(a, newshape=None, order="C", *, shape=None, copy=None):
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """Reshape; one dimension may be -1. ``order`` "C" reads and writes the elements row-major,
     "F" column-major ("A" is "C": ember arrays are row-major), as NumPy's ``reshape``.
-    ``copy`` (the Array API's) has no effect: ember arrays never share a buffer.
+    ``copy`` (the Array API's) has no effect: ember arrays never share a buffer. ``newshape``
+    is NumPy's older name of ``shape``.
 
     Example:
         >>> enp.reshape(enp.arange(6), (2, 3), order="F")
@@ -868,8 +887,9 @@ def reshape(a, newshape=None, order="C", *, shape=None, copy=None):
                [1, 3, 5]], dtype=int32)
     """
     x = _lift(a)
-    newshape = shape if shape is not None else newshape
-    newshape = _ints(newshape)
+    if shape is not None and newshape is not None:
+        _error("reshape: pass shape or newshape, not both")
+    newshape = _ints(shape if shape is not None else newshape)
     if _order(order, "reshape", ("C", "F", "A")):
         return transpose(reshape(transpose(x), tuple(reversed(newshape))))
     if builtins.sum(1 for d in newshape if d == -1) > 1:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 
 from ember.frontend.tracing import Tracer
 
@@ -22,4 +23,11 @@ def placed(fun):
             return out
         from ember.backends.array import device_put
         return device_put(out, device)
+    # The signature shows device= (the Array API suite inspects it; functools.wraps would
+    # show fun's, without it).
+    sig = inspect.signature(fun)
+    params = list(sig.parameters.values())
+    at = len(params) - (params[-1].kind is inspect.Parameter.VAR_KEYWORD if params else 0)
+    params.insert(at, inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None))
+    wrapper.__signature__ = sig.replace(parameters=params)
     return wrapper

@@ -549,8 +549,14 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
 
 @eager
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-    """The array API's ``cumulative_prod``."""
-    y = cumprod(x, axis=axis, dtype=dtype)
+    """The array API's ``cumulative_prod``; small integers accumulate in the default int as
+    ``prod`` (``cumprod`` keeps them, as in JAX).
+
+    Example:
+        >>> enp.cumulative_prod(enp.asarray([1, 2, 3], enp.uint8), include_initial=True)
+        Array([1, 1, 2, 6], dtype=uint32)
+    """
+    y = cumprod(x, axis=axis, dtype=_sum_dtype(_lift(x), dtype))
     return _with_initial(y, axis, 1) if include_initial else y
 
 

@@ -1297,9 +1297,43 @@ def can_cast(from_, to, casting="safe"):
     return bool(np.can_cast(_as_dtype(from_), np.dtype(to), casting=casting))
 
 
+class _FloatInfo:
+    """NumPy's (ml_dtypes') ``finfo`` with its limits as Python floats, as the Array API
+    asks (NumPy's are float32 scalars for float32, which are not ``float`` instances); its
+    other attributes (``nmant``, ``maxexp``, ...) are NumPy's."""
+
+    _FLOATS = ("eps", "epsneg", "max", "min", "resolution", "smallest_normal",
+               "smallest_subnormal", "tiny")
+
+    def __init__(self, info):
+        self._info = info
+        self.dtype = np.dtype(info.dtype)
+        self.bits = int(info.bits)
+        for name in self._FLOATS:
+            setattr(self, name, float(getattr(info, name)))
+
+    def __getattr__(self, name):
+        if name == "_info":          # not set yet (copy builds the object bare)
+            raise AttributeError(name)
+        return getattr(self._info, name)
+
+    def __reduce__(self):
+        return finfo, (self.dtype,)
+
+    def __repr__(self):
+        return f"finfo(resolution={self.resolution:g}, min={self.min:.6e}, " \
+               f"max={self.max:.6e}, dtype={self.dtype})"
+
+
 def finfo(dtype):
-    """Machine limits of a floating dtype (also bfloat16, via ml_dtypes); takes arrays too."""
-    return ml_dtypes.finfo(_as_dtype(dtype))
+    """Machine limits of a floating dtype (also bfloat16, via ml_dtypes; of a complex dtype's
+    parts); takes arrays too. The limits are Python floats, as the Array API asks.
+
+    Example:
+        >>> enp.finfo(enp.float32).eps
+        1.1920928955078125e-07
+    """
+    return _FloatInfo(ml_dtypes.finfo(_as_dtype(dtype)))
 
 
 def iinfo(int_type):
