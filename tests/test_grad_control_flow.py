@@ -280,3 +280,30 @@ def test_grad_of_two_scans_from_one_carry():
         return np_.sum(c) + np_.sum(ys) + np_.sum(d)
     close(ember.grad(lambda *a: f(E, *a), argnums=(0, 1, 2))(X, XS, W),
           jax.grad(lambda *a: f(J, *a), argnums=(0, 1, 2))(X, XS, W))
+
+
+def test_custom_jvp_and_checkpoint_around_control_flow():
+    """A custom_jvp function inside a scan body; a checkpointed scan and cond, whose backward
+    pass recomputes them (or, saving everything, differentiates copies of them)."""
+    @ember.custom_jvp
+    def f_e(x):
+        return enp.sin(x)
+    f_e.defjvp(lambda p, t: (enp.sin(p[0]), 2.0 * t[0]))
+
+    @jax.custom_jvp
+    def f_j(x):
+        return jnp.sin(x)
+    f_j.defjvp(lambda p, t: (jnp.sin(p[0]), 2.0 * t[0]))
+
+    def g(m, f, x, xs):
+        np_, lax = m
+        c, ys = lax.scan(lambda c, r: (f(c * r), c * r), x * 1.5, xs)
+        z = lax.cond(np_.sum(c) > 0, lambda: np_.cos(c) * 2.0, lambda: c * c)
+        return np_.sum(z) + np_.sum(ys ** 2)
+    close(ember.grad(lambda x, xs: g(E, f_e, x, xs), argnums=(0, 1))(X, XS),
+          jax.grad(lambda x, xs: g(J, f_j, x, xs), argnums=(0, 1))(X, XS))
+    for pe, pj in [(None, None), (ember.checkpoint_policies.everything_saveable,
+                                  jax.checkpoint_policies.everything_saveable)]:
+        fe = ember.checkpoint(lambda *a: g(E, enp.sin, *a), policy=pe)
+        fj = jax.checkpoint(lambda *a: g(J, jnp.sin, *a), policy=pj)
+        close(ember.grad(fe, argnums=(0, 1))(X, XS), jax.grad(fj, argnums=(0, 1))(X, XS))
