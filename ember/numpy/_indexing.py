@@ -225,7 +225,7 @@ def _take_at(x, starts, *, dims: tuple[int, ...]):
 
 
 def _fill_default(dtype):
-    if dtypes.is_float(dtype):
+    if dtypes.is_inexact(dtype):
         return np.nan
     if dtypes.is_bool(dtype):
         return True

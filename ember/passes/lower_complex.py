@@ -21,15 +21,19 @@ import math
 import numpy as np
 
 from ember import dtypes
-from ember._mlir import arith, complex_d, ir
+from ember._mlir import arith, complex_d, ir, linalg, tensor, walk
 from ember.passes.lower_math import _F
 from ember.passes.lowering import (
     COMPLEX_SCALAR,
     LOWERINGS,
     SCALAR,
     TRAITS,
+    _in_dispatch_region,
     elem,
+    generic,
+    identity_map,
     lower_elementwise,
+    optimization_barrier,
     scalar_const,
 )
 
@@ -634,3 +638,49 @@ for _name, _parts in {"asin": _asin_parts, "acos": _acos_parts, "acosh": _acosh_
                       "atanh": _atanh_parts, "asinh": _rotated(_asin_parts),
                       "atan": _rotated(_atanh_parts)}.items():
     _register_parts(_name, _parts)
+
+
+# --- complex splats IREE cannot materialize -------------------------------------------------
+
+def materialize_complex_splats(module: ir.Module) -> None:
+    """Rewrite each complex splat tensor (a splat ``arith.constant`` or a ``linalg.fill``)
+    that IREE would keep as a buffer of its own (one read by anything but a linalg op: a
+    return, ``tensor.insert_slice``, a scatter, a loop) as ``complex.create`` of two float
+    fills, one behind ``util.optimization_barrier`` (else IREE folds them into one splat). IREE
+    3.13 splats buffers with integers of at most 64 bits (complex128 failed: "stream.async.
+    splat ... but got 'i128'") and made an invalid ``arith.constant`` of a complex64 splat
+    that a slice is inserted into ("failed to satisfy constraint: TypedAttr")."""
+    for op in list(walk(module.operation)):
+        if op.name not in ("arith.constant", "linalg.fill") or len(op.results) != 1:
+            continue
+        t = op.results[0].type
+        if not isinstance(t, ir.RankedTensorType) or \
+                not isinstance(ir.RankedTensorType(t).element_type, ir.ComplexType):
+            continue
+        if op.name == "arith.constant":
+            attr = op.attributes["value"]
+            if not isinstance(attr, ir.DenseElementsAttr) or not attr.is_splat:
+                continue
+        if _in_dispatch_region(op) or all(u.owner.name.startswith("linalg.")
+                                          for u in op.results[0].uses):
+            continue
+        t = ir.RankedTensorType(t)
+        with ir.InsertionPoint(op), op.location:
+            if op.name == "arith.constant":
+                value = complex_d.ConstantOp(t.element_type,
+                                             ir.ArrayAttr(attr.get_splat_value())).result
+            else:
+                value = op.operands[0]
+            part_t = ir.RankedTensorType.get(t.shape, ir.ComplexType(t.element_type).element_type)
+            re_, im_ = (linalg.fill(f, outs=[tensor.EmptyOp(t.shape, part_t.element_type)
+                                             .result])
+                        for f in (_re(value), _im(value)))
+            re_ = optimization_barrier(re_)
+            rank = len(t.shape)
+            (new,) = generic([re_, im_], [identity_map(rank)] * 2,
+                             [tensor.EmptyOp(t.shape, t.element_type).result],
+                             [identity_map(rank)], ["parallel"] * rank,
+                             lambda a, b, _o, et=t.element_type: [
+                                 complex_d.CreateOp(et, a, b).result])
+        op.results[0].replace_all_uses_with(new)
+        op.erase()

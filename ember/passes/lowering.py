@@ -1087,7 +1087,14 @@ def _lower_pad(c: LowerCall):
         start.append(first)
         size.append(max(end - first, 0))
         offset.append(min(lo + first * step, n))
-    init = linalg.fill(tensor.ExtractOp(value, []).result, outs=[empty(out)])
+    if dtypes.is_complex(out.dtype):
+        # broadcast on the device: IREE 3.13 crashed (SIGSEGV) reading a complex128 value on
+        # the host for the fill
+        rank = len(out.shape)
+        (init,) = generic([value], [ir.AffineMap.get(rank, 0, [])], [empty(out)],
+                          [identity_map(rank)], ["parallel"] * rank, lambda v, _o: [v])
+    else:
+        init = linalg.fill(tensor.ExtractOp(value, []).result, outs=[empty(out)])
     if 0 in size:       # nothing of the operand is left: all padding
         return [init]
     if tuple(start) != (0,) * len(start) or tuple(size) != xa.shape:

@@ -66,6 +66,8 @@ class ToLinalg(Pass):
                                      for f in dataclasses.fields(Traits)}))
         try:
             self._run(module)
+            with module.context, ir.Location.unknown():
+                lower_complex.materialize_complex_splats(module)
             if not self.outer_reductions:
                 with module.context, ir.Location.unknown():
                     _barrier_after_outer_reductions(module)
