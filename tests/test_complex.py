@@ -492,3 +492,17 @@ def test_vulkan_complex64_runs_and_complex128_math_is_refused(config_value):
     config_value("enable_x64", True)
     with pytest.raises(BackendUnsupportedError, match="ember.exp.*complex128.*'vulkan'"):
         ember.jit(enp.exp, backend="vulkan")(x.astype(C128))
+
+
+def test_export_and_load(tmp_path):
+    """An exported module takes and returns complex64 arrays and Python complex scalars."""
+    x = np.array([1 + 2j, 3 - 1j, -0.5j], np.complex64)
+    path = tmp_path / "complex.vmfb"
+    ember.export(ember.jit(lambda a, s: (enp.exp(a) * s, enp.abs(a))), x, 1j).save(path)
+    loaded = ember.load(path)
+    got, mag = loaded(x, 2j)
+    _close(got, np.exp(x.astype(C128)) * 2j, C64, what="exp")
+    _close(mag, np.abs(x.astype(C128)), C64, what="abs")
+    assert np.asarray(got).dtype == C64 and np.asarray(mag).dtype == np.float32
+    with pytest.raises(ember.errors.ArgumentError, match="c64"):
+        loaded(x.real.copy(), 1j)

@@ -49,7 +49,8 @@ _SUPPORTED = frozenset(_DTYPES.values())
 # Element types in IREE's ABI declaration (unsigned integers are signless there).
 _ABI_ELEMENT = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
                 "uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64",
-                "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64"}
+                "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+                "complex64": "complex<f32>", "complex128": "complex<f64>"}
 
 
 def _version() -> str:
@@ -229,7 +230,9 @@ def _check_against_abi(sig: Signature, declaration: str | None, where: str) -> N
     if not declaration:
         return
     got = {"input": [], "output": []}
-    for kind, ty in re.findall(r"%(input|output)\d+:\s*tensor<([^>]*)>", declaration):
+    # (an element type may nest one level: complex<f32>)
+    for kind, ty in re.findall(r"%(input|output)\d+:\s*tensor<((?:[^<>]|<[^<>]*>)*)>",
+                               declaration):
         got[kind].append(ty)
     for kind, avals in (("input", sig.in_avals), ("output", sig.out_avals)):
         want = abi_types(avals)
@@ -366,9 +369,10 @@ class Loaded:
 
     def _host(self, x, aval: ShapedArray, name: str) -> np.ndarray:
         fun = self.signature.function
-        if type(x) in (bool, int, float):
+        if type(x) in (bool, int, float, complex):
             ok = (aval.dtype.kind == "b") == (type(x) is bool) and not (
-                type(x) is float and aval.dtype.kind in "iu")
+                type(x) is float and aval.dtype.kind in "iu") and \
+                (type(x) is not complex or aval.dtype.kind == "c")
             if aval.shape != () or not ok:
                 raise ArgumentError(f"{fun}: argument {name} must be {aval.str_short()}, got "
                                     f"the Python {type(x).__name__} {x!r}")
@@ -381,9 +385,10 @@ class Loaded:
             raise ArgumentError(f"{fun}: argument {name} must be an array "
                                 f"{aval.str_short()}, got a {type(x).__name__}")
         if arr.shape == aval.shape and arr.dtype.kind == aval.dtype.kind and \
-                arr.dtype.itemsize == 8 and aval.dtype.itemsize == 4:
+                (arr.dtype.itemsize, aval.dtype.itemsize) in ((8, 4), (16, 8)):
             # NumPy's default 64-bit types where the module takes 32 bits (np.arange(5),
-            # np.ones(3)): converted with a warning, as jit does with 64-bit types off.
+            # np.ones(3), complex128 for complex64): converted with a warning, as jit does
+            # with 64-bit types off.
             arr = self._narrow(arr, aval, name)
         if arr.shape != aval.shape or arr.dtype != aval.dtype:
             from ember.core import short_dtype

@@ -2013,8 +2013,7 @@ def issubdtype(arg1, arg2):
 
 
 def iscomplexobj(x):
-    """Whether ``x`` has a complex type (a Python complex or a complex NumPy array; ember
-    arrays are never complex).
+    """Whether ``x`` has a complex type (a Python complex, a complex NumPy or ember array).
 
     Example:
         >>> enp.iscomplexobj(enp.ones(2))
@@ -2041,7 +2040,7 @@ def isrealobj(x):
 
 @eager
 def isreal(x):
-    """Elementwise whether the imaginary part is zero (always, for ember's real arrays).
+    """Elementwise whether the imaginary part is zero (always, for real arrays).
 
     Example:
         >>> enp.isreal(enp.array([1., 2.]))
@@ -2052,7 +2051,7 @@ def isreal(x):
 
 @eager
 def iscomplex(x):
-    """Elementwise whether the imaginary part is non-zero (never, for ember's real arrays).
+    """Elementwise whether the imaginary part is non-zero (never, for real arrays).
 
     Example:
         >>> enp.iscomplex(enp.array([1., 2.]))
