@@ -1,5 +1,6 @@
 """ember.lax.linalg: JAX's ``jax.lax.linalg`` (stacks of matrices, the batch axes leading),
-on the decompositions of ember.numpy.linalg.
+on the kernels of ``ember/lax/_linalg.py`` (which ember.numpy.linalg and ember.scipy.linalg
+are built on too).
 
 The results are in JAX's order and conventions, which differ from NumPy's in places:
 ``eigh`` returns ``(eigenvectors, eigenvalues)``, ``lu`` the packed factors, the pivots and
@@ -16,22 +17,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember import lax
-from ember import numpy as enp
+from ember import dtypes, lax
 from ember.frontend.eager import eager
-from ember.numpy import linalg as _la
-from ember.scipy import linalg as _sla
+from ember.lax import _linalg as kernels
 
 __all__ = ["cholesky", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd",
            "symmetric_product", "triangular_solve", "tridiagonal_solve"]
 
 
 def _error(msg):
-    _la._error(f"lax.linalg.{msg}")
+    kernels.error(f"lax.linalg.{msg}")
 
 
-def _symmetrized(x):
-    return (x + enp.swapaxes(x, -1, -2)) / 2
+def _symmetrized(x, name):
+    """``(x + x.T) / 2`` in ``x``'s inexact dtype."""
+    x = kernels.lift(x)
+    if x.ndim < 2:
+        kernels.error(f"{name}: expected an array of at least 2 dimensions, got shape "
+                      f"{x.shape}")
+    x = kernels.to(x, dtypes.to_inexact(x.dtype))
+    return (x + kernels.swap(x)) / 2
 
 
 def _subset(subset_by_index, k, name):
@@ -55,8 +60,7 @@ def cholesky(x, *, symmetrize_input: bool = True):
         Array([[2., 0.],
                [1., 2.]], dtype=float32)
     """
-    x = enp._lift(x)
-    return _la.cholesky(_symmetrized(x) if symmetrize_input else x)
+    return kernels.cholesky(_symmetrized(x, "cholesky") if symmetrize_input else x)
 
 
 @eager
@@ -72,7 +76,7 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
         >>> w
         Array([1., 2.], dtype=float32)
     """
-    w, v = _la.eigh(x, UPLO="L" if lower else "U", symmetrize_input=symmetrize_input)
+    w, v = kernels.eigh(x, "eigh", "L" if lower else "U", symmetrize_input)
     keep = _subset(subset_by_index, w.shape[-1], "eigh")
     return v[..., keep], w[..., keep]
 
@@ -88,8 +92,8 @@ def lu(x):
         >>> lla.lu(enp.array([[1.0, 2.0], [3.0, 4.0]]))[2]
         Array([1, 0], dtype=int32)
     """
-    packed, perm, piv, out = _sla._lu(x, "lax.linalg.lu")
-    return enp._to(packed, out), piv, enp._to(perm, np.int32)
+    packed, perm, piv, out = kernels.lu(x, "lax.linalg.lu")
+    return kernels.to(packed, out), piv, kernels.to(perm, np.int32)
 
 
 @eager
@@ -101,15 +105,15 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
         >>> lla.lu_pivots_to_permutation(enp.array([2, 2, 2], dtype=enp.int32), 4)
         Array([2, 0, 1, 3], dtype=int32)
     """
-    piv = enp._lift(pivots)
+    piv = kernels.lift(pivots)
     if piv.ndim < 1 or piv.dtype != np.int32:
         _error(f"lu_pivots_to_permutation: pivots must be an int32 array of at least one "
                f"dimension, got {piv.aval.str_short()}")
     if permutation_size < piv.shape[-1]:
         _error(f"lu_pivots_to_permutation: permutation_size {permutation_size} is smaller than "
                f"the {piv.shape[-1]} pivots")
-    return _la._batched(lambda p: _sla._pivots_to_permutation(p, permutation_size), piv,
-                        rank=1)
+    return kernels.batched(lambda p: kernels.pivots_to_permutation(p, permutation_size), piv,
+                           rank=1)
 
 
 @eager
@@ -126,7 +130,7 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None)
     if pivoting:
         _error("qr: pivoting=True (column pivoting, LAPACK's geqp3) is not supported; use "
                "pivoting=False")
-    return _la.qr(x, mode="complete" if full_matrices else "reduced")
+    return kernels.qr(x, "qr", "complete" if full_matrices else "reduced")
 
 
 @eager
@@ -140,14 +144,14 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
         >>> lla.svd(enp.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
         Array([4., 3.], dtype=float32)
     """
-    x = enp._lift(x)
+    x = kernels.lift(x)
     k = min(x.shape[-2:]) if x.ndim >= 2 else 0
     if subset_by_index is not None and full_matrices:
         _error("svd: subset_by_index needs full_matrices=False")
     keep = _subset(subset_by_index, k, "svd")
     if not compute_uv:
-        return _la.svd(x, compute_uv=False)[..., keep]
-    u, s, vh = _la.svd(x, full_matrices=full_matrices)
+        return kernels.svd(x, "svd", compute_uv=False)[..., keep]
+    u, s, vh = kernels.svd(x, "svd", full_matrices)
     if subset_by_index is None:
         return u, s, vh
     return u[..., keep], s[..., keep], vh[..., keep, :]
@@ -163,10 +167,10 @@ def symmetric_product(a_matrix, c_matrix, *, alpha: float = 1.0, beta: float = 0
         >>> lla.symmetric_product(enp.array([[1.0, 2.0]]), enp.array([[1.0]]), beta=2.0)
         Array([[7.]], dtype=float32)
     """
-    a, c = enp._lift(a_matrix), enp._lift(c_matrix)
-    out = alpha * enp.matmul(a, enp.swapaxes(a, -1, -2)) + beta * c
+    a, c = kernels.lift(a_matrix), kernels.lift(c_matrix)
+    out = alpha * lax.batch_matmul(a, kernels.swap(a)) + beta * c
     if symmetrize_output:
-        out = enp.tril(out) + enp.swapaxes(enp.tril(out, -1), -1, -2)
+        out = kernels.tri(out) + kernels.swap(kernels.tri(out, -1))
     return out
 
 
@@ -183,16 +187,16 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
         >>> lla.triangular_solve(a, enp.array([[2.0, 3.0]]), lower=True)
         Array([[-0.5,  3. ]], dtype=float32)
     """
-    b = enp._lift(b)
+    b = kernels.lift(b)
     if b.ndim < 2:
         _error(f"triangular_solve: b must have at least 2 dimensions, got shape {b.shape}")
+    vector = b.ndim == np.ndim(a) - 1
     if left_side:
-        return _sla.solve_triangular(a, b, trans=int(transpose_a), lower=lower,
-                                     unit_diagonal=unit_diagonal)
+        return kernels.solve_triangular(a, b, transpose_a, lower, unit_diagonal, vector)
     # x @ op(a) = b is op(a).T @ x.T = b.T
-    xt = _sla.solve_triangular(a, enp.swapaxes(b, -1, -2), trans=int(not transpose_a),
-                               lower=lower, unit_diagonal=unit_diagonal)
-    return enp.swapaxes(xt, -1, -2)
+    xt = kernels.solve_triangular(a, kernels.swap(b), not transpose_a, lower, unit_diagonal,
+                                  vector)
+    return kernels.swap(xt)
 
 
 @eager
@@ -210,17 +214,17 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
     """
     if perturb_singular:
         _error("tridiagonal_solve: perturb_singular=True is not supported")
-    dl, d, du, b = (enp._lift(v) for v in (dl, d, du, b))
+    dl, d, du, b = (kernels.lift(v) for v in (dl, d, du, b))
     if b.ndim < 2 or any(v.shape != b.shape[:-1] for v in (dl, d, du)):
         _error(f"tridiagonal_solve: expected dl, d, du of shape (..., m) and b of shape "
                f"(..., m, n); got {dl.shape}, {d.shape}, {du.shape} and {b.shape}")
-    out = enp.result_type(dl, d, du, b)
+    out = dtypes.canonicalize(dtypes.result_type(dl, d, du, b)[0], warn=False)
     if not np.issubdtype(out, np.floating):
         _error(f"tridiagonal_solve: expected floating-point arrays, got {out}")
-    dl, d, du = (enp.moveaxis(enp._to(v, out), -1, 0) for v in (dl, d, du))
-    b = enp.moveaxis(enp._to(b, out), -2, 0)
+    dl, d, du = (kernels.move_axis(kernels.to(v, out), -1, 0) for v in (dl, d, du))
+    b = kernels.move_axis(kernels.to(b, out), -2, 0)
     m = d.shape[0]
-    zero = enp.zeros_like(d[0])
+    zero = lax.full_like(d[0], 0)
     # Forward elimination: the carry is row i as the steps before left it (its diagonal,
     # superdiagonal and right-hand side); each step eliminates dl[i + 1], swapping rows i and
     # i + 1 when |dl[i + 1]| > |d[i]|, and emits row i's final (d, du, second
@@ -228,22 +232,22 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
     def eliminate(row, below):
         d0, u0, b0 = row
         l1, d1, u1, b1 = below
-        swap = enp.abs(d0) < enp.abs(l1)
-        fact = enp.where(swap, d0 / l1, l1 / d0)
+        swap = lax.abs(d0) < lax.abs(l1)
+        fact = kernels.where(swap, d0 / l1, l1 / d0)
         keep_row = (d0, u0, zero, b0)
         swap_row = (l1, d1, u1, b1)
-        done = tuple(enp.where(swap if k.ndim == swap.ndim else swap[..., None], s, k)
+        done = tuple(kernels.where(swap if k.ndim == swap.ndim else swap[..., None], s, k)
                      for k, s in zip(keep_row, swap_row))
         f = fact[..., None]
-        nxt = (enp.where(swap, u0 - fact * d1, d1 - fact * u0),
-               enp.where(swap, -fact * u1, u1),
-               enp.where(swap[..., None], b0 - f * b1, b1 - f * b0))
+        nxt = (kernels.where(swap, u0 - fact * d1, d1 - fact * u0),
+               kernels.where(swap, -fact * u1, u1),
+               kernels.where(swap[..., None], b0 - f * b1, b1 - f * b0))
         return nxt, done
 
     if m > 1:
-        du_below = enp.concatenate([du[1:-1], zero[None]], 0)   # du[m-1] is unused
+        du_below = lax.concatenate([du[1:-1], zero[None]], 0)   # du[m-1] is unused
         last, rows = lax.scan(eliminate, (d[0], du[0], b[0]), (dl[1:], d[1:], du_below, b[1:]))
-        rows = tuple(enp.concatenate([r, v[None]], 0)
+        rows = tuple(lax.concatenate([r, v[None]], 0)
                      for r, v in zip(rows, (last[0], zero, zero, last[2])))
     else:
         rows = (d, zero[None], zero[None], b)
@@ -255,6 +259,6 @@ def tridiagonal_solve(dl, d, du, b, *, perturb_singular: bool = False):
         x = (bb - u1[..., None] * x1 - u2[..., None] * x2) / dd[..., None]
         return (x, x1), x
 
-    z = enp.zeros_like(b[0])
+    z = lax.full_like(b[0], 0)
     _, x = lax.scan(substitute, (z, z), rows, reverse=True)
-    return enp.moveaxis(x, 0, -2)
+    return kernels.move_axis(x, 0, -2)

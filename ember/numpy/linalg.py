@@ -1,11 +1,12 @@
-"""ember.numpy.linalg: norms, and decompositions composed from ember ops (LU with partial
-pivoting, Cholesky, Householder QR, Jacobi eigh and SVD) with what is built on them (solve,
-inv, det, slogdet, pinv, lstsq, matrix_rank, cond, tensorinv, tensorsolve), and the array
-API's names (matrix_norm, vector_norm, vecdot, matmul, tensordot, matrix_transpose, cross,
-outer, diagonal, trace). Every function takes stacks of matrices (leading batch axes), works
-under jit and vmap, and on the CPU, Vulkan and CUDA alike: no LAPACK is called. The
-algorithms are the textbook ones, O(n^3) for n x n matrices, in loops of n steps (Jacobi:
-sweeps of n - 1 rounds), meant for small and medium matrices.
+"""ember.numpy.linalg: norms, the decompositions (LU with partial pivoting, Cholesky,
+Householder QR, Jacobi eigh and SVD: the kernels of ember.lax.linalg, in
+``ember/lax/_linalg.py``) with what is built on them (solve, inv, det, slogdet, pinv, lstsq,
+matrix_rank, cond, tensorinv, tensorsolve), and the array API's names (matrix_norm,
+vector_norm, vecdot, matmul, tensordot, matrix_transpose, cross, outer, diagonal, trace).
+Every function takes stacks of matrices (leading batch axes), works under jit and vmap, and
+on the CPU, Vulkan and CUDA alike: no LAPACK is called. The algorithms are the textbook
+ones, O(n^3) for n x n matrices, in loops of n steps (Jacobi: sweeps of n - 1 rounds), meant
+for small and medium matrices.
 
 Example:
     >>> import ember.numpy as enp
@@ -24,6 +25,7 @@ import numpy as np
 
 from ember import dtypes, lax
 from ember.frontend.eager import eager
+from ember.lax import _linalg as kernels
 
 __all__ = ["norm", "cholesky", "solve", "inv", "det", "slogdet", "qr", "eigh", "eigvalsh", "svd",
            "svdvals", "cond", "pinv", "matrix_rank", "lstsq", "matrix_power", "multi_dot",
@@ -131,9 +133,8 @@ def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
 
 
 # --- decompositions ---------------------------------------------------------------------------
-# Composed from ember ops: each algorithm works on one matrix in counted loops (``fori_loop``,
-# one pivot, column or rotation round per step, as masked whole-matrix updates) and is
-# vmapped over the leading (batch) axes. Float16/bfloat16 and integers are computed in
+# On the kernels of ember/lax/_linalg.py: each algorithm works on one matrix in counted loops
+# and is vmapped over the leading (batch) axes. Float16/bfloat16 and integers are computed in
 # float32 (float64 stays float64) and the results come back in the input's float dtype.
 
 class SlogdetResult(NamedTuple):
@@ -157,145 +158,6 @@ class SVDResult(NamedTuple):
     Vh: object
 
 
-def _matrix(a, name, square=True):
-    """``a`` lifted, at least 2-D (square if asked), in its compute dtype; and the dtype the
-    results are returned in."""
-    enp = _enp()
-    x = enp._lift(a)
-    if x.ndim < 2:
-        _error(f"{name}: expected an array of at least 2 dimensions, got shape {x.shape}")
-    if square and x.shape[-1] != x.shape[-2]:
-        _error(f"{name}: the last 2 dimensions must be square, got shape {x.shape}")
-    out = dtypes.to_inexact(x.dtype)
-    compute = out if out in (np.float32, np.float64) else np.dtype(np.float32)
-    return enp._to(x, compute), out
-
-
-def _batched(core, *xs, rank=2):
-    """``core`` on the matrices of ``xs`` (each with the same leading batch axes: all but the
-    last ``rank`` of the first), vmapped over the batch axes."""
-    from ember.frontend.vmap import vmap
-    f = core
-    for _ in range(xs[0].ndim - rank):
-        f = vmap(f)
-    return f(*xs)
-
-
-def _iotas(n, m=None):
-    """(row index, column index) of an n x m matrix, and the index vector of length n."""
-    m = n if m is None else m
-    return (lax.broadcasted_iota(np.int32, (n, m), 0), lax.broadcasted_iota(np.int32, (n, m), 1),
-            lax.iota(np.int32, n))
-
-
-def _pick(mask, x, axis):
-    """The sum of ``x`` where ``mask``, over ``axis``: one row or column of a matrix, or one
-    element of a vector, chosen by a traced index (``where`` keeps NaNs elsewhere out)."""
-    enp = _enp()
-    return enp.sum(enp.where(mask, x, enp.zeros((), x.dtype)), axis=axis, dtype=x.dtype)
-
-
-def _lu_core(a):
-    """LU of one m x n matrix with partial pivoting, as LAPACK's getrf: (the unit lower and
-    upper factors packed in one matrix, the row permutation, its parity as +-1, and the
-    pivot row chosen at each of the min(m, n) steps, getrf's ``ipiv`` counted from 0)."""
-    enp = _enp()
-    m, n = a.shape
-    r, c, idx = _iotas(m, n)
-    steps = builtins.min(m, n)
-    kdx = lax.iota(np.int32, steps)
-
-    def step(k, carry):
-        a, perm, sign, piv = carry
-        col = _pick(c == k, a, 1)
-        p = lax.argmax(enp.where(idx >= k, enp.abs(col), -1), 0)
-        row_k, row_p = _pick(r == k, a, 0), _pick(r == p, a, 0)
-        a = enp.where(r == k, row_p[None], enp.where(r == p, row_k[None], a))
-        perm_k, perm_p = _pick(idx == k, perm, 0), _pick(idx == p, perm, 0)
-        perm = enp.where(idx == k, perm_p, enp.where(idx == p, perm_k, perm))
-        sign = enp.where(p == k, sign, -sign)
-        piv = enp.where(kdx == k, enp._to(p, np.int32), piv)
-        col = _pick(c == k, a, 1)
-        pivot = _pick(idx == k, col, 0)
-        low = enp.where((idx > k) & (pivot != 0), col / pivot, 0)
-        a = a - low[:, None] * enp.where(c > k, row_p[None], 0)
-        a = enp.where((c == k) & (r > k), low[:, None], a)
-        return a, perm, sign, piv
-
-    init = (a, idx, enp.ones((), a.dtype), kdx)
-    if steps == 0:      # (argmax has no empty axis to search)
-        return init
-    return lax.fori_loop(0, steps, step, init)
-
-
-def _triangular_core(t, b, lower, unit):
-    """``x`` with ``t @ x = b`` for one triangular n x n ``t`` (only its ``lower`` or upper
-    triangle is read; a ``unit`` diagonal is not read) and an n x k ``b``: substitution, one
-    row of ``x`` per step."""
-    enp = _enp()
-    n = t.shape[0]
-    r, _, idx = _iotas(n)
-
-    def step(i, x):
-        row = i if lower else n - 1 - i
-        ti = _pick(r == row, t, 0)
-        off = enp.where((idx < row) if lower else (idx > row), ti, 0)
-        xi = _pick(idx[:, None] == row, b, 0) - enp.matmul(off, x)
-        if not unit:
-            xi = xi / _pick(idx == row, ti, 0)
-        return enp.where(idx[:, None] == row, xi[None], x)
-
-    return lax.fori_loop(0, n, step, enp.zeros_like(b))
-
-
-_CHOLESKY_PANEL = 16     # columns per panel of the blocked Cholesky
-
-
-def _cholesky_core(a):
-    """The lower Cholesky factor of one matrix, reading its lower triangle (NaN where the
-    matrix is not positive definite).
-
-    Right-looking and blocked, as LAPACK's potrf: panels of ``_CHOLESKY_PANEL`` columns, in
-    each one column per step with its rank-1 update subtracted from the rest of the panel;
-    then the panel's product ``P @ P.T`` subtracted from the trailing matrix (one matmul).
-    So each pivot is ``a[j, j]`` minus a few partial sums, each rounded as it shrinks.
-    Summing all of column j's products first and subtracting once (left-looking, one
-    matrix-vector product a column) loses more: the float32 8 x 8 Hilbert matrix got a
-    negative pivot, LAPACK's none. A matrix of more than one panel is padded with the
-    identity to whole panels. The carry's upper triangle is scratch."""
-    enp = _enp()
-    n = a.shape[0]
-    if n == 0:
-        return a
-    b = n if n <= _CHOLESKY_PANEL else _CHOLESKY_PANEL
-    size = -(-n // b) * b
-    s = a
-    if size > n:    # the identity's rows and columns keep the factor of the rest as it is
-        s = lax.pad(a, enp.zeros((), a.dtype), [(0, size - n, 0)] * 2)
-        s = s + enp.diag((lax.iota(np.int32, size) >= n).astype(a.dtype))
-    _, pc, _ = _iotas(size, b)
-    _, c, idx = _iotas(size)
-
-    def column(j0, jj, panel):
-        v = _pick(pc == jj, panel, 1)
-        col = enp.where(idx >= j0 + jj, v / enp.sqrt(_pick(idx == j0 + jj, v, 0)), 0)
-        row = lax.dynamic_slice(col, (j0,), (b,))      # (zero left of column jj)
-        return enp.where(pc == jj, col[:, None], panel - col[:, None] * row[None])
-
-    def panel_step(k, s):
-        j0 = k * b
-        panel = lax.dynamic_slice(s, (0, j0), (size, b))
-        panel = lax.fori_loop(0, b, lambda jj, p: column(j0, jj, p), panel)
-        if size > b:
-            s = s - enp.where(c >= j0 + b, enp.matmul(panel, panel.T), 0)
-        return lax.dynamic_update_slice(s, panel, (0, j0))
-
-    if size == b:       # one panel: no outer loop
-        return enp.tril(lax.fori_loop(0, b, lambda jj, p: column(0, jj, p), s))
-    s = lax.fori_loop(0, size // b, panel_step, s)
-    return enp.tril(s[:n, :n])
-
-
 @eager
 def cholesky(a, *, upper=False):
     """The Cholesky factor ``L`` (lower, ``a = L @ L.T``; ``upper=True``: ``U = L.T``) of
@@ -308,58 +170,8 @@ def cholesky(a, *, upper=False):
         Array([[2., 0.],
                [1., 2.]], dtype=float32)
     """
-    enp = _enp()
-    x, out = _matrix(a, "cholesky")
-    low = _batched(_cholesky_core, x)
-    failed = enp.any(enp.isnan(enp.diagonal(low, axis1=-2, axis2=-1)), axis=-1)
-    n = low.shape[-1]
-    low = enp.where(failed[..., None, None] & np.tri(n, dtype=bool), np.nan, low)
-    return enp._to(enp.swapaxes(low, -1, -2) if upper else low, out)
-
-
-def _lu_solve_core(lu, perm, b, transposed=False):
-    """``x`` with ``a @ x = b`` (``a.T @ x = b`` if ``transposed``) from ``a``'s LU factors
-    packed in ``lu`` and its row permutation ``perm`` (``a[perm] = L @ U``)."""
-    enp = _enp()
-    if not transposed:
-        y = _triangular_core(lu, enp.take(b, perm, axis=0), True, True)
-        return _triangular_core(lu, y, False, False)
-    lu_t = enp.swapaxes(lu, -1, -2)
-    y = _triangular_core(lu_t, b, True, False)
-    return enp.take(_triangular_core(lu_t, y, False, True), enp.argsort(perm), axis=0)
-
-
-def _solve_core(a, b):
-    lu, perm, _, _ = _lu_core(a)
-    return _lu_solve_core(lu, perm, b)
-
-
-def _solve_with(name, a, b, solve, vector, *extra):
-    """``solve(matrix, rhs, *extra)`` on each square matrix of ``a`` and right-hand side of
-    ``b`` (a vector if ``vector``, else a matrix), their batch axes broadcast (and those of
-    the arrays ``extra``, which have ``a``'s); the result in the float dtype of both."""
-    enp = _enp()
-    x, out = _matrix(a, name)
-    y = enp._lift(b)
-    if vector:
-        y = y[..., None]
-    rows = y.shape[-2] if y.ndim >= 2 else "no"
-    if rows != x.shape[-1]:
-        _error(f"{name}: a of shape {x.shape} and b of shape {enp._lift(b).shape} do not match "
-               f"({x.shape[-1]} equations, {rows} right-hand rows)")
-    try:
-        batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
-    except ValueError:
-        _error(f"{name}: batch shapes {x.shape[:-2]} of a and {y.shape[:-2]} of b do not "
-               "broadcast")
-    if dtypes.is_float(y.dtype):
-        out = enp.result_type(out, y.dtype)
-    ct = np.float64 if out == np.float64 else np.float32
-    extra = [enp.broadcast_to(e, batch + e.shape[x.ndim - 2:]) for e in extra]
-    x = enp.broadcast_to(enp._to(x, ct), batch + x.shape[-2:])
-    y = enp.broadcast_to(enp._to(y, ct), batch + y.shape[-2:])
-    res = _batched(solve, x, y, *extra)
-    return enp._to(res[..., 0] if vector else res, out)
+    low = kernels.cholesky(a, "cholesky")
+    return kernels.swap(low) if upper else low
 
 
 @eager
@@ -371,7 +183,7 @@ def solve(a, b):
         >>> enp.linalg.solve(enp.array([[2.0, 1.0], [1.0, 3.0]]), enp.array([3.0, 5.0]))
         Array([0.8, 1.4], dtype=float32)
     """
-    return _solve_with("solve", a, b, _solve_core, np.ndim(b) == 1)
+    return kernels.solve_with("solve", a, b, kernels.solve_core, np.ndim(b) == 1)
 
 
 @eager
@@ -385,13 +197,13 @@ def inv(a):
                [0.  , 0.25]], dtype=float32)
     """
     enp = _enp()
-    x, out = _matrix(a, "inv")
+    x, out = kernels.matrix(a, "inv")
     eye = enp.broadcast_to(enp.eye(x.shape[-1], dtype=x.dtype), x.shape)
-    return enp._to(_batched(_solve_core, x, eye), out)
+    return enp._to(kernels.batched(kernels.solve_core, x, eye), out)
 
 
 def _lu_diagonal(x):
-    lu, _, sign, _ = _batched(_lu_core, x)
+    lu, _, sign, _ = kernels.batched(kernels.lu_core, x)
     return _enp().diagonal(lu, axis1=-2, axis2=-1), sign
 
 
@@ -404,7 +216,7 @@ def det(a):
         Array(-2., dtype=float32)
     """
     enp = _enp()
-    x, out = _matrix(a, "det")
+    x, out = kernels.matrix(a, "det")
     d, sign = _lu_diagonal(x)
     return enp._to(sign * enp.prod(d, axis=-1), out)
 
@@ -419,34 +231,10 @@ def slogdet(a):
         SlogdetResult(sign=Array(-1., dtype=float32), logabsdet=Array(0.6931472, dtype=float32))
     """
     enp = _enp()
-    x, out = _matrix(a, "slogdet")
+    x, out = kernels.matrix(a, "slogdet")
     d, sign = _lu_diagonal(x)
     sign = sign * enp.prod(enp.sign(d), axis=-1)
     return SlogdetResult(enp._to(sign, out), enp._to(enp.sum(enp.log(enp.abs(d)), axis=-1), out))
-
-
-def _qr_core(a):
-    """Householder QR of one m x n matrix with LAPACK's signs (``R[k, k]`` has the opposite
-    sign of the column's pivot; a column already zero below the diagonal is left as is):
-    (the m x m ``Q``, the m x n ``R``)."""
-    enp = _enp()
-    m, n = a.shape
-    _, c, idx = _iotas(m, n)
-
-    def step(k, carry):
-        rr, q = carry
-        x = _pick(c == k, rr, 1)
-        x0 = _pick(idx == k, x, 0)
-        below = enp.where(idx > k, x, 0)
-        beta = -enp.copysign(enp.sqrt(x0 * x0 + enp.sum(below * below)), x0)
-        v = enp.where(idx == k, x0 - beta, below)
-        scale = enp.where(enp.any(below != 0), 2 / enp.sum(v * v), 0)
-        rr = rr - scale * v[:, None] * enp.matmul(v, rr)[None]
-        q = q - scale * enp.matmul(q, v)[:, None] * v[None]
-        return rr, q
-
-    rr, q = lax.fori_loop(0, builtins.min(m, n), step, (a, enp.eye(m, dtype=a.dtype)))
-    return q, enp.triu(rr)
 
 
 @eager
@@ -461,153 +249,10 @@ def qr(a, mode="reduced"):
         Array([[-5. , -2.2],
                [ 0. , -0.4]], dtype=float32)
     """
-    enp = _enp()
     if mode not in ("reduced", "complete", "r"):
         _error(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
-    x, out = _matrix(a, "qr", square=False)
-    m, n = x.shape[-2:]
-    k = builtins.min(m, n)
-    x, scale = _scaled(x)
-    q, rr = _batched(_qr_core, x)
-    rr = rr / scale
-    if mode != "complete":
-        q, rr = q[..., :, :k], rr[..., :k, :]
-    if mode == "r":
-        return enp._to(rr, out)
-    return QRResult(enp._to(q, out), enp._to(rr, out))
-
-
-def _round_robin(n):
-    """The rounds of a round-robin tournament of ``n`` (even) players: (n - 1, n / 2) arrays
-    of the first and second of each pair, each pair of indices once in all, and for each round
-    the permutation that puts [firsts..., seconds...] back in index order."""
-    players = list(range(n))
-    ps, qs, back = [], [], []
-    for _ in range(n - 1):
-        pairs = [tuple(sorted((players[i], players[n - 1 - i]))) for i in range(n // 2)]
-        p, q = [a for a, _ in pairs], [b for _, b in pairs]
-        ps.append(p)
-        qs.append(q)
-        back.append(np.argsort(p + q))
-        players = [players[0], players[-1], *players[1:-1]]
-    return (np.array(ps, np.int32), np.array(qs, np.int32), np.array(back, np.int32))
-
-
-def _rotate(x, p, q, back, sin, tau, axis):
-    """Rotate the pairs of slices ``(p[i], q[i])`` of ``x`` along ``axis`` at once by the
-    angles of ``sin`` (and ``tau = sin / (1 + cos)``): ``x_p, x_q <- cos x_p - sin x_q,
-    sin x_p + cos x_q`` (a Jacobi round, by gathers), in Rutishauser's form
-    ``x_p - sin (x_q + tau x_p)``, ``x_q + sin (x_p - tau x_q)``: a rotation by a small
-    angle is a small correction, where ``cos`` itself would round up to 1 and make every
-    rotation stretch its slices (by up to eps / 2 each; in float32, 6 sweeps of a 64 x 64
-    matrix grew the eigenvectors' norms by 70 eps and the eigenvalues by twice that)."""
-    enp = _enp()
-    shape = [1, 1]
-    shape[axis] = -1
-    sin, tau = enp.reshape(sin, shape), enp.reshape(tau, shape)
-    xp, xq = enp.take(x, p, axis=axis), enp.take(x, q, axis=axis)
-    both = enp.concatenate([xp - sin * (xq + tau * xp), xq + sin * (xp - tau * xq)], axis=axis)
-    return enp.take(both, back, axis=axis)
-
-
-def _jacobi_angle(ratio):
-    """``(sin, tau)`` (``tau = sin / (1 + cos)``) of the rotation whose tangent ``t`` is the
-    smaller root of ``t**2 + 2 ratio t - 1 = 0`` (Golub and Van Loan's symmetric Schur step);
-    ratio = inf (nothing to rotate) gives the identity."""
-    enp = _enp()
-    a = enp.abs(ratio)
-    t = enp.where(ratio >= 0, 1.0, -1.0) / (a + enp.sqrt(1 + a * a))
-    t = enp.where(enp.isfinite(ratio), t, 0)
-    cos = 1 / enp.sqrt(1 + t * t)
-    sin = t * cos
-    return sin, sin / (1 + cos)
-
-
-_SWEEPS = 30     # Jacobi sweeps at most (each converges quadratically; 6-12 are typical)
-
-
-def _sweeps(step, n, init, converged, start=lambda s: s, end=lambda c: c):
-    """Jacobi sweeps of ``n - 1`` rounds of ``step(ps, qs, back, carry)`` from the state
-    ``init``, at least one and at most ``_SWEEPS``: each sweep runs from ``start(state)`` and
-    its last carry gives the next state, ``end(carry)``, or ends the loop if
-    ``converged(carry)``.
-
-    The while loop carries only the sweep count (set to ``_SWEEPS`` on convergence) and the
-    state, all of it used after the loop: a loop result left unused (as the SVD's measure
-    of orthogonality was) made the upstream canonicalization drop it from the scf.while's results
-    but not from its operands in some programs ("region branch point has 4 operands, but
-    region successor needs 6 inputs")."""
-    enp = _enp()
-    ps, qs, back = (enp.asarray(t) for t in _round_robin(n))
-
-    def sweep(carry):
-        k, state = carry
-
-        def one(r, c):
-            return step(ps[r], qs[r], back[r], c)
-        last = lax.fori_loop(0, n - 1, one, start(state))
-        return enp.where(converged(last), _SWEEPS, k + 1), end(last)
-
-    def more(carry):
-        return carry[0] < _SWEEPS
-
-    return lax.while_loop(more, sweep, (enp.zeros((), np.int32), init))[1]
-
-
-def _even(x, axes):
-    """``x`` padded with zero rows/columns on ``axes`` to an even size (Jacobi rounds pair
-    all indices; a zero pad never mixes into the rest)."""
-    n = x.shape[axes[0]]
-    if n % 2 == 0:
-        return x
-    cfg = [(0, 0, 0)] * x.ndim
-    for a in axes:
-        cfg[a] = (0, 1, 0)
-    return lax.pad(x, _enp().zeros((), x.dtype), cfg)
-
-
-def _eigh_core(a):
-    """Eigenvalues (ascending) and eigenvectors of one symmetric matrix by cyclic Jacobi
-    rotations in round-robin order (n / 2 disjoint rotations per round)."""
-    enp = _enp()
-    n = a.shape[0]
-    if n == 0:      # (no rounds to index: the sweeps need at least one pair)
-        return enp.zeros((0,), a.dtype), a
-    x = _even(a, (0, 1))
-    m = x.shape[0]
-    eps = float(np.finfo(a.dtype).eps)
-    tol = eps * enp.sqrt(enp.sum(x * x))
-    r, c, _ = _iotas(m)
-
-    def step(p, q, back, carry):
-        x, v = carry
-        d = enp.diagonal(x)
-        app, aqq, apq = enp.take(d, p), enp.take(d, q), x[p, q]
-        sin, tau = _jacobi_angle((aqq - app) / (2 * apq))
-        x = _rotate(_rotate(x, p, q, back, sin, tau, 1), p, q, back, sin, tau, 0)
-        return x, _rotate(v, p, q, back, sin, tau, 1)
-
-    def converged(carry):
-        x, _ = carry
-        off = enp.where(r == c, 0, x)
-        return enp.sqrt(enp.sum(off * off)) <= tol
-
-    x, v = _sweeps(step, m, (x, enp.eye(m, dtype=a.dtype)), converged)
-    v = v[:n, :n]
-    # The eigenvalues as Rayleigh quotients of the vectors, not the diagonal the rotations
-    # left: that accumulated each round's rounding (4x JAX's error at 64 x 64 in float32),
-    # these are as accurate as LAPACK's for one matmul.
-    w = enp.sum(v * enp.matmul(a, v), 0) / enp.sum(v * v, 0)
-    order = enp.argsort(w)
-    return enp.take(w, order), enp.take(v, order, axis=1)
-
-
-def _symmetric(x, uplo):
-    """The symmetric matrix whose lower (``uplo`` "L") or upper ("U") triangle ``x`` holds."""
-    enp = _enp()
-    k = -1 if uplo == "L" else 1
-    tri = enp.tril if uplo == "L" else enp.triu
-    return tri(x) + enp.swapaxes(tri(x, k), -1, -2)
+    res = kernels.qr(a, "qr", mode)
+    return res if mode == "r" else QRResult(*res)
 
 
 @eager
@@ -622,99 +267,16 @@ def eigh(a, UPLO=None, symmetrize_input=True):  # noqa: N803
         >>> w
         Array([1., 3.], dtype=float32)
     """
-    enp = _enp()
-    x, out = _matrix(a, "eigh")
     uplo = "L" if UPLO is None else UPLO
     if uplo not in ("L", "U"):
         _error(f"eigh: UPLO must be 'L' or 'U', got {uplo!r}")
-    sym = (x + enp.swapaxes(x, -1, -2)) / 2 if symmetrize_input else _symmetric(x, uplo)
-    w, v = _batched(_eigh_core, sym)
-    return EighResult(enp._to(w, out), enp._to(v, out))
+    return EighResult(*kernels.eigh(a, "eigh", uplo, symmetrize_input))
 
 
 @eager
 def eigvalsh(a, UPLO="L", *, symmetrize_input=True):  # noqa: N803
     """The eigenvalues (ascending) of symmetric matrices (see :func:`eigh`)."""
     return eigh(a, UPLO, symmetrize_input).eigenvalues
-
-
-def _svd_core(a):
-    """One-sided (Hestenes) Jacobi SVD of one m x n matrix, m >= n: rotate pairs of columns
-    until all are orthogonal; (U with orthogonal columns of norms S, V), unsorted.
-
-    U and V get the same column rotations and are carried stacked as one matrix: IREE 3.13's
-    runtime rejected the copies between them when the loop carried them apart ("indirect
-    buffer reference slot 0 is out range of the declared binding capacity")."""
-    enp = _enp()
-    rows, n = a.shape
-    if n == 0:      # (no rounds to index: the sweeps need at least one pair)
-        return a, enp.zeros((0, 0), a.dtype)
-    x = _even(a, (1,))
-    m = x.shape[1]
-    eps = float(np.finfo(a.dtype).eps)
-
-    def step(p, q, back, carry):
-        uv, worst = carry
-        up, uq = enp.take(uv[:rows], p, axis=1), enp.take(uv[:rows], q, axis=1)
-        alpha, beta = enp.sum(up * up, 0), enp.sum(uq * uq, 0)
-        gamma = enp.sum(up * uq, 0)
-        sin, tau = _jacobi_angle((beta - alpha) / (2 * gamma))
-        off = enp.abs(gamma) / enp.sqrt(alpha * beta)
-        worst = enp.maximum(worst, enp.max(enp.where(gamma == 0, 0, off)))
-        return _rotate(uv, p, q, back, sin, tau, 1), worst
-
-    def converged(carry):
-        return carry[1] <= eps
-
-    def start(uv):      # each sweep measures its own least orthogonal pair
-        return uv, enp.zeros((), a.dtype)
-
-    uv = _sweeps(step, m, enp.concatenate([x, enp.eye(m, dtype=a.dtype)]), converged, start,
-                 lambda carry: carry[0])
-    return uv[:rows, :n], uv[rows:rows + n, :n]
-
-
-def _orthonormal_completion(u, full):
-    """``u`` (m x k, m >= k, orthonormal or zero columns) with its zero columns replaced and,
-    if ``full``, m - k columns appended so that it is orthonormal: the Householder Q of ``u``
-    with each column's sign fixed to match ``u``."""
-    enp = _enp()
-    k = u.shape[-1]
-    if k == 0:      # nothing to complete from: the identity
-        m = u.shape[-2]
-        return enp.broadcast_to(enp.eye(m, dtype=u.dtype), u.shape[:-1] + (m,)) if full else u
-    q, rr = _batched(_qr_core, u)
-    d = enp.diagonal(rr, axis1=-2, axis2=-1)[..., :k]
-    signs = enp.where(d < 0, -1.0, 1.0).astype(u.dtype)
-    head = q[..., :, :k] * signs[..., None, :]
-    return enp.concatenate([head, q[..., :, k:]], axis=-1) if full else head
-
-
-def _scaled(x):
-    """``x`` times a power of two per matrix that brings its largest magnitude into [0.5, 1),
-    and that factor: the sums of squares of the Jacobi and Householder cores then neither
-    underflow nor overflow (entries of 1e-20 or 1e20 in float32), as LAPACK's scaling keeps
-    them. A power of two, so the scaling and its undoing are exact."""
-    enp = _enp()
-    big = enp.max(enp.abs(x), axis=(-2, -1), keepdims=True, initial=0)
-    _, e = enp.frexp(big)
-    scale = enp.ldexp(enp.ones((), x.dtype), -e)
-    return x * enp.where(enp.isfinite(big) & (big > 0), scale, 1), scale
-
-
-def _singular(x):
-    """(U-ish, S, V) of the tall form of ``x`` (its transpose when wide), S descending, U's
-    columns normalized (zero where S is 0)."""
-    enp = _enp()
-    x, scale = _scaled(x)
-    u, v = _batched(_svd_core, x)
-    s = enp.sqrt(enp.sum(u * u, axis=-2))
-    if s.shape[-1] > 1:     # (one column: nothing to sort, and IREE 3.13 fails on the gather)
-        order = enp.argsort(-s, axis=-1)
-        s = enp.take_along_axis(s, order, axis=-1)
-        u = enp.take_along_axis(u, order[..., None, :], axis=-1)
-        v = enp.take_along_axis(v, order[..., None, :], axis=-1)
-    return u / enp.where(s > 0, s, 1)[..., None, :], s / scale[..., 0], v
 
 
 @eager
@@ -728,16 +290,8 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         >>> enp.linalg.svd(enp.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
         Array([4., 3.], dtype=float32)
     """
-    enp = _enp()
-    x, out = _matrix(a, "svd", square=False)
-    wide = x.shape[-2] < x.shape[-1]
-    u, s, v = _singular(enp.swapaxes(x, -1, -2) if wide else x)
-    if not compute_uv:
-        return enp._to(s, out)
-    u = _orthonormal_completion(u, full_matrices)
-    if wide:
-        u, v = v, u
-    return SVDResult(enp._to(u, out), enp._to(s, out), enp._to(enp.swapaxes(v, -1, -2), out))
+    res = kernels.svd(a, "svd", full_matrices, compute_uv)
+    return SVDResult(*res) if compute_uv else res
 
 
 @eager
@@ -796,7 +350,7 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
         if rtol is not None:
             _error("pinv: pass rtol or rcond, not both")
         rtol = rcond
-    x, out = _matrix(a, "pinv", square=False)
+    x, out = kernels.matrix(a, "pinv", square=False)
     u, s, vh = svd(x, full_matrices=False)
     keep = s > _cutoff(s, *x.shape[-2:], rtol)
     s_inv = enp.where(keep, 1 / enp.where(keep, s, 1), 0)
@@ -826,7 +380,7 @@ def lstsq(a, b, rcond=None):
     ``b - a @ x``) are always returned, as JAX does under jit (NumPy returns an empty array
     when the rank is below n or m <= n)."""
     enp = _enp()
-    x, out = _matrix(a, "lstsq", square=False)
+    x, out = kernels.matrix(a, "lstsq", square=False)
     y = enp._to(enp._lift(b), x.dtype)
     if x.ndim != 2 or y.ndim not in (1, 2):
         _error(f"lstsq: a must be 2-D and b 1- or 2-D, got shapes {x.shape} and {y.shape}")

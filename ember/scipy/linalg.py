@@ -1,7 +1,7 @@
 """ember.scipy.linalg: ``scipy.linalg`` as JAX's ``jax.scipy.linalg`` has it (stacks of
 matrices broadcast): triangular, Cholesky and LU solvers, decompositions (lu, qr, svd, eigh,
-polar), the matrix exponential, Sylvester's equation and special matrices, on the cores of
-ember.numpy.linalg.
+polar), the matrix exponential, Sylvester's equation and special matrices, on the kernels
+of ember.lax.linalg (``ember/lax/_linalg.py``) and ember.numpy.linalg.
 
 Example:
     >>> import ember.scipy.linalg as sla
@@ -23,6 +23,7 @@ from ember import numpy as enp
 from ember._traceback import user_where
 from ember.errors import ArgumentError
 from ember.frontend.eager import eager
+from ember.lax import _linalg as kernels
 from ember.numpy import linalg as _la
 
 __all__: list[str] = [
@@ -43,14 +44,9 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     read; ``unit_diagonal``: its diagonal is taken as ones), ``op`` by ``trans``: 0/"N" as is,
     1/"T" and 2/"C" transposed. By substitution, one row per step."""
     if trans not in (0, 1, 2, "N", "T", "C"):
-        _la._error(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
-    transposed = trans in (1, 2, "T", "C")
-
-    def solve(t, r):
-        if transposed:
-            t = enp.swapaxes(t, -1, -2)
-        return _la._triangular_core(t, r, lower != transposed, unit_diagonal)
-    return _la._solve_with("solve_triangular", a, b, solve, np.ndim(b) == np.ndim(a) - 1)
+        kernels.error(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
+    return kernels.solve_triangular(a, b, trans in (1, 2, "T", "C"), lower, unit_diagonal,
+                                    np.ndim(b) == np.ndim(a) - 1)
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
@@ -72,21 +68,13 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     c, lower = c_and_lower
 
     def solve(t, r):
-        low = t if lower else enp.swapaxes(t, -1, -2)
-        y = _la._triangular_core(low, r, True, False)
-        return _la._triangular_core(enp.swapaxes(low, -1, -2), y, False, False)
-    return _la._solve_with("cho_solve", c, b, solve, np.ndim(b) == np.ndim(c) - 1)
+        low = t if lower else kernels.swap(t)
+        y = kernels.triangular_core(low, r, True, False)
+        return kernels.triangular_core(kernels.swap(low), y, False, False)
+    return kernels.solve_with("cho_solve", c, b, solve, np.ndim(b) == np.ndim(c) - 1)
 
 
 # --- LU -----------------------------------------------------------------------------------------
-
-def _lu(a, name):
-    """(the packed LU factors, the row permutation, getrf's pivots) of a stack of m x n
-    matrices, in their compute dtype; and the dtype the results are returned in."""
-    x, out = _la._matrix(a, name, square=False)
-    packed, perm, _, piv = _la._batched(_la._lu_core, x)
-    return packed, perm, piv, out
-
 
 @eager
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
@@ -101,7 +89,7 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
         Array([[3.       , 4.       ],
                [0.       , 0.6666666]], dtype=float32)
     """
-    packed, perm, _, out = _lu(a, "lu")
+    packed, perm, _, out = kernels.lu(a, "lu")
     m, n = packed.shape[-2:]
     k = builtins.min(m, n)
     low = enp.tril(packed, -1)[..., :, :k] + enp.eye(m, k, dtype=packed.dtype)
@@ -122,20 +110,8 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
         >>> sla.lu_factor(enp.array([[1.0, 2.0], [3.0, 4.0]]))[1]
         Array([1, 1], dtype=int32)
     """
-    packed, _, piv, out = _lu(a, "lu_factor")
+    packed, _, piv, out = kernels.lu(a, "lu_factor")
     return enp._to(packed, out), piv
-
-
-def _pivots_to_permutation(piv, m):
-    """The row permutation (``a[perm] = L @ U``) that getrf's pivots ``piv`` stand for: the
-    swaps of rows i and ``piv[i]`` in order, applied to 0..m-1."""
-    idx, kdx = lax.iota(np.int32, m), lax.iota(np.int32, piv.shape[0])
-
-    def swap(k, perm):
-        p = _la._pick(kdx == k, piv, 0)
-        at_k, at_p = _la._pick(idx == k, perm, 0), _la._pick(idx == p, perm, 0)
-        return enp.where(idx == k, at_p, enp.where(idx == p, at_k, perm))
-    return lax.fori_loop(0, piv.shape[0], swap, idx)
 
 
 @eager
@@ -156,17 +132,17 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     n = packed.shape[-1]
     if packed.ndim < 2 or piv.shape != packed.shape[:-2] + (n,) or \
             not dtypes.is_int(piv.dtype):
-        _la._error(f"lu_solve: expected lu_factor's (lu, piv): a stack of square matrices and "
+        kernels.error(f"lu_solve: expected lu_factor's (lu, piv): a stack of square matrices and "
                    f"integer pivots of shape lu.shape[:-1]; got shapes {packed.shape} and "
                    f"{piv.shape} ({piv.dtype})")
-    perm = _la._batched(lambda lu_, p: _pivots_to_permutation(p, n), packed, piv) \
-        if packed.ndim > 2 else _pivots_to_permutation(piv, n)
+    perm = kernels.batched(lambda lu_, p: kernels.pivots_to_permutation(p, n), packed, piv) \
+        if packed.ndim > 2 else kernels.pivots_to_permutation(piv, n)
     shape = np.shape(b)
     vector = len(shape) == 1 or (len(shape) == packed.ndim - 1 and shape[-1] == n)
 
     def solve(t, r, p):
-        return _la._lu_solve_core(t, p, r, trans != 0)
-    return _la._solve_with("lu_solve", packed, b, solve, vector, perm)
+        return kernels.lu_solve_core(t, p, r, trans != 0)
+    return kernels.solve_with("lu_solve", packed, b, solve, vector, perm)
 
 
 # --- on ember.numpy.linalg ---------------------------------------------------------------------
@@ -212,8 +188,8 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False,
                       f"{assume_a!r}")
     if assume_a != "pos":
         return _la.solve(a, b)
-    x, _ = _la._matrix(a, "solve")
-    low = _la.cholesky(_la._symmetric(x, "L" if lower else "U"))
+    x, _ = kernels.matrix(a, "solve")
+    low = _la.cholesky(kernels.symmetric(x, "L" if lower else "U"))
     return cho_solve((low, True), b)
 
 
@@ -333,7 +309,7 @@ def expm(A, *, upper_triangular=False, max_squarings=16):  # noqa: N803
         Array([[1., 0.],
                [0., 1.]], dtype=float32)
     """
-    x, out = _la._matrix(A, "expm")
+    x, out = kernels.matrix(A, "expm")
     bounds, degrees = _PADE_BOUNDS[x.dtype]
     norm1 = enp.max(enp.sum(enp.abs(x), axis=-2), axis=-1)
     squarings = enp.maximum(0, enp.floor(enp.log2(norm1 / bounds[-1])))
@@ -341,7 +317,7 @@ def expm(A, *, upper_triangular=False, max_squarings=16):  # noqa: N803
     which = enp.sum(norm1[..., None] >= enp.asarray(bounds[:-1], x.dtype), axis=-1,
                     dtype=np.int32)
     branches = [lambda y, m=m: _pade(y, m) for m in degrees]
-    u, v = _la._batched(lambda y, i: lax.switch(i, branches, y), x, which) \
+    u, v = kernels.batched(lambda y, i: lax.switch(i, branches, y), x, which) \
         if x.ndim > 2 else lax.switch(which, branches, x)
     if upper_triangular:
         r = solve_triangular(v - u, u + v)
@@ -350,7 +326,7 @@ def expm(A, *, upper_triangular=False, max_squarings=16):  # noqa: N803
 
     def square(r, k):
         return lax.fori_loop(0, enp._to(k, np.int32), lambda _, y: enp.matmul(y, y), r)
-    r = _la._batched(square, r, squarings) if x.ndim > 2 else square(r, squarings)
+    r = kernels.batched(square, r, squarings) if x.ndim > 2 else square(r, squarings)
     r = enp.where((squarings > max_squarings)[..., None, None], np.nan, r)
     return enp._to(r, out)
 
@@ -371,7 +347,7 @@ def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
         _bad_argument(f"polar: side must be 'right' or 'left', got {side!r}")
     if method not in ("qdwh", "svd"):
         _bad_argument(f"polar: method must be 'qdwh' or 'svd', got {method!r}")
-    x, out = _la._matrix(a, "polar", square=False)
+    x, out = kernels.matrix(a, "polar", square=False)
     u, s, vh = _la.svd(x, full_matrices=False)
     v = _la.matrix_transpose(vh)
     if side == "right":
@@ -395,12 +371,12 @@ def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):  # noqa: N803
     """
     if method not in ("schur", "eigen"):
         _bad_argument(f"solve_sylvester: method must be 'schur' or 'eigen', got {method!r}")
-    a, out_a = _la._matrix(A, "solve_sylvester")
-    b, out_b = _la._matrix(B, "solve_sylvester")
+    a, out_a = kernels.matrix(A, "solve_sylvester")
+    b, out_b = kernels.matrix(B, "solve_sylvester")
     c = enp._lift(C)
     m, n = a.shape[-1], b.shape[-1]
     if c.ndim < 2 or c.shape[-2:] != (m, n):
-        _la._error(f"solve_sylvester: C must be m x n = {m} x {n} for A {a.shape} and B "
+        kernels.error(f"solve_sylvester: C must be m x n = {m} x {n} for A {a.shape} and B "
                    f"{b.shape}, got shape {c.shape}")
     a, b = enp._promote(a, b)
     term_a = a[..., :, None, :, None] * enp.eye(n, dtype=a.dtype)[:, None, :]
@@ -421,7 +397,7 @@ def _vectors(name, *xs):
     try:
         batch = np.broadcast_shapes(*(v.shape[:-1] for v in vs))
     except ValueError:
-        _la._error(f"{name}: batch shapes {' and '.join(str(v.shape[:-1]) for v in vs)} do "
+        kernels.error(f"{name}: batch shapes {' and '.join(str(v.shape[:-1]) for v in vs)} do "
                    "not broadcast")
     return [enp.broadcast_to(v, batch + v.shape[-1:]) for v in enp._promote(*vs)]
 
@@ -466,7 +442,7 @@ def hankel(c, r=None):
                [3, 4]], dtype=int32)
     """
     if np.ndim(c) == 0 or (r is not None and np.ndim(r) == 0):
-        _la._error("hankel: c and r must be at least 1-D, got a scalar")
+        kernels.error("hankel: c and r must be at least 1-D, got a scalar")
     c = enp._lift(c)
     c, r = _vectors("hankel", c, enp.zeros_like(c) if r is None else r)
     n, m = c.shape[-1], r.shape[-1]
@@ -506,7 +482,7 @@ def companion(a):
     """
     (x,) = enp._promote_inexact(enp.atleast_1d(enp._lift(a)))
     if x.shape[-1] < 2:
-        _la._error(f"companion: a must have at least 2 coefficients along its last axis, got "
+        kernels.error(f"companion: a must have at least 2 coefficients along its last axis, got "
                    f"shape {x.shape}")
     m = x.shape[-1] - 1
     r, c = _rows(m)
@@ -528,7 +504,7 @@ def leslie(f, s):
     f, s = _vectors("leslie", f, s)
     n = f.shape[-1]
     if n < 2 or s.shape[-1] != n - 1:
-        _la._error(f"leslie: f must have n >= 2 elements and s n - 1 along their last axes, "
+        kernels.error(f"leslie: f must have n >= 2 elements and s n - 1 along their last axes, "
                    f"got shapes {f.shape} and {s.shape}")
     r, c = _rows(n)
     below = enp.concatenate([s, enp.zeros(s.shape[:-1] + (1,), s.dtype)], axis=-1)
@@ -622,7 +598,7 @@ def block_diag(*arrs):
     xs = [enp._lift(a) for a in arrs]
     for i, x in enumerate(xs):
         if x.ndim > 2:
-            _la._error(f"block_diag: arguments must have at most 2 dimensions, argument {i} "
+            kernels.error(f"block_diag: arguments must have at most 2 dimensions, argument {i} "
                        f"has shape {x.shape}")
     xs = [enp.atleast_2d(x) for x in enp._promote(*xs)]
     total = sum(x.shape[1] for x in xs)
