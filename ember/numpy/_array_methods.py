@@ -76,8 +76,10 @@ def install(cls) -> None:
     # properties
     cls.T = property(lambda self: _np().transpose(self), doc="The axes reversed.")
     cls.mT = property(_mT, doc="The last two axes swapped (matrix transpose).")
-    cls.real = property(lambda self: self, doc="The real part: the array itself.")
-    cls.imag = property(lambda self: _np().zeros_like(self), doc="The imaginary part: zeros.")
+    cls.real = property(lambda self: _np().real(self),
+                        doc="The real part (the array itself for real dtypes).")
+    cls.imag = property(lambda self: _np().imag(self),
+                        doc="The imaginary part (zeros for real dtypes).")
 
     # the Array API's namespace
     cls.__array_namespace__ = _array_namespace
@@ -153,13 +155,13 @@ def round(self, decimals=0, out=None):  # noqa: A001
 
 
 def conj(self):
-    """The complex conjugate: the array itself (ember arrays are real)."""
-    return self
+    """The complex conjugate (the array itself for real dtypes)."""
+    return _np().conjugate(self)
 
 
 def conjugate(self):
-    """The complex conjugate: the array itself (ember arrays are real)."""
-    return self
+    """The complex conjugate (the array itself for real dtypes)."""
+    return _np().conjugate(self)
 
 
 def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
