@@ -506,3 +506,21 @@ def test_export_and_load(tmp_path):
     assert np.asarray(got).dtype == C64 and np.asarray(mag).dtype == np.float32
     with pytest.raises(ember.errors.ArgumentError, match="c64"):
         loaded(x.real.copy(), 1j)
+
+
+def test_linalg_norms_and_refusals():
+    """Norms of complex vectors and matrices (from |x|) as NumPy's; the decompositions are
+    real kernels: complex matrices are refused rather than their imaginary parts dropped."""
+    v = np.array([1 + 1j, 2, -3j, 0.5 - 2j], np.complex64)
+    a = v[:4].reshape(2, 2)
+    norms = ember.jit(lambda v, a: [enp.linalg.norm(v, o) for o in (None, 1, np.inf, 0, 3)] +
+                      [enp.linalg.norm(a, o) for o in ("fro", 1, -np.inf)])(v, a)
+    want = [np.linalg.norm(v.astype(C128), o) for o in (None, 1, np.inf, 0, 3)] + \
+        [np.linalg.norm(a.astype(C128), o) for o in ("fro", 1, -np.inf)]
+    for g, w in zip(norms, want):
+        assert np.asarray(g).dtype == np.float32
+        np.testing.assert_allclose(g, w, rtol=2e-6)
+    for fn in (enp.linalg.inv, enp.linalg.det, enp.linalg.eigh, enp.linalg.svd,
+               lambda m: enp.linalg.norm(m, 2), lambda m: enp.linalg.solve(m, v[:2])):
+        with pytest.raises(TracingError, match="complex matrices .* not supported"):
+            fn(a)

@@ -168,6 +168,9 @@ def matrix(a, name, square=True):
     if square and x.shape[-1] != x.shape[-2]:
         error(f"{name}: the last 2 dimensions must be square, got shape {x.shape}")
     out = dtypes.to_inexact(x.dtype)
+    if dtypes.is_complex(out):    # (the kernels are real: converting would drop imag parts)
+        error(f"{name}: complex matrices ({out.name}) are not supported yet; ember's linear "
+              "algebra kernels are real")
     compute = out if out in (np.float32, np.float64) else np.dtype(np.float32)
     return to(x, compute), out
 

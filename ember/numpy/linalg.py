@@ -76,6 +76,10 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
 
 def _l2(x, axes, keepdims):
     enp = _enp()
+    if dtypes.is_complex(x.dtype):     # |x|^2 = re^2 + im^2, real
+        re, im = lax.real(x), lax.imag(x)
+        return enp.sqrt(enp.sum(lax.add(lax.mul(re, re), lax.mul(im, im)), axis=axes,
+                                keepdims=keepdims))
     return enp.sqrt(enp.sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
 
 
@@ -91,13 +95,13 @@ def _vector_norm(x, ord, axes, keepdims):  # noqa: A002
     if _is_inf(ord, -1):
         return enp.min(a, axis=axes, keepdims=keepdims)
     if ord == 0:
-        nz = enp._to(lax.ne(x, enp._const(0, x)), x.dtype)
+        nz = enp._to(lax.ne(x, enp._const(0, x)), a.dtype)
         return enp.sum(nz, axis=axes, keepdims=keepdims)
     if ord == 1:
         return enp.sum(a, axis=axes, keepdims=keepdims)
     p = float(ord)
-    s = enp.sum(enp.power(a, enp._to(p, x.dtype)), axis=axes, keepdims=keepdims)
-    return enp.power(s, enp._to(1.0 / p, x.dtype))
+    s = enp.sum(enp.power(a, enp._to(p, a.dtype)), axis=axes, keepdims=keepdims)
+    return enp.power(s, enp._to(1.0 / p, a.dtype))
 
 
 def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
