@@ -178,9 +178,12 @@ def _linalg_ext_sort(operands, avals, num_keys, dim):
         avals.append(ShapedArray(avals[0].shape, idx_dt))
     types = [ttype(a) for a in avals]
     # The sort works in place on its operands, and IREE does not copy an operand that other
-    # ops (another sort, say) also use: clone each one explicitly.
-    operands = [ir.Operation.create("flow.tensor.clone", results=[t], operands=[v]).results[0]
-                for v, t in zip(operands, types)]
+    # ops (another sort, say) also use: clone each one explicitly. IREE folds the clone of a
+    # constant away (and the sort then writes a global: "write affecting operations on global
+    # resources"), so the clone reads the constant through a barrier.
+    operands = [ir.Operation.create("flow.tensor.clone", results=[t], operands=[
+        _barrier([v], [t])[0] if _is_constant(v) else v]).results[0]
+        for v, t in zip(operands, types)]
     op = ir.Operation.create(
         "iree_linalg_ext.sort", results=types, operands=operands,
         attributes={"dimension": _i64(dim),
@@ -317,6 +320,12 @@ def _bitonic(operands, avals, num_keys, dim):
                 for t, a in enumerate(out_avals)]
     return generic([], [], [empty(a) for a in out_avals], [identity_map(rank)] * len(out_avals),
                    ["parallel"] * rank, unpack)
+
+
+def _is_constant(v: ir.Value) -> bool:
+    owner = v.owner
+    return isinstance(owner, ir.OpView | ir.Operation) and \
+        owner.operation.name in ("arith.constant", "ember.constant")
 
 
 def _barrier(values, types):
