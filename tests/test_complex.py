@@ -524,3 +524,28 @@ def test_linalg_norms_and_refusals():
                lambda m: enp.linalg.norm(m, 2), lambda m: enp.linalg.solve(m, v[:2])):
         with pytest.raises(TracingError, match="complex matrices .* not supported"):
             fn(a)
+
+
+def test_numpy_order_where_numpy_defines_one():
+    """unique and sort_complex order complex numbers as NumPy does (real part, then
+    imaginary part); isclose and array_equal compare them by magnitude, NaNs as NumPy."""
+    x = np.array([1 + 2j, 3 - 1j, 0j, 1 - 1j, 3 - 1j, -2 + 0j, np.nan + 1j], np.complex64)
+    y = x + np.complex64(1e-7)
+
+    def f(x, y):
+        return (enp.unique(x[:6], size=5, return_inverse=True, return_counts=True),
+                enp.sort_complex(x[:6]), enp.isclose(x, y, equal_nan=True),
+                enp.isclose(x, y), enp.array_equal(x, x, equal_nan=True),
+                enp.allclose(x[:6], y[:6]))
+
+    (vals, inv, counts), srt, close_nan, close, equal, allclose = ember.jit(f)(x, y)
+    want_vals, want_inv, want_counts = np.unique(x[:6], return_inverse=True,
+                                                 return_counts=True)
+    _same_bits(vals, want_vals)
+    np.testing.assert_array_equal(inv, want_inv)
+    np.testing.assert_array_equal(counts, want_counts)
+    _same_bits(srt, np.sort_complex(x[:6]))
+    np.testing.assert_array_equal(close_nan, np.isclose(x, y, equal_nan=True))
+    np.testing.assert_array_equal(close, np.isclose(x, y))
+    assert bool(equal) == np.array_equal(x, x, equal_nan=True)
+    assert bool(allclose) == np.allclose(x[:6], y[:6])

@@ -130,6 +130,8 @@ for _n in ["percentile", "nanpercentile"]:
 for _n in ["quantile", "nanquantile"]:
     case(f"numpy.{_n}", lambda a, b, m, n, k, _n=_n: getattr(enp, _n)(b, 0.25))
 case("numpy.sort", lambda a, b, m, n, k: enp.sort(a, axis=0))
+case("numpy.sort_complex", lambda a, b, m, n, k: enp.sort_complex(
+    lax.complex(enp.round(a * 3), m[:4])))
 case("numpy.argsort", lambda a, b, m, n, k: enp.argsort(b))
 case("numpy.searchsorted", lambda a, b, m, n, k: enp.searchsorted(enp.sort(b), a[0] * 2))
 case("numpy.unique", lambda a, b, m, n, k: enp.unique(n % 4, size=5, fill_value=-9))

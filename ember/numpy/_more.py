@@ -130,13 +130,18 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise ``|a - b| <= atol + rtol * |b|``; infinities are close only to themselves,
     NaNs only with ``equal_nan``. Integers compare exactly (as in JAX)."""
     x, y = _promote_broadcast(a, b, name="isclose")
-    if not dtypes.is_float(x.dtype):
+    if not dtypes.is_inexact(x.dtype):
         return lax.eq(x, y)
-    rt = _enp().broadcast_to(_to(rtol, x.dtype), x.shape)
-    at = _enp().broadcast_to(_to(atol, x.dtype), x.shape)
+    real = dtypes.real_dtype(x.dtype)      # complex numbers: by their magnitudes
+    rt = _enp().broadcast_to(_to(rtol, real), x.shape)
+    at = _enp().broadcast_to(_to(atol, real), x.shape)
     out = lax.le(lax.abs(lax.sub(x, y)), lax.add(at, lax.mul(rt, lax.abs(y))))
-    inf = _const(np.inf, x)
-    either_inf = lax.bitwise_or(lax.eq(lax.abs(x), inf), lax.eq(lax.abs(y), inf))
+    if dtypes.is_complex(x.dtype):      # a part infinite (or NaN): only equal values are close
+        isfinite = _enp().isfinite
+        either_inf = lax.bitwise_not(lax.bitwise_and(isfinite(x), isfinite(y)))
+    else:
+        inf = _const(np.inf, x)
+        either_inf = lax.bitwise_or(lax.eq(lax.abs(x), inf), lax.eq(lax.abs(y), inf))
     out = lax.select(either_inf, lax.eq(x, y), out)
     if equal_nan:
         out = lax.bitwise_or(out, lax.bitwise_and(lax.ne(x, x), lax.ne(y, y)))
@@ -170,7 +175,7 @@ def array_equal(a1, a2, equal_nan=False):
 def _array_equal(a1, a2, equal_nan):
     x, y = _promote(a1, a2)
     eq = lax.eq(x, y)
-    if equal_nan and dtypes.is_float(x.dtype):
+    if equal_nan and dtypes.is_inexact(x.dtype):
         eq = lax.bitwise_or(eq, lax.bitwise_and(lax.ne(x, x), lax.ne(y, y)))
     return _enp().all(eq)
 
