@@ -1259,6 +1259,42 @@ def _in_dispatch_region(op) -> bool:
 
 @lowering("dot_general")
 def _lower_dot_general(c: LowerCall):
+    if dtypes.is_complex(c.in_avals[0].dtype):
+        return [_complex_dot(c)]
+    return _real_dot(c)
+
+
+def _complex_dot(c: LowerCall) -> ir.Value:
+    """A complex product as four real ones, (ar br - ai bi) + (ar bi + ai br) i: IREE's
+    matmul of complex elements is scalar code (256 x 256 complex64: 110 ms, the four
+    float32 products 16-21 ms on the loaded 2-core machine)."""
+    (lhs, rhs), (la, ra), out = c.operands, c.in_avals, c.out_avals[0]
+    part = dtypes.real_dtype(la.dtype)
+
+    def parts(x, aval):
+        rank = aval.ndim
+        real = ShapedArray(aval.shape, part)
+        return [generic([x], [identity_map(rank)], [empty(real)], [identity_map(rank)],
+                        ["parallel"] * rank, lambda v, _o, f=f: [f(v).result])[0]
+                for f in (complex_d.ReOp, complex_d.ImOp)]
+
+    (ar, ai), (br, bi) = parts(lhs, la), parts(rhs, ra)
+    pa, pb, po = (ShapedArray(a.shape, part) for a in (la, ra, out))
+
+    def dot(x, y):
+        return _real_dot(LowerCall(c.op, [x, y], [pa, pb], [po], c.attrs, c.options))[0]
+
+    products = [dot(ar, br), dot(ai, bi), dot(ar, bi), dot(ai, br)]
+    rank = out.ndim
+
+    def combine(rr, ii, ri, ir_, _o):
+        return [complex_d.CreateOp(elem(out.dtype), arith.SubFOp(rr, ii).result,
+                                   arith.AddFOp(ri, ir_).result).result]
+    return generic(products, [identity_map(rank)] * 4, [empty(out)], [identity_map(rank)],
+                   ["parallel"] * rank, combine)[0]
+
+
+def _real_dot(c: LowerCall) -> list[ir.Value]:
     (lhs, rhs), (la, ra), out = c.operands, c.in_avals, c.out_avals[0]
     lc, rc = c.attrs["lhs_contracting"], c.attrs["rhs_contracting"]
     lb, rb = c.attrs["lhs_batch"], c.attrs["rhs_batch"]
