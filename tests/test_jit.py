@@ -352,8 +352,8 @@ def test_wrong_number_of_arguments():
 
 
 def test_unsupported_dtype():
-    with pytest.raises(errors.ArgumentError, match="complex"):
-        ember.jit(lambda x: x)(np.ones(3, np.complex64))
+    with pytest.raises(errors.ArgumentError, match="datetime64"):
+        ember.jit(lambda x: x)(np.zeros(3, "datetime64[s]"))
 
 
 @pytest.mark.parametrize("dtype_of", [lambda x, n: n, lambda x, n: np.asarray(x)[0]])

@@ -206,15 +206,19 @@ _BAD["ember.sort"].append(([A((3,), C64)], {"dimension": 0, "num_keys": 1}))
 _BAD["ember.cummax"].append(([A((3,), C64)], {"axis": 0, "reverse": False}))
 _BAD["ember.iota"].append(([], {"shape": (3,), "dimension": 0, "dtype": np.dtype(C64)}))
 
-# Any one array is a good operand: the entry serves the operand-count test only.
+# Any one array is a good operand: the entries serve the operand-count test only.
 _BAD["ember.stop_gradient"] = [([A((3,))], {})]
+_BAD["ember.checkpoint_name"] = [([A((3,))], {"tag": "h"})]
+# Ops without a result-type rule: their results are typed by their callees.
+_UNTYPED = {"ember.call", "ember.vmap", "ember.jvp", "ember.vjp", "ember.custom_jvp_call",
+            "ember.custom_vjp_call", "ember.custom_vjp_bwd", "ember.checkpoint_linear"}
 
 ALL = sorted(OPS)
 TYPED = sorted(n for n in OPS if OPS[n].infer is not None)
 
 
 def test_every_op_has_bad_inputs_listed():
-    assert set(_BAD) | {"ember.call", "ember.vmap", "ember.jvp", "ember.vjp"} >= set(OPS), \
+    assert set(_BAD) | _UNTYPED >= set(OPS), \
         "add bad inputs for new ops to _BAD"
 
 
@@ -254,7 +258,8 @@ def test_every_op_has_batching_rule():
 
 
 @pytest.mark.parametrize("name", [n for n in TYPED
-                                  if n not in ("ember.constant", "ember.stop_gradient")])
+                                  if n not in ("ember.constant", "ember.stop_gradient",
+                                               "ember.checkpoint_name")])
 def test_result_rule_rejects_bad_inputs(name):
     op = OPS[name]
     cases = _BAD[name]
@@ -355,9 +360,10 @@ def test_call_verifier_rejects_bad_calls():
 NOT_YET_DIFFERENTIABLE: set[str] = set()
 # Replaced by their passes before ember-differentiate reads a callee, or inlined by it;
 # ember.fusion is made by ember-fuse, which runs after ember-differentiate; ember.yield ends
-# a region, whose op's rule differentiates it (ember/passes/autodiff_control_flow.py).
+# a region, whose op's rule differentiates it (ember/passes/autodiff_control_flow.py);
+# custom_vjp_bwd and checkpoint_linear exist only inside the pass, which transposes them.
 _TRANSFORMS = {"ember.vmap", "ember.jvp", "ember.vjp", "ember.call", "ember.fusion",
-               "ember.yield"}
+               "ember.yield", "ember.custom_vjp_bwd", "ember.checkpoint_linear"}
 
 
 def test_every_op_has_a_derivative_rule_or_mark():
@@ -371,3 +377,24 @@ def test_every_op_has_a_derivative_rule_or_mark():
     assert covered | set(TRANSPOSE) <= set(OPS), "rules for undeclared ops"
     assert not set(JVP) & NOT_DIFFERENTIABLE
     assert NOT_YET_DIFFERENTIABLE <= set(OPS)
+
+
+def test_properties_are_declared_with_the_op():
+    """Cost classes, recomputability and traits live on the declarations; the passes' and
+    backends' tables are derived from them (no second name list to keep in step)."""
+    from ember.backends import vulkan
+    from ember.dialects.base import COST_CLASSES, TRAITS
+    from ember.passes.fuse import FUSION_COST, op_cost
+    from ember.passes.plan_memory import RECOMPUTE_COST, REMAT_WEIGHT
+    for name, op in OPS.items():
+        assert op.cost is None or op.cost in COST_CLASSES, name
+        assert op.traits <= TRAITS, name
+        if op.family == "elementwise":
+            assert op.cost is not None and op.recomputable, name
+        assert op_cost(name) == FUSION_COST.get(op.cost, 1)
+        assert (name in RECOMPUTE_COST) == op.recomputable
+        if op.recomputable:
+            assert RECOMPUTE_COST[name] == REMAT_WEIGHT[op.cost]
+    f64 = {n for (n, dt) in vulkan.unsupported_ops("generic") if dt == "float64"}
+    assert {n for n, op in OPS.items() if "f64_math" in op.traits} <= f64
+    assert set(COST_CLASSES) == set(FUSION_COST)

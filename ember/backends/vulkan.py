@@ -19,6 +19,7 @@ import numpy as np
 from ember.backends._drivers import device_at, enumerate_devices
 from ember.backends._vulkan_features import device_features
 from ember.backends.runtime import _RAW, Device, wait
+from ember.dialects import OPS
 from ember.errors import TargetOptionError
 
 NAME = "vulkan"
@@ -99,10 +100,8 @@ _GENERIC_ONLY_OPS.update({(op, dt): _NARROW_SIGNED_DIV for op in ("ember.div", "
 # operand must be 16/32-bit float") or through ops it cannot convert (bitcasts, copysign).
 _NO_F64_MATH = ("IREE 3.13 cannot compile this float64 function for Vulkan (its SPIR-V "
                 "lowering has it for 16/32-bit floats only); compute it in float32 or on the CPU")
-_F64_MATH_OPS = {(f"ember.{name}", "float64"): _NO_F64_MATH for name in (
-    "exp", "exp2", "expm1", "log", "log1p", "log2", "sin", "cos", "tan", "tanh", "logistic",
-    "pow", "atan2", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-    "cbrt", "erf", "erfc", "erf_inv", "lgamma", "digamma", "rem")}
+_F64_MATH_OPS = {(name, "float64"): _NO_F64_MATH for name, op in OPS.items()
+                 if "f64_math" in op.traits}
 # complex128 functions computed on float64 parts with those functions (or a sign bit's
 # bitcast: sqrt): "failed to legalize operation 'arith.bitcast'" (checked on lavapipe).
 # complex64 gives NumPy's values there (within lavapipe's float32 exp/sin: ~30 ulps).

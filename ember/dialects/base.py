@@ -54,7 +54,18 @@ class OpDef:
     pure: bool = True
     # Extra checks that need more than types, e.g. a callee's signature: fn(op, attrs) -> None.
     verify_op: Callable[[ir.Operation, dict], None] | None = None
+    # Markers read by passes and backends: "regions" (its regions yield its results),
+    # "own_body" (a region that is a whole kernel), "terminator", "exact_bf16" (a bfloat16
+    # result is an operand's value or an exact conversion: no rounding to add), "f64_math" (a
+    # math function that IREE's SPIR-V lowering has for 16/32-bit floats only).
     traits: frozenset = field(default_factory=frozenset)
+    # Per-element cost class, for fusion (``passes/fuse.op_cost``) and rematerialization
+    # (``passes/plan_memory``): "free" (index maps, converts), "cheap" (simple arithmetic),
+    # "division" (division, square roots), "transcendental", "never" (reductions and
+    # contractions: never recomputed); None: an op neither recomputes (fusion cost 1).
+    cost: str | None = None
+    # The memory planner may recompute it next to its uses (cost permitting).
+    recomputable: bool = False
 
     @property
     def short_name(self) -> str:
@@ -85,13 +96,29 @@ class OpDef:
 OPS: dict[str, OpDef] = {}
 
 
+COST_CLASSES = ("free", "cheap", "division", "transcendental", "never")
+TRAITS = frozenset({"regions", "own_body", "terminator", "exact_bf16", "f64_math"})
+# Defaults by family: elementwise ops are cheap and recomputable, reductions and
+# contractions never recomputed; the rest neither.
+_FAMILY_COST = {"elementwise": ("cheap", True), "reduce": ("never", False),
+                "contraction": ("never", False)}
+
+
 def define(name: str, num_operands: int | None, infer, *, attrs=(), family: str, doc: str,
-           pure: bool = True, verify_op=None, traits=()) -> OpDef:
-    """Declare the op ``ember.<name>``; declaring a name twice is a bug."""
+           pure: bool = True, verify_op=None, traits=(), cost: str | None = "default",
+           recomputable: bool | None = None) -> OpDef:
+    """Declare the op ``ember.<name>`` with its properties (``cost``, ``recomputable``,
+    ``traits``: see :class:`OpDef`; family defaults where not given); declaring a name twice
+    is a bug."""
     full = f"ember.{name}"
     assert full not in OPS, f"{full} declared twice"
+    default_cost, default_recompute = _FAMILY_COST.get(family, (None, False))
+    cost = default_cost if cost == "default" else cost
+    assert cost is None or cost in COST_CLASSES, (full, cost)
+    assert set(traits) <= TRAITS, (full, traits)
     op = OpDef(full, num_operands, tuple(attrs), infer, family, doc, pure, verify_op,
-               frozenset(traits))
+               frozenset(traits), cost,
+               default_recompute if recomputable is None else recomputable)
     OPS[full] = op
     return op
 

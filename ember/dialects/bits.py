@@ -67,5 +67,5 @@ def _bitcast(avals, attrs):
 
 
 define("bitcast_convert_type", 1, _bitcast, attrs=(Attr("new_dtype", "dtype"),),
-       family="elementwise",
+       family="elementwise", traits=("exact_bf16",),
        doc="Reinterpret the bits of each element as `new_dtype`, of the same bit width.")

@@ -31,15 +31,19 @@ MATH_BINARY = {
 # The functions with a complex form too (ember/passes/lower_complex.py).
 COMPLEX_MATH = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
 
+# All are transcendental in cost (a function or a long polynomial) and have no float64 form
+# in IREE's SPIR-V lowering, but for the cheap bit-level ones below.
 for _name, _what in MATH_UNARY.items():
     _complex = _name in COMPLEX_MATH
     define(_name, 1, _unary_rule("inexact" if _complex else "float", None),
-           family="elementwise",
+           family="elementwise", cost="transcendental", traits=("f64_math",),
            doc=f"Elementwise {_what}, of a floating-point"
                f"{' or complex' if _complex else ''} operand.")
 
 for _name, _what in MATH_BINARY.items():
     define(_name, 2, _binary_rule("float"), family="elementwise",
+           cost="transcendental" if _name == "nextafter" else "cheap",
+           traits=("exact_bf16",),
            doc=f"Elementwise {_what}; floating-point operands of equal shape and dtype.")
 
 define("signbit", 1, _unary_rule("float", dtypes.bool_), family="elementwise",

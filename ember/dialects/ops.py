@@ -91,6 +91,21 @@ BINARY = {
     "and": _INTEGRAL, "or": _INTEGRAL, "xor": _INTEGRAL,
 }
 COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+# Properties of the elementwise ops above that differ from the family's (cheap; no traits).
+_TRANSCENDENTAL = ("exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "logistic",
+                   "erf", "pow", "atan2")
+_DIVISION = ("div", "rem", "sqrt", "rsqrt")
+_EXACT_BF16 = ("select", "max", "min", "neg", "abs", "sign", "floor", "ceil", "round")
+_F64_MATH = ("exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "logistic", "pow",
+             "atan2", "erf", "rem")
+
+
+def _properties(name: str) -> dict:
+    cost = "transcendental" if name in _TRANSCENDENTAL else \
+        "division" if name in _DIVISION else "cheap"
+    traits = [t for t, names in (("exact_bf16", _EXACT_BF16), ("f64_math", _F64_MATH))
+              if name in names]
+    return {"cost": cost, "traits": traits}
 REDUCE = {"reduce_sum": _NUMERIC, "reduce_prod": _NUMERIC, "reduce_max": _REAL,
           "reduce_min": _REAL, "reduce_and": _INTEGRAL, "reduce_or": _INTEGRAL}
 
@@ -119,11 +134,12 @@ for _name, (_cls, _res) in UNARY.items():
         _attrs = (Attr("rounding_method", "str", "away_from_zero",
                        ("away_from_zero", "to_nearest_even")),)
     define(_name, 1, _unary_rule(_cls, _res), attrs=_attrs, family="elementwise",
-           doc=f"Elementwise {_name}.")
+           doc=f"Elementwise {_name}.", **_properties(_name))
 
 for _name, _cls in BINARY.items():
     define(_name, 2, _binary_rule(_cls), family="elementwise",
-           doc=f"Elementwise {_name} of two operands of equal shape and dtype (lax semantics).")
+           doc=f"Elementwise {_name} of two operands of equal shape and dtype (lax semantics).",
+           **_properties(_name))
 
 for _name in COMPARE:
     define(_name, 2, _binary_rule(_ANY if _name in ("eq", "ne") else _REAL, dtypes.bool_),
@@ -170,7 +186,7 @@ def _select(avals, attrs):
     return [a]
 
 
-define("select", 3, _select, family="elementwise",
+define("select", 3, _select, family="elementwise", traits=("exact_bf16",),
        doc="select(pred, on_true, on_false), elementwise.")
 
 
@@ -179,6 +195,7 @@ def _convert(avals, attrs):
 
 
 define("convert", 1, _convert, attrs=(Attr("new_dtype", "dtype"),), family="elementwise",
+       cost="free",
        doc="Elementwise dtype conversion (float to int truncates toward zero; x != 0 to bool).")
 
 # --- creation -----------------------------------------------------------------------------
@@ -190,7 +207,7 @@ def _constant(avals, attrs):
 
 
 define("constant", 0, _constant, attrs=(Attr("value", "dense"),), family="creation",
-       doc="A constant array.")
+       cost="free", doc="A constant array.")
 
 
 def _iota(avals, attrs):
@@ -203,7 +220,8 @@ def _iota(avals, attrs):
 
 define("iota", 0, _iota, attrs=(Attr("shape", "i64s"), Attr("dimension", "i64"),
                                 Attr("dtype", "dtype")),
-       family="creation", doc="Indices 0, 1, ... along `dimension`, broadcast over `shape`.")
+       family="creation", cost="free", recomputable=True,
+       doc="Indices 0, 1, ... along `dimension`, broadcast over `shape`.")
 
 # --- shape ops ----------------------------------------------------------------------------
 
@@ -225,6 +243,7 @@ def _broadcast_in_dim(avals, attrs):
 
 define("broadcast_in_dim", 1, _broadcast_in_dim,
        attrs=(Attr("shape", "i64s"), Attr("broadcast_dimensions", "i64s")), family="shape",
+       cost="free", recomputable=True,
        doc="Broadcast: operand dimension i becomes result dimension broadcast_dimensions[i].")
 
 
@@ -237,7 +256,7 @@ def _reshape(avals, attrs):
 
 
 define("reshape", 1, _reshape, attrs=(Attr("new_sizes", "i64s"),), family="shape",
-       doc="Reshape in row-major order.")
+       cost="free", recomputable=True, doc="Reshape in row-major order.")
 
 
 def _transpose(avals, attrs):
@@ -249,7 +268,7 @@ def _transpose(avals, attrs):
 
 
 define("transpose", 1, _transpose, attrs=(Attr("permutation", "i64s"),), family="shape",
-       doc="Result dimension i is operand dimension permutation[i].")
+       cost="free", doc="Result dimension i is operand dimension permutation[i].")
 
 
 def _slice(avals, attrs):
@@ -291,7 +310,7 @@ def _concatenate(avals, attrs):
 
 
 define("concatenate", None, _concatenate, attrs=(Attr("dimension", "i64"),), family="shape",
-       doc="Concatenate along `dimension`.")
+       cost="free", doc="Concatenate along `dimension`.")
 
 
 def _pad(avals, attrs):

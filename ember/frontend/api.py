@@ -103,7 +103,7 @@ class Lowered:
         self.backend = backend
         self.device = device
         self._text = {"ember": str(module)}
-        self._steps: dict[str, list[str]] = {}   # the passes each stage ran (or will run)
+        self._steps: dict[str, list[str]] = {}   # the passes each stage ran
         self.fusion: bool | None = None   # ember-fuse on/off; None: ember.config.fusion
         # fusions as IREE dispatch regions; None: as the backend allows (export: all targets)
         self.dispatch_regions: bool | None = None
@@ -123,18 +123,19 @@ class Lowered:
         if stage not in STAGES[1:]:
             raise ValueError(f"stage {stage!r} has no pipeline; stages with one are "
                              f"{STAGES[1:]}")
-        if stage not in self._steps:
-            regions = self.dispatch_regions
-            if regions is None:
-                regions = dispatch_regions((self.backend,))
-            target = self.traits or traits((self.backend,))
-            if stage == "optimized":
-                self._steps[stage] = pipelines.optimize_steps(
-                    fusion=self.fusion, dispatch_regions=regions,
-                    max_bindings=target["max_bindings"])
-            else:
-                self._steps[stage] = pipelines.lower_steps(dispatch_regions=regions, **target)
-        return pipelines.pipeline_text(self._steps[stage])
+        return pipelines.pipeline_text(self._steps.get(stage) or self._choose_steps(stage))
+
+    def _choose_steps(self, stage: str) -> list[str]:
+        """The passes ``stage`` runs with the current configuration and settings."""
+        from ember.passes import pipelines
+        regions = self.dispatch_regions
+        if regions is None:
+            regions = dispatch_regions((self.backend,))
+        target = self.traits or traits((self.backend,))
+        if stage == "optimized":
+            return pipelines.optimize_steps(fusion=self.fusion, dispatch_regions=regions,
+                                            max_bindings=target["max_bindings"])
+        return pipelines.lower_steps(dispatch_regions=regions, **target)
 
     def _stage(self, stage: str) -> ir.Module:
         if stage not in STAGES:
@@ -144,7 +145,7 @@ class Lowered:
             prev = self._stage(STAGES[STAGES.index(stage) - 1])
             with prev.context:
                 module = ir.Module.parse(prev.operation.get_asm(enable_debug_info=True))
-            self.pipeline(stage)
+            self._steps[stage] = self._choose_steps(stage)
             pipelines.run(module, self._steps[stage])
             self._modules[stage] = module
             self._text[stage] = str(module)
@@ -206,7 +207,7 @@ class Lowered:
             if "flow.dispatch.region" not in self.as_text("linalg"):
                 raise
         self.dispatch_regions = False
-        del self._modules["linalg"], self._text["linalg"]
+        del self._modules["linalg"], self._text["linalg"], self._steps["linalg"]
         return build()
 
     def compile(self, target_options: dict | None = None) -> Compiled:

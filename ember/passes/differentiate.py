@@ -22,6 +22,7 @@ import numpy as np
 from ember import dtypes
 from ember._mlir import ir, walk
 from ember.dialects import OPS, aval_of_type, decode_attrs, emit
+from ember.passes.plan_memory import CHECKPOINT_ATTR, REMAT_ATTR
 from ember.passes.registry import Pass, PassError, func_ops, register
 
 JVP: dict = {}
@@ -38,8 +39,12 @@ class ADContext:
     """What a rule emits with: ``primal`` ops where the forward computation goes, ``linear``
     ops on tangents (the scratch block that reverse mode transposes)."""
 
-    def __init__(self, primal_ip, linear_ip):
+    def __init__(self, primal_ip, linear_ip, table=None, reverse: bool = False):
         self.primal_ip, self.linear_ip = primal_ip, linear_ip
+        self.table, self.reverse = table, reverse
+        # Reverse mode inside a checkpoint's backward pass (see ``vjp_block``).
+        self.reuse: dict = {}
+        self.remat = False
         self.replaced: dict = {}
 
     def replace(self, result: ir.Value, value: ir.Value) -> None:
@@ -111,9 +116,19 @@ class Differentiate(Pass):
             for f in func_ops(module):
                 used |= self._expand_function(f)
             for f in func_ops(module):
-                for op in [o for o in walk(f.operation) if o.name == "ember.stop_gradient"]:
+                for op in [o for o in walk(f.operation)
+                           if o.name in ("ember.stop_gradient", "ember.checkpoint_name")]:
                     op.results[0].replace_all_uses_with(op.operands[0])
                     op.erase()
+                for op in [o for o in walk(f.operation) if o.name in CUSTOM_CALLS]:
+                    used |= set(_symbols(op))
+                    if any(_has_uses(r) for r in op.results):
+                        _call_primal(op)
+                    else:       # a custom_vjp_call whose results its fwd computed
+                        op.erase()
+                for op in [o for o in walk(f.operation) if o.name == "ember.call"]:
+                    if not any(_has_uses(r) for r in op.results):
+                        op.erase()      # a checkpointed call whose callee was inlined
             _erase_dead(module, self._table, used)
 
     def _expand_function(self, f) -> set[str]:
@@ -122,10 +137,10 @@ class Differentiate(Pass):
             return set()
         self._done.add(name)
         used = set()
-        for op in [o for o in walk(f.operation) if "callee" in o.attributes]:
-            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-            if callee in self._table:
-                used |= self._expand_function(self._table[callee])
+        for op in walk(f.operation):
+            for callee in _symbols(op):
+                if callee in self._table:
+                    used |= self._expand_function(self._table[callee])
         for op in [o for o in walk(f.operation) if o.name in ("ember.jvp", "ember.vjp")]:
             used |= self._replace(op)
         return used
@@ -151,7 +166,7 @@ class Differentiate(Pass):
 
     def _forward(self, op, block, primals, tangents_in, dres):
         ip = ir.InsertionPoint(op)
-        ad = ADContext(ip, ip)
+        ad = ADContext(ip, ip, self._table)
         tangents = {}
         for i, arg in enumerate(block.arguments):
             t = tangents_in.get(i)
@@ -162,46 +177,61 @@ class Differentiate(Pass):
                        ((i, touts[i]) for i in dres)]
 
     def _reverse(self, op, block, primals, dargs, cts_in):
-        primal_ip = ir.InsertionPoint(op)
-        with primal_ip:
-            holder = ir.Operation.create("ember.region_holder", regions=1)
-        scratch = holder.regions[0].blocks.append(*[block.arguments[i].type for i in dargs])
-        ad = ADContext(ir.InsertionPoint(holder), ir.InsertionPoint(scratch))
-        tangents = {block.arguments[i]: scratch.arguments[k] for k, i in enumerate(dargs)
-                    if differentiable(aval_of_type(block.arguments[i].type).dtype)}
-        outs, touts = linearize_block(ad, block, dict(zip(block.arguments, primals)), tangents)
-        ct = {}
-        for i, c in cts_in.items():
-            if touts[i] is not None:
-                _accumulate(ct, touts[i], c, TransposeContext(ir.InsertionPoint(holder)))
-        tctx = TransposeContext(ir.InsertionPoint(holder))
-        linear = set(scratch.arguments) | {r for o in scratch.operations for r in o.results}
-        for lop in reversed(list(scratch.operations)):
-            lop = lop.operation
-            outs_ct = [ct.get(r) for r in lop.results]
-            if all(c is None for c in outs_ct):
-                continue
-            rule = TRANSPOSE.get(lop.name)
-            if rule is None:
-                raise PassError(f"{_where(op)}: error: ember-differentiate: no transpose rule "
-                                f"for the linear op '{lop.name}'")
-            reads = inputs_of(lop)
-            is_linear = [v in linear for v in reads]
-            with lop.location:
-                cts = rule(tctx, lop, outs_ct, is_linear, decode_attrs(OPS[lop.name], lop))
-            for v, c, lin in zip(reads, cts, is_linear):
-                if lin and c is not None:
-                    _accumulate(ct, v, c, tctx)
-        results = list(outs)
-        for k, i in enumerate(dargs):
-            c = ct.get(scratch.arguments[k])
-            results.append(c if c is not None else tctx.zeros(aval_of_type(
-                block.arguments[i].type)))
-        # The scratch ops are transposed; drop them (innermost uses first).
-        for lop in reversed(list(scratch.operations)):
-            lop.operation.erase()
-        holder.erase()
-        return results
+        return vjp_block(ir.InsertionPoint(op), block, primals, dargs, cts_in, self._table,
+                         where=_where(op))
+
+
+def vjp_block(primal_ip, block, primals, dargs, cts_in: dict, table, *, where: str = "",
+              reuse: dict | None = None, remat: bool = False) -> list:
+    """Reverse mode on ``block`` at ``primal_ip``: its primal results, then the cotangents of
+    the arguments ``dargs`` given those of the results (``cts_in``: result index -> value).
+
+    ``reuse`` maps values of ``block`` to values computed elsewhere (saved residuals), which
+    are not computed again; with ``remat``, the primal ops it copies are marked
+    rematerialized (the backward pass of a checkpoint recomputes them: CSE must not merge
+    them with the forward pass's).
+    """
+    with primal_ip:
+        holder = ir.Operation.create("ember.region_holder", regions=1)
+    scratch = holder.regions[0].blocks.append(*[block.arguments[i].type for i in dargs])
+    ad = ADContext(ir.InsertionPoint(holder), ir.InsertionPoint(scratch), table,
+                   reverse=True)
+    ad.reuse, ad.remat = reuse or {}, remat
+    tangents = {block.arguments[i]: scratch.arguments[k] for k, i in enumerate(dargs)
+                if differentiable(aval_of_type(block.arguments[i].type).dtype)}
+    outs, touts = linearize_block(ad, block, dict(zip(block.arguments, primals)), tangents)
+    ct = {}
+    for i, c in cts_in.items():
+        if touts[i] is not None:
+            _accumulate(ct, touts[i], c, TransposeContext(ir.InsertionPoint(holder)))
+    tctx = TransposeContext(ir.InsertionPoint(holder))
+    linear = set(scratch.arguments) | {r for o in scratch.operations for r in o.results}
+    for lop in reversed(list(scratch.operations)):
+        lop = lop.operation
+        outs_ct = [ct.get(r) for r in lop.results]
+        if all(c is None for c in outs_ct):
+            continue
+        rule = TRANSPOSE.get(lop.name)
+        if rule is None:
+            raise PassError(f"{where}: error: ember-differentiate: no transpose rule "
+                            f"for the linear op '{lop.name}'")
+        reads = inputs_of(lop)
+        is_linear = [v in linear for v in reads]
+        with lop.location:
+            cts = rule(tctx, lop, outs_ct, is_linear, decode_attrs(OPS[lop.name], lop))
+        for v, c, lin in zip(reads, cts, is_linear):
+            if lin and c is not None:
+                _accumulate(ct, v, c, tctx)
+    results = list(outs)
+    for k, i in enumerate(dargs):
+        c = ct.get(scratch.arguments[k])
+        results.append(c if c is not None else tctx.zeros(aval_of_type(
+            block.arguments[i].type)))
+    # The scratch ops are transposed; drop them (innermost uses first).
+    for lop in reversed(list(scratch.operations)):
+        lop.operation.erase()
+    holder.erase()
+    return results
 
 
 def _accumulate(ct: dict, value, c, tctx: TransposeContext) -> None:
@@ -233,7 +263,7 @@ def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
         op = op.operation
         if op.name in ("func.return", "ember.yield"):
             return [env[v] for v in op.operands], [tangents.get(v) for v in op.operands]
-        if op.name == "ember.call":
+        if op.name == "ember.call" and not (ad.reverse and CHECKPOINT_ATTR in op.attributes):
             callee = _callee(op)
             inner = callee.regions[0].blocks[0]
             sub_env = dict(zip(inner.arguments, [env[v] for v in op.operands]))
@@ -247,12 +277,18 @@ def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
             continue
         reads = inputs_of(op)
         ins_t = [tangents.get(v) for v in reads]
-        with ad.primal_ip:
-            new = op.clone()
-        for i, v in enumerate(op.operands):
-            new.operands[i] = env[v]
-        _remap_nested(new, env)
-        for old, r in zip(op.results, new.results):
+        if op.results and all(r in ad.reuse for r in op.results):
+            new, outs = op, [ad.reuse[r] for r in op.results]    # a saved residual
+        else:
+            with ad.primal_ip:
+                new = op.clone()
+            for i, v in enumerate(op.operands):
+                new.operands[i] = env[v]
+            remap_nested(new, env)
+            if ad.remat:
+                new.attributes[REMAT_ATTR] = ir.UnitAttr.get()
+            outs = list(new.results)
+        for old, r in zip(op.results, outs):
             env[old] = r
         if all(t is None for t in ins_t) or op.name in NOT_DIFFERENTIABLE:
             continue
@@ -261,7 +297,7 @@ def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
             raise PassError(f"{_where(op)}: error: ember-differentiate: no differentiation "
                             f"rule for '{op.name}'")
         with op.location:
-            outs_t = rule(ad, new, [env[v] for v in reads], list(new.results), ins_t,
+            outs_t = rule(ad, new, [env[v] for v in reads], outs, ins_t,
                           decode_attrs(OPS[op.name], op))
         for old, t in zip(op.results, outs_t):
             env[old] = ad.replaced.pop(env[old], env[old])
@@ -270,7 +306,7 @@ def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
     raise PassError(f"{block.owner.location}: error: block has no terminator")
 
 
-def _remap_nested(op, env) -> None:
+def remap_nested(op, env) -> None:
     """Point uses inside a copied op's regions at the copies of the values they read."""
     for region in op.regions:
         for block in region.blocks:
@@ -304,21 +340,52 @@ def _batch_inner(module, callee) -> set[str]:
     return names
 
 
+CUSTOM_CALLS = ("ember.custom_jvp_call", "ember.custom_vjp_call")
+
+
+def _symbols(op) -> list[str]:
+    """The functions an op refers to (``callee`` and the custom rules' ``jvp``/``fwd``/
+    ``bwd``)."""
+    return [ir.FlatSymbolRefAttr(op.attributes[k]).value
+            for k in ("callee", "jvp", "fwd", "bwd") if k in op.attributes]
+
+
+def _has_uses(value) -> bool:
+    return any(True for _ in value.uses)
+
+
+def _call_primal(op) -> None:
+    """Replace a custom_jvp_call/custom_vjp_call that nothing differentiated by a call of its
+    primal function."""
+    n = ir.IntegerAttr(op.attributes["num_callee_operands"]).value \
+        if "num_callee_operands" in op.attributes else len(op.operands)
+    with ir.InsertionPoint(op), op.location:
+        call = ir.Operation.create("ember.call", results=[r.type for r in op.results],
+                                   operands=list(op.operands)[:n],
+                                   attributes={"callee": op.attributes["callee"]})
+    for old, new in zip(op.results, call.results):
+        old.replace_all_uses_with(new)
+    op.erase()
+
+
 def _erase_dead(module, table, candidates: set[str]) -> None:
     """Erase private callees of the expanded ops that nothing refers to any more."""
     dead = candidates
     while dead:
-        used = {ir.FlatSymbolRefAttr(o.attributes["callee"]).value
-                for o in walk(module.operation) if "callee" in o.attributes}
+        used = {n for o in walk(module.operation) for n in _symbols(o)}
         dead = {n for n in dead - used if n in table and
                 "sym_visibility" in table[n].attributes}
         called = set()
         for n in dead:
-            called |= {ir.FlatSymbolRefAttr(o.attributes["callee"]).value
-                       for o in walk(table[n].operation) if "callee" in o.attributes}
+            called |= {c for o in walk(table[n].operation) for c in _symbols(o)}
             table[n].operation.erase()
         dead = called
 
 
 # The rules fill JVP and TRANSPOSE.
-from ember.passes import autodiff_control_flow, autodiff_rules  # noqa: E402, F401
+from ember.passes import (  # noqa: E402, F401
+    autodiff_checkpoint,
+    autodiff_control_flow,
+    autodiff_custom,
+    autodiff_rules,
+)

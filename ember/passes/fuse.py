@@ -61,15 +61,8 @@ from ember.passes.registry import Pass, func_ops, register
 
 __all__ = ["Fuse", "op_cost", "fusible_kind", "DUPLICATE_LIMIT"]
 
-# Elementwise ops that lower to a transcendental function or a long polynomial.
-_TRANSCENDENTAL = frozenset({
-    "exp", "exp2", "expm1", "log", "log1p", "log2", "tanh", "logistic", "sin", "cos", "tan",
-    "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "pow", "erf",
-    "erfc", "erf_inv", "lgamma", "digamma", "cbrt", "igamma", "igammac", "bessel_i0e",
-    "bessel_i1e", "polygamma", "zeta", "nextafter"})
-_DIVISION = frozenset({"div", "rem", "sqrt", "rsqrt"})
-_FREE = frozenset({"broadcast_in_dim", "transpose", "reshape", "iota", "convert", "constant",
-                   "concatenate"})
+# Fusion's weight of each cost class an op declares (``OpDef.cost``; None: 1).
+FUSION_COST = {"free": 0, "cheap": 1, "division": 2, "transcendental": 4, "never": 1 << 30}
 
 # The largest cost (see op_cost) of elementwise work the lowering recomputes in each of
 # several consumers rather than computing it once: a few arithmetic ops, no transcendental
@@ -111,16 +104,7 @@ def op_cost(name: str) -> int:
         >>> op_cost("ember.add"), op_cost("ember.exp"), op_cost("ember.broadcast_in_dim")
         (1, 4, 0)
     """
-    short = name.split(".", 1)[1]
-    if short.startswith("reduce_") or short in ("dot_general", "conv"):
-        return 1 << 30
-    if short in _FREE:
-        return 0
-    if short in _TRANSCENDENTAL:
-        return 4
-    if short in _DIVISION:
-        return 2
-    return 1
+    return FUSION_COST.get(OPS[name].cost, 1)
 
 
 def _unit_dims_only(op: ir.Operation) -> bool:

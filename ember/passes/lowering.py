@@ -30,7 +30,7 @@ from ember._mlir import (
     util,
 )
 from ember.core import ShapedArray
-from ember.dialects.base import decode_attr
+from ember.dialects.base import OPS, decode_attr
 
 LOWERINGS: dict[str, Callable] = {}
 # Elementwise op name -> scalar emitter of complex operands (``lower_complex``): complex64
@@ -227,17 +227,11 @@ def lower_elementwise(c: LowerCall) -> list[ir.Value]:
                                            out.dtype, c.attrs)])
 
 
-# Ops whose bfloat16 result is one of their operands' values or an exact conversion: no
-# rounding to add.
-_EXACT_BF16 = {"convert_element_type", "select", "max", "min", "neg", "abs", "copysign",
-               "sign", "floor", "ceil", "round", "bitcast_convert_type", "nextafter"}
-
-
 def emit_scalar(name: str, args, in_dt, out_dt, attrs) -> ir.Value:
     """``SCALAR[name]``, with bfloat16 arithmetic done in float32 and rounded to bfloat16 after
     each op (to nearest even, by hand): IREE's CPU code otherwise kept float32 precision
     across a fusion's ops ((1 + 2**-9) - 1 in bfloat16 gave 2**-9; JAX and NumPy give 0)."""
-    if out_dt != dtypes.bfloat16 or name in _EXACT_BF16:
+    if out_dt != dtypes.bfloat16 or "exact_bf16" in OPS[f"ember.{name}"].traits:
         return SCALAR[name](args, in_dt, out_dt, attrs)
     f32 = ir.F32Type.get()
     bf16 = ir.BF16Type.get()

@@ -35,24 +35,18 @@ import numpy as np
 from ember._mlir import element_bits, ir, signless, walk
 from ember.dialects import OPS, decode_attrs
 from ember.dialects.base import aval_of_type
-from ember.dialects.ops import BINARY, COMPARE, REDUCE, UNARY
+from ember.dialects.ops import REDUCE
 from ember.errors import MemoryBudgetError
 from ember.passes.liveness import OUT, TEMP, Program, tensor_bytes, top_level
 from ember.passes.lower_sort_scan import network_sort
 from ember.passes.registry import Pass, func_ops, register
 
-# Per-element cost of recomputing an op, for choosing what to rematerialize. Ops not listed
-# (reductions, contractions, gathers, control flow) are never recomputed on their own.
-_CHEAP_UNARY = {"neg", "abs", "sign", "not", "floor", "ceil", "round", "is_finite"}
-RECOMPUTE_COST: dict[str, float] = {
-    "ember.broadcast_in_dim": 0.25, "ember.iota": 0.25, "ember.convert": 0.5,
-    "ember.reshape": 0.25, "ember.select": 1.0,
-    **{f"ember.{n}": 1.0 for n in BINARY},
-    **{f"ember.{n}": 1.0 for n in COMPARE},
-    **{f"ember.{n}": 1.0 if n in _CHEAP_UNARY else 4.0 for n in UNARY},
-}
-for _n in ("div", "rem", "pow", "atan2"):
-    RECOMPUTE_COST[f"ember.{_n}"] = 4.0
+# Per-element cost of recomputing an op, for choosing what to rematerialize, by the cost
+# class its declaration gives (``OpDef.cost``); only ops declared ``recomputable`` are
+# recomputed on their own (not reductions, contractions, gathers or control flow).
+REMAT_WEIGHT = {"free": 0.25, "cheap": 1.0, "division": 4.0, "transcendental": 4.0}
+RECOMPUTE_COST: dict[str, float] = {name: REMAT_WEIGHT[op.cost] for name, op in OPS.items()
+                                    if op.recomputable}
 
 CHECKPOINT_ATTR = "ember.checkpoint"
 # Marks a recomputed op: ember-to-linalg reads its operands through a barrier, or MLIR's and
