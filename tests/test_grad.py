@@ -226,3 +226,23 @@ def test_custom_vjp():
           jax.vmap(jax.grad(lambda x: 3.0 * clip_j(x)))(xs))
     with pytest.raises(Exception, match="can't apply forward-mode autodiff"):
         ember.jvp(clip, (np.float32(1),), (np.float32(1),))
+
+
+@pytest.mark.parametrize("shapes, dims", [
+    (((2, 3), (3, 4)), (((1,), (0,)), ((), ()))),
+    (((3, 2), (3, 4)), (((0,), (0,)), ((), ()))),
+    (((2, 3), (4, 3)), (((1,), (1,)), ((), ()))),
+    (((5, 2, 3), (5, 3, 4)), (((2,), (1,)), ((0,), (0,)))),
+    (((2, 5, 3, 6), (6, 3, 5, 4)), (((3, 2), (0, 1)), ((1,), (2,)))),
+    (((4, 3), (3,)), (((1,), (0,)), ((), ()))),
+])
+def test_dot_general_cotangents(shapes, dims):
+    """Both cotangents of dot_general for transposed, batched and multi-axis contractions."""
+    a, b = (RNG.normal(size=s).astype(np.float32) for s in shapes)
+    f_e = lambda a, b: ember.lax.dot_general(a, b, dims)  # noqa: E731
+    f_j = lambda a, b: jax.lax.dot_general(a, b, dims)  # noqa: E731
+    y, vjp_e = ember.vjp(f_e, a, b)
+    yj, vjp_j = jax.vjp(f_j, a, b)
+    ct = RNG.normal(size=yj.shape).astype(np.float32)
+    close(y, yj)
+    close(vjp_e(ct), vjp_j(ct))

@@ -121,10 +121,20 @@ JVP.update({f"ember.{name}": _unary(d) for name, d in {
     "erf_inv": lambda ad, x, y: _p(ad, "mul", _c(ad, math.sqrt(math.pi) / 2, y),
                                    _p(ad, "exp", _p(ad, "mul", y, y))),
     "lgamma": lambda ad, x, y: _p(ad, "digamma", x),
-    # abs: JAX's select(x >= 0, t, -t), slope 1 at 0.
-    "abs": lambda ad, x, y: _p(ad, "select", _p(ad, "ge", x, _c(ad, 0, x)), _c(ad, 1, x),
-                               _c(ad, -1, x)),
 }.items()})
+
+
+@jvp("abs")
+def _abs(ad, op, x, out, t, attrs):
+    x, y = x[0], out[0]
+    if not dtypes.is_complex(_aval(x).dtype):
+        # JAX's select(x >= 0, t, -t), slope 1 at 0.
+        return [_scale(ad, t[0], _p(ad, "select", _p(ad, "ge", x, _c(ad, 0, x)),
+                                    _c(ad, 1, x), _c(ad, -1, x)))]
+    # Complex x (JAX's rule): Re(t conj(x) / |x|), with |x| = 0 read as 1 (slope 0 there).
+    safe = _p(ad, "select", _p(ad, "eq", y, _c(ad, 0, y)), _c(ad, 1, y), y)
+    d = _p(ad, "div", _p(ad, "conj", x), _p(ad, "convert", safe, new_dtype=_aval(x).dtype))
+    return [ad.linear("real", [ad.linear("mul", [t[0], d])])]
 
 
 @jvp("neg")
@@ -503,7 +513,29 @@ def _t_dot_general(tc, op, cts, lin, attrs):
         raise AssertionError("a product of two tangents is not linear")
     if lin[0]:
         return [_dot_transpose_lhs(tc, cts[0], _aval(x), y, lc, rc, lb, rb), None]
-    return [None, _dot_transpose_lhs(tc, cts[0], _aval(y), x, rc, lc, rb, lb, swap=True)]
+    return [None, _dot_transpose_rhs(tc, cts[0], x, _aval(y), lc, rc, lb, rb)]
+
+
+def _dot_transpose_rhs(tc, ct, x, y_aval, lc, rc, lb, rb):
+    """The cotangent of the rhs of a dot_general, as ``dot_general(x, ct)``: its dimensions
+    come out as (batch, rhs contracting in lhs order, rhs free), which is the rhs's own
+    order for a plain ``x @ w`` (JAX computes ``dot_general(ct, x)`` and transposes: one
+    more kernel per product, per step of a scan)."""
+    x_ndim = _aval(x).ndim
+    x_kept = [d for d in range(x_ndim) if d not in lc and d not in lb]
+    y_kept = [d for d in range(y_aval.ndim) if d not in rc and d not in rb]
+    ans_batch, ans_x, _ = _ranges_like(lb, x_kept, y_kept)
+    out = tc.emit("dot_general", [x, ct], lhs_contracting=tuple(x_kept),
+                  rhs_contracting=tuple(ans_x), lhs_batch=tuple(lb),
+                  rhs_batch=tuple(ans_batch))
+    # ``out``'s dimensions, as rhs dimensions: batch, the contracting ones paired with lc
+    # (in lc's increasing order, as dot_general keeps the lhs's free dims), then y_kept.
+    pairs = sorted(zip(lc, rc))
+    order = list(rb) + [r for _, r in pairs] + y_kept
+    perm = tuple(int(i) for i in np.argsort(order))
+    if perm != tuple(range(len(perm))):
+        out = tc.emit("transpose", [out], permutation=perm)
+    return out
 
 
 # --- helpers of the rules below -------------------------------------------------------------
