@@ -48,6 +48,11 @@ class ShapeValueError(TracingError, ValueError):
     NumPy's ValueError as an ember error naming the user's line."""
 
 
+class FftArgumentError(TracingError, ValueError):
+    """A bad argument of an ``ember.numpy.fft`` function (a norm, a length, axes that do not
+    match ``s``): NumPy's ValueError as an ember error naming the user's line."""
+
+
 class RandomArgumentError(TracingError, ValueError):
     """A bad argument of an ``ember.random`` function (a key, a shape, a dtype, a sample
     size); both a TypeError and a ValueError, as NumPy's and JAX's errors for these are."""

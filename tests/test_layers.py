@@ -42,6 +42,7 @@ KNOWN_CYCLES = {
     ("ember.lax.convenience", "ember.lax"),
     ("ember.lax.parallel", "ember.lax"),
     ("ember.lax.windowed", "ember.lax"),
+    ("ember.lax._fft", "ember.lax"),
     # ember.numpy's helpers (_lift, _to, _promote, _error, ...) live in numpy/__init__.py.
     ("ember.numpy._extra", "ember.numpy"),
     ("ember.numpy._indexing", "ember.numpy"),

@@ -670,6 +670,33 @@ case("lax.cumlogsumexp", lambda a, b, m, n, k: lax.cumlogsumexp(a, 1, reverse=Tr
 case("lax.stop_gradient", lambda a, b, m, n, k: lax.stop_gradient(a) * 2)
 case("lax.optimization_barrier", lambda a, b, m, n, k: lax.optimization_barrier(a) + 1)
 
+# ember.numpy.fft and lax.fft: small lengths (one contraction), padded to 130 (packed real
+# transform over Cooley-Tukey 13 x 5) and to 97 (a prime: Bluestein).
+_Z = lambda a, m: lax.complex(a, m[:4])    # noqa: E731  (a complex (4, 5) example)
+case("numpy.fft.fft", lambda a, b, m, n, k: enp.fft.fft(a))
+case("numpy.fft.fft#bluestein", lambda a, b, m, n, k: enp.fft.fft(_Z(a, m), n=97, axis=0))
+case("numpy.fft.ifft", lambda a, b, m, n, k: enp.fft.ifft(_Z(a, m), n=7, axis=0,
+                                                        norm="ortho"))
+case("numpy.fft.fft2", lambda a, b, m, n, k: enp.fft.fft2(a, s=(3, 6)))
+case("numpy.fft.ifft2", lambda a, b, m, n, k: enp.fft.ifft2(_Z(a, m)))
+case("numpy.fft.fftn", lambda a, b, m, n, k: enp.fft.fftn(a, axes=(0,), norm="forward"))
+case("numpy.fft.ifftn", lambda a, b, m, n, k: enp.fft.ifftn(_Z(a, m)))
+case("numpy.fft.rfft", lambda a, b, m, n, k: enp.fft.rfft(b, 8))
+case("numpy.fft.rfft#packed", lambda a, b, m, n, k: enp.fft.rfft(a, 130))
+case("numpy.fft.irfft", lambda a, b, m, n, k: enp.fft.irfft(_Z(a, m), axis=0))
+case("numpy.fft.irfft#packed", lambda a, b, m, n, k: enp.fft.irfft(_Z(a, m), 130))
+case("numpy.fft.rfft2", lambda a, b, m, n, k: enp.fft.rfft2(a))
+case("numpy.fft.irfft2", lambda a, b, m, n, k: enp.fft.irfft2(_Z(a, m), s=(4, 5)))
+case("numpy.fft.rfftn", lambda a, b, m, n, k: enp.fft.rfftn(a, s=(3, 4), axes=(1, 0)))
+case("numpy.fft.irfftn", lambda a, b, m, n, k: enp.fft.irfftn(_Z(a, m), axes=(0,)))
+case("numpy.fft.hfft", lambda a, b, m, n, k: enp.fft.hfft(_Z(a, m), 7))
+case("numpy.fft.ihfft", lambda a, b, m, n, k: enp.fft.ihfft(a, axis=0))
+case("numpy.fft.fftfreq", lambda a, b, m, n, k: enp.fft.fftfreq(5, b[0]))
+case("numpy.fft.rfftfreq", lambda a, b, m, n, k: enp.fft.rfftfreq(6, b[1]))
+case("numpy.fft.fftshift", lambda a, b, m, n, k: enp.fft.fftshift(n))
+case("numpy.fft.ifftshift", lambda a, b, m, n, k: enp.fft.ifftshift(a, axes=1))
+case("lax.fft", lambda a, b, m, n, k: lax.fft(a, "RFFT", (4, 5)))
+case("lax.fft#ifft", lambda a, b, m, n, k: lax.fft(_Z(a, m), lax.FftType.IFFT, (5,)))
 
 # Rule paths where only some operands are batched.
 case("lax.scatter_add#shared_operand", lambda a, b, m, n, k: lax.scatter_add(
@@ -697,8 +724,9 @@ EXCLUDED = {
     "numpy.IndexingError", "numpy.NonConcreteBooleanIndexError", "numpy.TracingError",
     "numpy.AxisError", "numpy.ShapeValueError",
     "numpy.Tracer", "numpy.ndarray", "lax.Tracer", "lax.TracingError",
-    # lax.Precision and lax.RoundingMethod: enums of names, not functions of arrays.
-    "lax.Precision", "lax.RoundingMethod",
+    # lax.Precision, lax.RoundingMethod and lax.FftType: enums of names, not functions of
+    # arrays.
+    "lax.Precision", "lax.RoundingMethod", "lax.FftType",
     # dtype queries: they take dtypes, not arrays, and return host values.
     "numpy.finfo", "numpy.iinfo", "numpy.promote_types", "numpy.result_type",
     "numpy.can_cast",
@@ -726,8 +754,8 @@ EXCLUDED = {
     "numpy.from_dlpack",
 }
 
-MODULES = {"numpy": enp, "numpy.linalg": enp.linalg, "nn": nn, "lax": lax, "random": random,
-           "special": special, "scipy.linalg": sla, "lax.linalg": lla}
+MODULES = {"numpy": enp, "numpy.linalg": enp.linalg, "numpy.fft": enp.fft, "nn": nn, "lax": lax,
+           "random": random, "special": special, "scipy.linalg": sla, "lax.linalg": lla}
 
 
 def _public_functions(prefix, module):
@@ -784,7 +812,10 @@ def _close(got, want, what):
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape, (what, got.shape, want.shape)
     assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
-    if np.issubdtype(want.dtype, np.floating) or want.dtype.name == "bfloat16":
+    if np.issubdtype(want.dtype, np.complexfloating):
+        np.testing.assert_allclose(got.astype(np.complex128), want.astype(np.complex128),
+                                   rtol=2e-5, atol=2e-6, err_msg=what)
+    elif np.issubdtype(want.dtype, np.floating) or want.dtype.name == "bfloat16":
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-5,
                                    atol=2e-6, err_msg=what)
     else:

@@ -388,6 +388,7 @@ def rev(x, dimensions):
     return bind("ember.rev", x, dimensions=tuple(dimensions), _weak=x.weak_type)[0]
 
 
+from ember.lax._fft import FftType, fft  # noqa: E402, F401
 from ember.lax.control_flow import *  # noqa: E402, F403
 from ember.lax.convenience import *  # noqa: E402, F403
 from ember.lax.more import *  # noqa: E402, F403

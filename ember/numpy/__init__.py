@@ -1098,7 +1098,7 @@ def _getitem(x, idx):
 
 
 # Later modules may replace first-cut functions above with fuller ones.
-from ember.numpy import linalg  # noqa: E402, F401
+from ember.numpy import fft, linalg  # noqa: E402, F401
 from ember.numpy._bits import *  # noqa: E402, F403
 from ember.numpy._dlpack import from_dlpack  # noqa: E402, F401
 from ember.numpy._extra import *  # noqa: E402, F403
