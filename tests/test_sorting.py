@@ -313,3 +313,16 @@ def test_two_uniques_of_one_array_in_one_program():
     a, b = ember.jit(lambda x: (enp.unique(x, size=2), enp.unique(x, size=6, fill_value=-1)))(x)
     eq(a, np.unique(x)[:2])
     eq(b, np.concatenate([np.unique(x), [-1, -1]]))
+
+
+def test_sorts_sharing_operands_in_one_program():
+    # The sorts work in place: CSE had merged the clones of an operand two sorts share (their
+    # tiebreak positions too), so the second sorted what the first had permuted; a constant
+    # key had its clone folded away (IREE: "write affecting operations on global resources").
+    x = RNG.uniform(size=(4, 5)).astype(np.float32)
+    key = np.round(x * 3)                 # ties, broken by the second key
+    outs = ember.jit(lambda x: [lax.sort((key, x * s), dimension=1, num_keys=2)[1]
+                                for s in (1.0, 2.0, -1.0)])(x)
+    for s, got in zip((1.0, 2.0, -1.0), outs):
+        order = np.lexsort((x * s, key), axis=1)
+        eq(got, np.take_along_axis(x * s, order, 1))

@@ -178,12 +178,12 @@ def _linalg_ext_sort(operands, avals, num_keys, dim):
         avals.append(ShapedArray(avals[0].shape, idx_dt))
     types = [ttype(a) for a in avals]
     # The sort works in place on its operands, and IREE does not copy an operand that other
-    # ops (another sort, say) also use: clone each one explicitly. IREE folds the clone of a
-    # constant away (and the sort then writes a global: "write affecting operations on global
-    # resources"), so the clone reads the constant through a barrier.
+    # ops (another sort, say) also use: clone each one explicitly, through a barrier. Without
+    # it, CSE merged the clones of one value for two sorts (the second sorted what the first
+    # had already permuted), and IREE folded the clone of a constant away (the sort then
+    # wrote a global: "write affecting operations on global resources").
     operands = [ir.Operation.create("flow.tensor.clone", results=[t], operands=[
-        _barrier([v], [t])[0] if _is_constant(v) else v]).results[0]
-        for v, t in zip(operands, types)]
+        _barrier([v], [t])[0]]).results[0] for v, t in zip(operands, types)]
     op = ir.Operation.create(
         "iree_linalg_ext.sort", results=types, operands=operands,
         attributes={"dimension": _i64(dim),
@@ -320,12 +320,6 @@ def _bitonic(operands, avals, num_keys, dim):
                 for t, a in enumerate(out_avals)]
     return generic([], [], [empty(a) for a in out_avals], [identity_map(rank)] * len(out_avals),
                    ["parallel"] * rank, unpack)
-
-
-def _is_constant(v: ir.Value) -> bool:
-    owner = v.owner
-    return isinstance(owner, ir.OpView | ir.Operation) and \
-        owner.operation.name in ("arith.constant", "ember.constant")
 
 
 def _barrier(values, types):
