@@ -46,9 +46,9 @@ def _traced_call(fun, args: tuple, kwargs: dict, name: str, kind: str, *,
     """Trace ``fun(*args, **kwargs)`` into a private callee and emit ``ember.<kind>`` on it.
 
     ``diff_leaves``: indices of the flattened (args, kwargs) leaves differentiated;
-    ``diff_results(out_leaves)``: indices of the output leaves differentiated; ``extra(outs)``:
-    the tangents (jvp) or cotangents (vjp) the op takes. Returns (out_tree, out tracers,
-    derivative tracers).
+    ``diff_results(out_leaves)``: indices of the output leaves differentiated;
+    ``extra(out_leaves, differentiated argument tracers)``: the tangents (jvp) or cotangents
+    (vjp) the op takes. Returns (out_tree, out tracers, derivative tracers).
     """
     from ember.frontend.api import _unique_symbol, trace_flat
     outer = tracing.current_trace()
@@ -69,16 +69,24 @@ def _traced_call(fun, args: tuple, kwargs: dict, name: str, kind: str, *,
     else:
         avals = [o.aval.strong() for o in outs] + [tracers[i].aval.strong()
                                                    for i in diff_leaves]
-    attrs = {"callee": callee, "diff_args": tuple(diff_leaves), "diff_results": tuple(dres)}
-    loc = tracing.user_location(outer.module.context)
-    with outer.module.context, loc, ir.InsertionPoint(outer.block):
-        op = ir.Operation.create(
-            f"ember.{kind}", results=[tensor_type(a.shape, a.dtype) for a in avals],
-            operands=[t.value for t in operands + more],
-            attributes=encode_attrs(OPS[f"ember.{kind}"], attrs))
-    origin = frozenset().union(*(t.origin for t in operands + more))
-    results = [Tracer(outer, r, a, origin) for r, a in zip(op.results, avals)]
+    results = emit_transform(kind, operands + more, avals, {
+        "callee": callee, "diff_args": tuple(diff_leaves), "diff_results": tuple(dres)})
     return out_tree, results[:len(outs)], results[len(outs):]
+
+
+def emit_transform(kind: str, operands, result_avals, attrs) -> list[Tracer]:
+    """Emit ``ember.<kind>`` (an op naming callees, so typed by the caller) into the current
+    trace; its results as tracers."""
+    trace = tracing.current_trace()
+    args = [trace.lift(x) for x in operands]
+    loc = tracing.user_location(trace.module.context)
+    with trace.module.context, loc, ir.InsertionPoint(trace.block):
+        op = ir.Operation.create(
+            f"ember.{kind}", results=[tensor_type(a.shape, a.dtype) for a in result_avals],
+            operands=[a.value for a in args],
+            attributes=encode_attrs(OPS[f"ember.{kind}"], attrs))
+    origin = frozenset().union(*(a.origin for a in args)) if args else frozenset()
+    return [Tracer(trace, r, a, origin) for r, a in zip(op.results, result_avals)]
 
 
 def _eager(transformed):

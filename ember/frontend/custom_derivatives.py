@@ -13,12 +13,8 @@ import threading
 import numpy as np
 
 from ember import tree_util
-from ember._mlir import ir, tensor_type
-from ember.dialects import OPS
-from ember.dialects.base import encode_attrs
 from ember.frontend import tracing
-from ember.frontend.autodiff import GradError, _eager, _inexact, _name
-from ember.frontend.tracing import Tracer
+from ember.frontend.autodiff import GradError, _eager, _inexact, _name, emit_transform
 
 __all__ = ["custom_jvp", "custom_vjp"]
 
@@ -34,19 +30,6 @@ def _trace(fun, avals, name: str, what: str):
         fun, name, tree, avals, [f"argument {i} of {name}'s {what}" for i in range(len(avals))],
         module=outer.module, name=symbol, public=False, transform=what)
     return symbol, [o for o, _ in inner.captured], out_tree, outs
-
-
-def _emit(kind: str, operands, result_avals, attrs) -> list[Tracer]:
-    trace = tracing.current_trace()
-    args = [trace.lift(x) for x in operands]
-    loc = tracing.user_location(trace.module.context)
-    with trace.module.context, loc, ir.InsertionPoint(trace.block):
-        op = ir.Operation.create(
-            f"ember.{kind}", results=[tensor_type(a.shape, a.dtype) for a in result_avals],
-            operands=[a.value for a in args],
-            attributes=encode_attrs(OPS[f"ember.{kind}"], attrs))
-    origin = frozenset().union(*(a.origin for a in args)) if args else frozenset()
-    return [Tracer(trace, r, a, origin) for r, a in zip(op.results, result_avals)]
 
 
 class _InRule(threading.local):
@@ -166,7 +149,7 @@ class custom_jvp:
                 raise GradError(f"Custom JVP rule of {name} must produce a tangent of the "
                                 f"primal output's shape and dtype {o.aval.str_short()}; got "
                                 f"{r.aval.str_short()}")
-        results = _emit("custom_jvp_call", tracers + f_caps + jvp_caps,
+        results = emit_transform("custom_jvp_call", tracers + f_caps + jvp_caps,
                         [o.aval.strong() for o in outs],
                         {"callee": f_sym, "jvp": jvp_sym, "num_args": n,
                          "num_callee_operands": n + len(f_caps)})
@@ -270,7 +253,7 @@ class custom_vjp:
                 raise GradError(f"Custom VJP bwd rule of {name} must produce an output with "
                                 f"the shape and dtype of its primal input {a.str_short()}; "
                                 f"got {b.aval.str_short()}")
-        results = _emit("custom_vjp_call", tracers, [o.aval.strong() for o in outs],
+        results = emit_transform("custom_vjp_call", tracers, [o.aval.strong() for o in outs],
                         {"callee": f_sym, "fwd": fwd_sym, "bwd": bwd_sym,
                          "num_residuals": len(res_avals)})
         return tree_util.tree_unflatten(out_tree, results)
