@@ -21,7 +21,7 @@ rounded once to the working precision; a scale factor (the 1/n of an inverse tra
 
 Example:
     >>> from ember.lax import _fft
-    >>> _fft.dft_last(enp.ones(4, enp.complex64), -1, 1.0)
+    >>> ember.jit(lambda v: _fft.dft_last(v, -1, 1.0))(enp.ones(4, enp.complex64))
     Array([4.+0.j, 0.+0.j, 0.+0.j, 0.+0.j], dtype=complex64)
 """
 
