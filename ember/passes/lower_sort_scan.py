@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember._mlir import arith, ir, linalg, scf, tensor
+from ember._mlir import arith, ir, linalg, scf, tensor, walk
 from ember.core import ShapedArray
 from ember.dialects.sort_scan import CUMULATIVE
 from ember.passes.lowering import (
@@ -30,6 +30,7 @@ from ember.passes.lowering import (
     identity_map,
     index_of,
     lowering,
+    optimization_barrier,
     scalar_const,
     ttype,
 )
@@ -178,12 +179,12 @@ def _linalg_ext_sort(operands, avals, num_keys, dim):
         avals.append(ShapedArray(avals[0].shape, idx_dt))
     types = [ttype(a) for a in avals]
     # The sort works in place on its operands, and IREE does not copy an operand that other
-    # ops (another sort, say) also use: clone each one explicitly, through a barrier. Without
-    # it, CSE merged the clones of one value for two sorts (the second sorted what the first
-    # had already permuted), and IREE folded the clone of a constant away (the sort then
-    # wrote a global: "write affecting operations on global resources").
-    operands = [ir.Operation.create("flow.tensor.clone", results=[t], operands=[
-        _barrier([v], [t])[0]]).results[0] for v, t in zip(operands, types)]
+    # ops (another sort, say) also use: clone each one explicitly. Each clone is marked with
+    # a number of its own, or CSE merges the clones of one value for two sorts (the second
+    # then sorted what the first had permuted); a constant is copied first, or IREE folds the
+    # clone away (the sort then writes a global: "write affecting operations on global
+    # resources") or gives sorts of one constant one buffer.
+    operands = [_clone(v, a) for v, a in zip(operands, avals)]
     op = ir.Operation.create(
         "iree_linalg_ext.sort", results=types, operands=operands,
         attributes={"dimension": _i64(dim),
@@ -320,6 +321,37 @@ def _bitonic(operands, avals, num_keys, dim):
                 for t, a in enumerate(out_avals)]
     return generic([], [], [empty(a) for a in out_avals], [identity_map(rank)] * len(out_avals),
                    ["parallel"] * rank, unpack)
+
+
+def _clone(v: ir.Value, aval: ShapedArray) -> ir.Value:
+    """A copy of ``v`` that no CSE merges with another (see ``_linalg_ext_sort``): marked
+    with a number no other clone of its function has. A constant is first copied by a
+    kernel IREE cannot evaluate at compile time (it selects on a flag behind a barrier)."""
+    owner = v.owner
+    if isinstance(owner, ir.OpView | ir.Operation) and \
+            owner.operation.name in ("arith.constant", "ember.constant"):
+        flag = optimization_barrier(arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result)
+        rank = aval.ndim
+        v = generic([v], [identity_map(rank)], [empty(aval)], [identity_map(rank)],
+                    ["parallel"] * rank, lambda x, _o: [arith.SelectOp(
+                        flag, scalar_const(0, aval.dtype), x).result])[0]
+    mark = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _next_mark())
+    return ir.Operation.create("flow.tensor.clone", results=[ttype(aval)], operands=[v],
+                               attributes={"ember.sort_operand": mark}).results[0]
+
+
+def _next_mark() -> int:
+    """One more than the largest mark in the function being built (from the IR, so that the
+    same program always gets the same text)."""
+    op = ir.InsertionPoint.current.block.owner.operation
+    while op is not None and op.name != "func.func":
+        op = op.parent and op.parent.operation
+    top = 0
+    if op is not None:
+        for o in walk(op):
+            if "ember.sort_operand" in o.attributes:
+                top = max(top, ir.IntegerAttr(o.attributes["ember.sort_operand"]).value + 1)
+    return top
 
 
 def _barrier(values, types):
