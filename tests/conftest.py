@@ -165,6 +165,7 @@ def ember_backend(request, monkeypatch):
                 # whichever was made first).
                 for_cuda._modules = {"ember": self._modules["ember"]}
                 for_cuda._text = {"ember": self._text["ember"]}
+                for_cuda._steps = {}
                 original(for_cuda)   # no GPU: compiles, checks legality, loads lazily
             return original(self, *args, **kwargs)
 

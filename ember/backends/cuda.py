@@ -47,7 +47,7 @@ def compiler_flags(arch: str = DEFAULT_ARCH) -> tuple[str, ...]:
     """IREE flags for CUDA; ``arch`` is an NVIDIA architecture ("sm_80", "sm_89", "ampere").
 
     Example:
-        >>> compiler_flags()
+        >>> compiler_flags()[:2]
         ('--iree-hal-target-device=cuda', '--iree-cuda-target=sm_80')
     """
     if arch.lower() in BROKEN_ARCHS:
@@ -55,7 +55,10 @@ def compiler_flags(arch: str = DEFAULT_ARCH) -> tuple[str, ...]:
             f"CUDA architecture {arch!r} does not compile in IREE 3.13 (\"missing GPU target "
             f"in #hal.executable.target\"). Use {DEFAULT_ARCH!r} (the default): its PTX runs "
             "on Hopper GPUs too, through the driver's JIT.")
-    flags = ("--iree-hal-target-device=cuda", f"--iree-cuda-target={arch}")
+    # IREE demotes 64-bit types by default (float64 was computed in float32 without a
+    # word); ember's dtypes are already canonical, and PTX has float64.
+    flags = ("--iree-hal-target-device=cuda", f"--iree-cuda-target={arch}",
+             "--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
     if arch != DEFAULT_ARCH:
         from ember.backends.compiler import check_target
         check_target(flags, f"the CUDA architecture {arch!r}")
