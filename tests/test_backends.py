@@ -88,8 +88,10 @@ def test_default_backend_from_environment():
 
 
 def test_cuda_default_arch_and_refused_archs():
+    # 64-bit types kept: IREE's default demotion computed float64 in float32 on CUDA.
     assert get_backend("cuda").compiler_flags() == (
-        "--iree-hal-target-device=cuda", f"--iree-cuda-target={cuda.DEFAULT_ARCH}")
+        "--iree-hal-target-device=cuda", f"--iree-cuda-target={cuda.DEFAULT_ARCH}",
+        "--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
     assert cuda.DEFAULT_ARCH == "sm_80"
     for arch in ("sm_90", "hopper", "H100"):
         with pytest.raises(errors.TargetOptionError, match="does not compile in IREE 3.13"):
