@@ -73,7 +73,7 @@ func.func @operand_types(%a: tensor<4xi32>, %b: tensor<4xf32>, %c: tensor<3xi32>
   %0 = "ember.add"(%a, %b) : (tensor<4xi32>, tensor<4xf32>) -> tensor<4xi32>
   // expected-error @+1 {{operands must have equal shapes and dtypes, got i32[4], i32[3]}}
   %1 = "ember.mul"(%a, %c) : (tensor<4xi32>, tensor<3xi32>) -> tensor<4xi32>
-  // expected-error @+1 {{needs a floating-point dtype, got i32[4]}}
+  // expected-error @+1 {{needs a floating-point or complex dtype, got i32[4]}}
   %2 = "ember.exp"(%a) : (tensor<4xi32>) -> tensor<4xi32>
   return %a : tensor<4xi32>
 }
@@ -111,12 +111,12 @@ func.func @double(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // Non-tensor and non-ember types are diagnosed, not crashed on.
-func.func @bad_types(%a: tensor<4xcomplex<f32>>, %b: tensor<?xf32>) -> tensor<4xcomplex<f32>> {
-  // expected-error @+1 {{element type complex<f32> is not an ember dtype}}
-  %0 = "ember.neg"(%a) : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+func.func @bad_types(%a: tensor<4xcomplex<f16>>, %b: tensor<?xf32>) -> tensor<4xcomplex<f16>> {
+  // expected-error @+1 {{element type complex<f16> is not an ember dtype}}
+  %0 = "ember.neg"(%a) : (tensor<4xcomplex<f16>>) -> tensor<4xcomplex<f16>>
   // expected-error @+1 {{'ember.exp' op}}
   %1 = "ember.exp"(%b) : (tensor<?xf32>) -> tensor<?xf32>
-  return %0 : tensor<4xcomplex<f32>>
+  return %0 : tensor<4xcomplex<f16>>
 }
 
 // -----
