@@ -8,13 +8,22 @@ from ember import dtypes, lax
 from ember import numpy as enp
 from ember.errors import ArgumentError as _ArgumentError
 from ember.errors import TracingError as _TracingError
+from ember.frontend.custom_derivatives import custom_jvp as _custom_jvp
 from ember.frontend.eager import eager
 
 
 @eager
 def relu(x):
-    """max(x, 0)."""
+    """max(x, 0), with JAX's derivative: 0 at 0 (a custom JVP, as ``jax.nn.relu``)."""
+    return _relu(x)
+
+
+@_custom_jvp
+def _relu(x):
     return enp.maximum(x, 0)
+
+
+_relu.defjvps(lambda g, ans, x: enp.where(x > 0, g, enp.zeros_like(g)))
 
 
 @eager
@@ -105,7 +114,17 @@ def relu6(x):
         >>> ember.nn.relu6(np.array([-1, 3, 9], np.int32))
         Array([0., 3., 6.], dtype=float32)
     """
+    (x,) = enp._float_args(x)      # an integer input gives floats (6.0 is a float)
+    return _relu6(x)
+
+
+@_custom_jvp
+def _relu6(x):
     return enp.minimum(enp.maximum(x, 0), 6.0)
+
+
+# JAX's derivative: 0 at 0 and at 6.
+_relu6.defjvps(lambda g, ans, x: enp.where((x > 0) & (x < 6), g, enp.zeros_like(g)))
 
 
 @eager

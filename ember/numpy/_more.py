@@ -951,8 +951,13 @@ def frexp(x):
     """``(mantissa, exponent)`` with ``x == mantissa * 2**exponent``, ``0.5 <= |mantissa| <
     1`` (0, inf and NaN keep ``x`` and exponent 0); the exponent is int32."""
     (x,) = _inexact(x)
-    m, e, _ = _frexp(x)
-    return m, e
+    m, e, special = _frexp(x)
+    # JAX's derivative of the mantissa, t * 2**-e, through a term that is +0 in value (the
+    # bits carry none; see ldexp); 0, inf and NaN are their own mantissas already.
+    _, minexp, maxexp, _, _ = _fparams(x.dtype)
+    k = lax.max(lax.min(lax.neg(e), _const(maxexp - 1, e)), _const(minexp, e))
+    slope = lax.mul(lax.sub(lax.stop_gradient(x), x), _pow2(k, x.dtype))
+    return lax.select(special, m, lax.sub(m, slope)), e
 
 
 def _pow2(k, dt):
@@ -987,6 +992,11 @@ def ldexp(x1, x2):
     s1 = lax.max(lax.min(total, hi), lo)
     s2 = lax.max(lax.min(lax.sub(total, s1), hi), lo)
     r = lax.mul(lax.mul(lax.mul(m, _const(2, m)), _pow2(s2, dt)), _pow2(s1, dt))
+    # The mantissa comes from the bits, which carry no derivative: x enters once more through
+    # a term that is +0 in value (stop_gradient(x) - x, times 2**n) and has JAX's slope 2**n
+    # (its ldexp is x1 * 2**x2). Subtracting +0 keeps r's value, -0.0 included.
+    scale = _pow2(lax.max(lax.min(n, hi), lo), dt)
+    r = lax.sub(r, lax.mul(lax.sub(lax.stop_gradient(x), x), scale))
     return lax.select(special, x, r)
 
 

@@ -214,9 +214,8 @@ def _div(ad, op, x, out, t, attrs):
 def _pow(ad, op, x, out, t, attrs):
     base, e = x
     a = b = None
-    if t[0] is not None:     # y * x**(y-1), 0 where y == 0 (as JAX)
+    if t[0] is not None:     # y * x**(y-1): JAX's rule for a float exponent (nan at 0**0)
         d = _p(ad, "mul", e, _p(ad, "pow", base, _p(ad, "sub", e, _c(ad, 1, e))))
-        d = _p(ad, "select", _p(ad, "eq", e, _c(ad, 0, e)), _c(ad, 0, d), d)
         b = _scale(ad, t[0], d)
     if t[1] is not None:     # log(x) * out, with log(1) at x == 0 (as JAX)
         safe = _p(ad, "select", _p(ad, "eq", base, _c(ad, 0, base)), _c(ad, 1, base), base)
@@ -801,52 +800,81 @@ def _sort(ad, op, x, out, t, attrs):
     return tangents
 
 
-@jvp("cumprod")
-def _cumprod(ad, op, x, out, t, attrs):
-    """d prod_{j<=i} x_j = sum_j t_j prod_{l != j} x_l, zero-safe: with no zero so far,
-    y * cumsum(t / x); with exactly one, the product of the others times that zero's t;
-    with more, 0."""
-    x0 = x[0]
-    axis, rev = attrs["axis"], attrs["reverse"]
-    a = _aval(x0)
-    is0 = _p(ad, "eq", x0, ad.zeros(x0))
-    nonzero = _p(ad, "select", is0, ad.const(1, x0), x0)
-    prod = _p(ad, "cumprod", nonzero, axis=axis, reverse=rev)
-    i32 = np.dtype("int32")
-    count = _p(ad, "cumsum", _p(ad, "convert", is0, new_dtype=i32), axis=axis, reverse=rev)
-    zero = ad.zeros(x0)
-    none_yet = _p(ad, "eq", count, _full(_pem(ad), 0, a.shape, i32))
-    one_yet = _p(ad, "eq", count, _full(_pem(ad), 1, a.shape, i32))
-    ratio = ad.linear("cumsum", [ad.linear("div", [t[0], nonzero])], axis=axis, reverse=rev)
-    first = ad.linear("select", [none_yet, ad.linear("mul", [ratio, prod]), zero])
-    at0 = ad.linear("cumsum", [ad.linear("select", [is0, t[0], zero])], axis=axis,
-                    reverse=rev)
-    second = ad.linear("select", [one_yet, ad.linear("mul", [at0, prod]), zero])
-    return [ad.linear("add", [first, second])]
+def _scan_jvp(ad, x, t, axis, reverse, combine):
+    """The tangent of an inclusive scan of ``x`` along ``axis``: JAX's JVP of its
+    ``associative_scan`` (pairs combined, the half-size scan recursively, the rest
+    interleaved), ``combine(p1, t1, p2, t2) -> (p, t)`` emitting the primal and the linear
+    ops of one combination. As JAX differentiates cumprod, cummax and cummin, ties and
+    zeros included."""
+    prim = _pem(ad)
+
+    def lin(name, ops, **a):
+        return ad.linear(name, list(ops), **a)
+
+    def cut(em, v, start, stop, stride=1):
+        a = _aval(v)
+        lo, hi, st = [0] * a.ndim, list(a.shape), [1] * a.ndim
+        lo[axis], hi[axis], st[axis] = start, a.shape[axis] + stop if stop < 0 else stop, stride
+        return em("slice", [v], start_indices=tuple(lo), limit_indices=tuple(hi),
+                  strides=tuple(st))
+
+    def interleave(em, a, b):
+        """a at the even positions, b at the odd ones (JAX's _interleave)."""
+        na, nb, nd = _aval(a).shape[axis], _aval(b).shape[axis], _aval(a).ndim
+        zero = ad.primal("constant", [], value=np.zeros((), _aval(a).dtype))
+
+        def spread(v, low, high):
+            lo, hi, mid = [0] * nd, [0] * nd, [0] * nd
+            lo[axis], hi[axis], mid[axis] = low, high, 1
+            return em("pad", [v, zero], low=tuple(lo), high=tuple(hi), interior=tuple(mid))
+        return em("add", [spread(a, 0, 1 if na == nb else 0),
+                          spread(b, 1, 0 if na == nb else 1)])
+
+    def scan(p, tt):
+        n = _aval(p).shape[axis]
+        if n < 2:
+            return p, tt
+        rp, rt = combine(cut(prim, p, 0, n - 1, 2), cut(lin, tt, 0, n - 1, 2),
+                         cut(prim, p, 1, n, 2), cut(lin, tt, 1, n, 2))
+        odd_p, odd_t = scan(rp, rt)
+        even_p, even_t = cut(prim, p, 0, 1), cut(lin, tt, 0, 1)
+        if n > 2:
+            m = _aval(odd_p).shape[axis]
+            ep, et = (cut(prim, odd_p, 0, m - 1), cut(lin, odd_t, 0, m - 1)) \
+                if n % 2 == 0 else (odd_p, odd_t)
+            ep, et = combine(ep, et, cut(prim, p, 2, n, 2), cut(lin, tt, 2, n, 2))
+            even_p = prim("concatenate", [even_p, ep], dimension=axis)
+            even_t = lin("concatenate", [even_t, et], dimension=axis)
+        return interleave(prim, even_p, odd_p), interleave(lin, even_t, odd_t)
+
+    if reverse:
+        x, t = prim("rev", [x], dimensions=(axis,)), lin("rev", [t], dimensions=(axis,))
+    _, out = scan(x, t)
+    return lin("rev", [out], dimensions=(axis,)) if reverse else out
 
 
-@jvp("cummax", "cummin")
-def _cum_extremum(ad, op, x, out, t, attrs):
-    """The tangent at the position of the running extremum: the last position so far where
-    the operand equals its running extremum (it is a new extremum there)."""
-    x0, y = x[0], out[0]
-    axis, rev = attrs["axis"], attrs["reverse"]
-    a = _aval(x0)
-    i32 = np.dtype("int32")
-    em = _pem(ad)
-    pos = em("iota", [], shape=tuple(a.shape), dimension=axis, dtype=i32)
-    at = em("eq", [x0, y])
-    if not rev:
-        where = em("cummax", [em("select", [at, pos, _full(em, -1, a.shape, i32)])],
-                   axis=axis)
-    else:
-        where = em("cummin", [em("select", [at, pos, _full(em, a.shape[axis], a.shape,
-                                                             i32)])],
-                   axis=axis, reverse=True)
-    # NaN is its own running extremum but never equal to it: it never moves the position.
-    where = em("max", [em("min", [where, _full(em, a.shape[axis] - 1, a.shape, i32)]),
-                       _full(em, 0, a.shape, i32)])
-    return [_take_along(ad, t[0], where, axis)]
+def _combine_mul(ad):
+    def combine(p1, t1, p2, t2):
+        return _p(ad, "mul", p1, p2), ad.linear("add", [ad.linear("mul", [t1, p2]),
+                                                        ad.linear("mul", [p1, t2])])
+    return combine
+
+
+def _combine_chooser(ad, name):
+    """max/min's JVP: the tangent of the chosen operand, halves at a tie (as JAX)."""
+    def combine(p1, t1, p2, t2):
+        out = _p(ad, name, p1, p2)
+        return out, ad.linear("add", [
+            ad.linear("mul", [t1, _balanced_eq(ad, p1, out, p2)]),
+            ad.linear("mul", [t2, _balanced_eq(ad, p2, out, p1)])])
+    return combine
+
+
+@jvp("cumprod", "cummax", "cummin")
+def _cumulative(ad, op, x, out, t, attrs):
+    name = op.name.split(".")[1]
+    combine = _combine_mul(ad) if name == "cumprod" else _combine_chooser(ad, name[3:])
+    return [_scan_jvp(ad, x[0], t[0], attrs["axis"], attrs["reverse"], combine)]
 
 
 @jvp("reduce_prod")

@@ -10,6 +10,7 @@ import numpy as np
 from ember import dtypes, lax, nn
 from ember import numpy as enp
 from ember.errors import ArgumentError
+from ember.frontend.custom_derivatives import custom_jvp
 from ember.frontend.eager import eager
 from ember.nn import logsumexp
 from ember.numpy._extra import _static_int
@@ -48,11 +49,23 @@ def logit(x):
 
 @eager
 def xlogy(x, y):
-    """``scipy.special.xlogy``: x * log(y), and 0 where x == 0 (unless y is NaN)."""
+    """``scipy.special.xlogy``: x * log(y), and 0 where x == 0 (unless y is NaN); JAX's
+    derivative ``dx log(y) + dy x / y`` (a custom JVP: log(y) at x == 0, not 0)."""
     x, y = enp._float_args(x, y, name="xlogy")
+    return _xlogy(x, y)
+
+
+@custom_jvp
+def _xlogy(x, y):
     zero = enp._const(0.0, x)
     r = lax.mul(x, lax.log(y))
     return lax.select(lax.bitwise_and(lax.eq(x, zero), lax.eq(y, y)), zero, r)
+
+
+@_xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    (x, y), (dx, dy) = primals, tangents
+    return _xlogy(x, y), dx * lax.log(y) + dy * x / y
 
 
 
@@ -320,7 +333,18 @@ def xlog1py(x, y):
         Array(0., dtype=float32)
     """
     x, y = enp._float_args(x, y, name="xlog1py")
+    return _xlog1py(x, y)
+
+
+@custom_jvp
+def _xlog1py(x, y):
     return enp.where((x != 0) | enp.isnan(y), x * enp.log1p(y), 0.0)
+
+
+@_xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):   # JAX's: dx log1p(y) + dy x / (1 + y)
+    (x, y), (dx, dy) = primals, tangents
+    return _xlog1py(x, y), dx * lax.log1p(y) + dy * x / (1 + y)
 
 
 @eager
