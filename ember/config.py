@@ -23,6 +23,26 @@ def _env_int(name: str, default: int) -> int:
     return int(value)
 
 
+def _check_idle_timeout(value) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                              or not value > 0 or value == float("inf")):
+        raise ValueError(f"compile_worker_idle_timeout must be a number of seconds > 0 (None: "
+                         f"the worker stays), got {value!r}")
+
+
+def _env_seconds(name: str) -> float | None:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+        _check_idle_timeout(seconds)
+    except ValueError:
+        raise ValueError(f"{name}={value!r}: expected a number of seconds > 0, e.g. 60") \
+            from None
+    return seconds
+
+
 # The options a traced or compiled program depends on: changing one makes cached executables
 # wrong (the frontend clears its caches on their change).
 TRACED_OPTIONS = frozenset({"enable_x64", "fusion", "memory_planner", "memory_budget",
@@ -48,6 +68,11 @@ class Config:
         self._values = {
             "enable_x64": _env_flag("EMBER_ENABLE_X64"),
             "compile_cache": not _env_flag("EMBER_NO_COMPILE_CACHE"),
+            # IREE's compiler runs in a child process kept between compiles (False: a child
+            # per compile, which exits after it; EMBER_NO_COMPILE_WORKER=1).
+            "compile_worker": not _env_flag("EMBER_NO_COMPILE_WORKER"),
+            # Seconds after which an idle kept worker exits (None: it stays until exit).
+            "compile_worker_idle_timeout": _env_seconds("EMBER_COMPILE_WORKER_IDLE_TIMEOUT"),
             # A donated argument that no result can reuse: an error (True) or a warning.
             "donation_strict": _env_flag("EMBER_DONATION_STRICT"),
             # ember.jit runs the ember-fuse pass (EMBER_NO_FUSION=1: off).
@@ -57,6 +82,9 @@ class Config:
             # The steps of a host loop (scan, fori_loop) IREE may record before the host waits
             # for the device: each step in flight holds memory IREE keeps (0: no limit).
             "loop_run_ahead": _env_int("EMBER_LOOP_RUN_AHEAD", DEFAULT_LOOP_RUN_AHEAD),
+            # A memory budget given to ember.jit that IREE's compiled program exceeds: an
+            # error (True) or a warning.
+            "memory_budget_strict": _env_flag("EMBER_MEMORY_BUDGET_STRICT"),
             # Default memory budget of every jitted function (a size: "12 GB", 12e9, ...).
             "memory_budget": os.environ.get("EMBER_MEMORY_BUDGET", "").strip() or None,
             # The backend ember.jit compiles for when given none ("cpu", "vulkan", "cuda").
@@ -80,6 +108,10 @@ class Config:
                                          or value < 0):
             raise ValueError(f"loop_run_ahead must be a number of loop steps >= 0 (0: no "
                              f"limit), got {value!r}")
+        if name == "compile_worker" and not isinstance(value, bool):
+            raise ValueError(f"compile_worker must be True or False, got {value!r}")
+        if name == "compile_worker_idle_timeout":
+            _check_idle_timeout(value)
         for check in _VALIDATORS.get(name, ()):
             check(value)    # a bad value fails here, not at the next call that reads it
         self._values[name] = value

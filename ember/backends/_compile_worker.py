@@ -5,13 +5,16 @@ stdout (fd 1 itself goes to stderr, so that nothing IREE prints can corrupt a re
 ``(number, digest, mlir_text, flags)`` in, ``(number, digest, "ok", vmfb)`` or
 ``(number, digest, "error", message, ir_path)`` out, where the reply's digest is computed
 here from the text and flags read (``compiler.request_digest``), so that the parent knows
-which program the module is of. Its
-stderr is a file, named as its one argument, that the parent reads after a crash.
+which program the module is of. Its stderr is a file, named as its first argument, that the
+parent reads after a crash. Its second argument, when not empty, is the seconds it waits
+for a request before it exits with status ``compiler.IDLE_EXIT`` (the parent then starts a
+new worker; a request written as it exits finds it gone, and is sent to a new one).
 """
 
 from __future__ import annotations
 
 import os
+import select
 import sys
 
 
@@ -24,8 +27,15 @@ def main() -> None:
     from ember.errors import CompileError
 
     compiler.STDERR_LOG = sys.argv[1]       # where fd 2 goes (see compiler._Worker)
+    idle = float(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else None
 
-    while (request := read_message(requests)) is not None:
+    while True:
+        # The parent writes a request only after it has read the last reply: nothing is
+        # buffered in ``requests`` here, and the pipe is all there is to wait for.
+        if idle is not None and not select.select([requests], [], [], idle)[0]:
+            sys.exit(compiler.IDLE_EXIT)
+        if (request := read_message(requests)) is None:
+            break
         number, _, text, flags = request
         identity = (number, request_digest(text, flags))
         try:

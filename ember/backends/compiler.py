@@ -3,9 +3,12 @@
 key and module: a truncated or damaged file, or another program's entry in its place, is a
 miss and is compiled again.
 
-IREE's compiler runs in a child process of ours (``_compile_worker``, started once and kept):
-a crash in IREE (a segfault, an LLVM ERROR abort) ends the child, not the user's program, and
-becomes a CompileError. There the lowered module is handed to a fresh IREE Session as text.
+IREE's compiler runs in a child process of ours (``_compile_worker``, started on the first
+compile and kept, about 200-300 MiB resident, until :func:`stop_worker` (``ember.clear_caches``),
+``config.compile_worker_idle_timeout`` seconds without a compile, or, with
+``config.compile_worker`` False, the end of each compile): a crash in IREE (a segfault, an
+LLVM ERROR abort) ends the child, not the user's program, and becomes a CompileError. There
+the lowered module is handed to a fresh IREE Session as text.
 Every request carries a number and every reply the number and the digest of the request it
 answers: a module is used (and cached) only when both match, so a reply left unread by an
 interrupt can never be taken for a later program's.
@@ -185,7 +188,7 @@ class _Worker:
     """The child process that compiles (``python -m ember.backends._compile_worker``); its
     stderr goes to a file, read after a crash."""
 
-    def __init__(self):
+    def __init__(self, idle_timeout: float | None = None):
         fd, self.log = tempfile.mkstemp(prefix="ember-iree-", suffix=".log")
         os.close(fd)
         # The child imports this copy of ember, wherever it was found (an installed
@@ -194,7 +197,8 @@ class _Worker:
         path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "ember.backends._compile_worker", self.log],
+                [sys.executable, "-m", "ember.backends._compile_worker", self.log,
+                 "" if idle_timeout is None else repr(float(idle_timeout))],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 env=dict(os.environ, PYTHONPATH=path))
         self.request_start = 0
@@ -221,6 +225,8 @@ class _Worker:
             self.proc.wait()
             if self.proc.returncode == -signal.SIGKILL:
                 raise _WorkerLost("the compile worker was killed (SIGKILL)")
+            if self.proc.returncode == IDLE_EXIT:   # its idle timeout ran out as we wrote
+                raise _WorkerLost("the compile worker had exited, idle")
             raise self._crashed(mlir_text)
         if not isinstance(reply, tuple) or tuple(reply[:2]) != request:
             self.kill()
@@ -266,8 +272,17 @@ class _Worker:
             os.remove(self.log)
 
 
+# The exit status of a worker whose idle timeout ran out (EX_TEMPFAIL: try again).
+IDLE_EXIT = 75
+
 _worker: _Worker | None = None
+# Held by the thread that compiles, for the whole compile: the worker answers one request at
+# a time, and only that thread touches ``_worker`` meanwhile.
 _worker_lock = threading.Lock()
+# Orders stop_worker against the end of a compile: a stop that finds a compile in flight sets
+# ``_stop_after``, and the compile's end (which checks it under this lock) ends the worker.
+_stop_lock = threading.Lock()
+_stop_after = False
 # IREE's compiler keeps about 4 MiB per compile (a Session each); past a few hundred compiles
 # a process grew by GBs and compiled up to 3x slower (the test suite's slowest program: 78 s
 # in its own file, 222 s at the end of the suite). A new worker after this many compiles
@@ -275,36 +290,82 @@ _worker_lock = threading.Lock()
 WORKER_COMPILES = 100
 
 
-@atexit.register
-def _stop_worker() -> None:
+def _close_worker() -> None:
+    """End the worker (with ``_worker_lock`` held)."""
+    global _worker
     if _worker is not None:
         _worker.close()
+        _worker = None
+
+
+def stop_worker() -> None:
+    """End the compile worker process and free its memory; the next compile starts a new one.
+    A compile in flight in another thread is not disturbed: its worker ends when it is done.
+    ``ember.clear_caches()`` calls this.
+
+    Example:
+        >>> from ember.backends import compiler
+        >>> compiler.stop_worker()
+    """
+    global _stop_after
+    with _stop_lock:
+        if not _worker_lock.acquire(blocking=False):
+            _stop_after = True      # a compile is in flight: it ends the worker after it
+            return
+        try:
+            _close_worker()
+        finally:
+            _worker_lock.release()
+
+
+atexit.register(stop_worker)
+_stop_worker = stop_worker      # (its former name, which tests/test_jit.py uses)
+# A worker started under other settings goes: the next compile starts one under the new.
+config.on_change(("compile_worker", "compile_worker_idle_timeout"),
+                 lambda name, value: stop_worker())
 
 
 def _compile(mlir_text: str, flags: tuple[str, ...], *, printed: list | None = None) -> bytes:
     """``_compile_uncached`` in the compile worker (started on first use, and again after
-    a crash or WORKER_COMPILES compiles). What IREE printed is appended to ``printed``."""
-    global _worker
-    with _worker_lock:
-        for _attempt in range(2):
-            if _worker is not None and (_worker.proc.poll() is not None or
-                                        _worker.compiles >= WORKER_COMPILES):
-                _worker.close()     # worn (see WORKER_COMPILES), or ended (interrupted, say)
-                _worker = None
-            if _worker is None:
-                try:
-                    _worker = _Worker()
-                except OSError:     # no way to start a Python child here: compile in-process
-                    return _compile_uncached(mlir_text, flags)
+    a crash or WORKER_COMPILES compiles; ended after the compile when config.compile_worker
+    is False or stop_worker came meanwhile). What IREE printed is appended to ``printed``."""
+    global _stop_after
+    _worker_lock.acquire()
+    try:
+        return _compile_in_worker(mlir_text, flags, printed)
+    finally:
+        with _stop_lock:
             try:
-                vmfb = _worker.compile(mlir_text, flags)
-                if printed is not None:
-                    printed.append(_worker.printed())
-                return vmfb
-            except _WorkerLost as e:
-                lost = e            # the loop's next turn starts a new worker
-        raise _failure(f"the compile worker failed twice without an answer ({lost})", "",
-                       mlir_text)
+                if _stop_after or not config.compile_worker:
+                    _stop_after = False
+                    _close_worker()
+            finally:
+                _worker_lock.release()
+
+
+def _compile_in_worker(mlir_text: str, flags: tuple[str, ...], printed: list | None) -> bytes:
+    global _worker
+    for _attempt in range(2):
+        if _worker is not None and (_worker.proc.poll() is not None or
+                                    _worker.compiles >= WORKER_COMPILES):
+            _close_worker()     # worn (see WORKER_COMPILES), or ended (interrupted, idle)
+        if _worker is None:
+            try:
+                # A worker per compile needs no idle timeout: it ends after the compile.
+                _worker = _Worker(config.compile_worker_idle_timeout
+                                  if config.compile_worker else None)
+            except OSError:     # no way to start a Python child here: compile in-process
+                return _compile_uncached(mlir_text, flags)
+        try:
+            vmfb = _worker.compile(mlir_text, flags)
+            if printed is not None:
+                printed.append(_worker.printed())
+            return vmfb
+        except _WorkerLost as e:
+            lost = e
+            _close_worker()     # the loop's next turn starts a new worker
+    raise _failure(f"the compile worker failed twice without an answer ({lost})", "",
+                   mlir_text)
 
 
 def _compile_uncached(mlir_text: str, flags: tuple[str, ...]) -> bytes:

@@ -13,7 +13,7 @@ from ember._mlir import element_bits, ir, walk
 from ember.backends import dispatch_regions, get_backend, legality, traits
 from ember.backends import target_options as _target_options
 from ember.backends.array import Array, device_of_arrays
-from ember.backends.compiler import compile_mlir
+from ember.backends.compiler import compile_mlir, stop_worker
 from ember.backends.runtime import FENCED_CALLS_FLAG, Executable
 from ember.config import TRACED_OPTIONS, config
 from ember.core import ArgInfo, ShapedArray, ShapeDtypeStruct
@@ -35,7 +35,20 @@ STAGES = ("ember", "optimized", "linalg")
 
 
 def clear_caches() -> None:
-    """Forget every compiled executable (in memory; the on-disk compile cache stays)."""
+    """Forget every compiled executable (in memory; the on-disk compile cache stays) and end
+    the compile worker, the child process that runs IREE's compiler (200-300 MiB resident):
+    the next compile starts a new one. A compile in flight in another thread finishes first,
+    on its worker, which ends after it.
+
+    Example:
+        >>> import ember
+        >>> ember.clear_caches()
+    """
+    _forget_executables()
+    stop_worker()
+
+
+def _forget_executables() -> None:
     for j in list(_ALL_JITS):
         j.clear_cache()
     _CANONICAL.clear()
@@ -44,8 +57,9 @@ def clear_caches() -> None:
     array_methods._SCALARS.clear()     # (a weak int is int64 with x64 on)
 
 
-# An option traced programs depend on changed: every cached executable may be wrong.
-config.on_change(TRACED_OPTIONS, lambda name, value: clear_caches())
+# An option traced programs depend on changed: every cached executable may be wrong (the
+# worker stays: it compiles what it is sent, whatever the options).
+config.on_change(TRACED_OPTIONS, lambda name, value: _forget_executables())
 
 
 def _leaf_aval(leaf, path) -> ShapedArray:

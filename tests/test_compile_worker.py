@@ -1,0 +1,225 @@
+"""The compile worker's lifetime (ember issue 37): ``ember.clear_caches()`` ends it, with a
+compile in flight in another thread too; ``compile_worker`` False leaves none behind; an idle
+timeout ends it. Whether a process is there is read from /proc (a process that has exited but
+is not reaped is a zombie: its memory is freed, and it counts as gone), not from ember."""
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as enp
+from ember.backends import compiler
+from ember.config import Config
+
+X = np.linspace(-2.0, 2.0, 7, dtype=np.float32)
+TIMEOUT = 60
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"),
+                                reason="reads processes' states from /proc (Linux)")
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not exited."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rpartition(")")[2].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def worker_children() -> list[int]:
+    """This process's children that run the compile worker, exited ones included."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rpartition(")")[2].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except (OSError, ValueError):
+            continue            # gone meanwhile
+        if ppid == os.getpid() and b"ember.backends._compile_worker" in cmdline:
+            pids.append(int(entry))
+    return pids
+
+
+def wait_until(condition, what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {TIMEOUT} s: {what}"
+        time.sleep(0.02)
+
+
+@pytest.fixture(autouse=True)
+def settings():
+    """Compiles that reach IREE (no disk cache), and the worker options restored after."""
+    saved = {name: getattr(ember.config, name) for name in
+             ("compile_cache", "compile_worker", "compile_worker_idle_timeout")}
+    ember.config.update("compile_cache", False)
+    yield
+    for name, value in saved.items():
+        ember.config.update(name, value)
+    ember.clear_caches()
+
+
+def check(k: float, f=enp.sin, ref=np.sin) -> None:
+    got = np.asarray(ember.jit(lambda x: f(x) + k)(X))
+    np.testing.assert_allclose(got, ref(X) + k, rtol=2e-6, atol=2e-6)
+
+
+def test_clear_caches_ends_the_worker():
+    check(1.0)
+    pid = compiler._worker.proc.pid
+    assert running(pid)
+    ember.clear_caches()
+    with pytest.raises(ProcessLookupError):     # ended and reaped
+        os.kill(pid, 0)
+    assert worker_children() == []
+    check(2.0, enp.cos, np.cos)                 # a new worker, started by the compile
+    assert running(compiler._worker.proc.pid) and compiler._worker.proc.pid != pid
+
+
+def test_clear_caches_during_a_compile_in_another_thread(monkeypatch):
+    """clear_caches returns at once while another thread waits for the worker's reply; that
+    compile gets its own module, and the worker ends after it."""
+    real_read = compiler.read_message
+    in_flight, go_on = threading.Event(), threading.Event()
+
+    def read(f):
+        in_flight.set()
+        assert go_on.wait(TIMEOUT)
+        return real_read(f)
+
+    monkeypatch.setattr(compiler, "read_message", read)
+    failures = []
+
+    def compile_in_thread():
+        try:
+            check(3.0, enp.tanh, np.tanh)
+        except BaseException as e:      # reported below, from the main thread
+            failures.append(e)
+
+    thread = threading.Thread(target=compile_in_thread)
+    thread.start()
+    assert in_flight.wait(TIMEOUT)
+    pid = compiler._worker.proc.pid
+    clearing = threading.Thread(target=ember.clear_caches)
+    clearing.start()
+    clearing.join(TIMEOUT)
+    assert not clearing.is_alive(), "clear_caches waited for the compile in flight"
+    assert running(pid)                 # the compile in flight keeps its worker
+    go_on.set()
+    thread.join(TIMEOUT)
+    assert not failures, failures
+    monkeypatch.undo()
+    assert not running(pid)
+    assert compiler._worker is None
+    check(4.0, enp.exp, np.exp)
+
+
+def test_compiles_in_threads_beside_repeated_clear_caches():
+    """Two threads compile while a third clears the caches every 50 ms: every program gives
+    NumPy's values."""
+    programs = [(enp.sin, np.sin), (enp.cos, np.cos)]
+    failures, done = [], threading.Event()
+
+    def compile_all(k):
+        try:
+            for i, (f, ref) in enumerate(programs):
+                check(k + i, f, ref)
+        except BaseException as e:      # reported below, from the main thread
+            failures.append(e)
+
+    def clear_repeatedly():
+        while not done.wait(0.05):
+            ember.clear_caches()
+
+    clearing = threading.Thread(target=clear_repeatedly)
+    clearing.start()
+    threads = [threading.Thread(target=compile_all, args=(k,)) for k in (10.0, 20.0)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(TIMEOUT)
+    done.set()
+    clearing.join(TIMEOUT)
+    assert not failures, failures
+    ember.clear_caches()
+    assert worker_children() == []
+
+
+def test_no_resident_worker_when_compile_worker_is_off(monkeypatch):
+    check(5.0)
+    kept = compiler._worker.proc.pid
+    ember.config.update("compile_worker", False)
+    assert not running(kept)            # the kept worker ends with the change
+    started = []
+    real_init = compiler._Worker.__init__
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        started.append(self.proc.pid)
+
+    monkeypatch.setattr(compiler._Worker, "__init__", init)
+    check(6.0, enp.cos, np.cos)
+    check(7.0, enp.tanh, np.tanh)
+    assert len(started) == 2            # a child per compile (not in this process)
+    assert worker_children() == []
+    assert not any(running(pid) for pid in started)
+
+
+def test_an_idle_worker_exits_after_its_timeout():
+    ember.config.update("compile_worker_idle_timeout", 0.5)
+    check(8.0)
+    worker = compiler._worker
+    wait_until(lambda: not running(worker.proc.pid), "the idle worker exits")
+    assert worker.proc.wait() == compiler.IDLE_EXIT
+    check(9.0, enp.cos, np.cos)         # a new worker
+    assert compiler._worker is not worker
+
+
+def test_a_request_to_a_worker_that_exits_idle_goes_to_a_new_one(monkeypatch):
+    """The worker's timeout runs out as a request is written (the parent saw it running):
+    the request is sent again to a new worker."""
+    ember.config.update("compile_worker_idle_timeout", 0.5)
+    check(11.0)
+    worker = compiler._worker
+    wait_until(lambda: not running(worker.proc.pid), "the idle worker exits")
+    monkeypatch.setattr(worker.proc, "poll", lambda: None)     # not seen to have exited
+    check(12.0, enp.exp, np.exp)
+    assert compiler._worker is not worker
+    assert worker.proc.returncode == compiler.IDLE_EXIT
+
+
+@pytest.mark.parametrize("name, value", [
+    ("compile_worker", 0), ("compile_worker", "no"), ("compile_worker_idle_timeout", 0),
+    ("compile_worker_idle_timeout", -1.0), ("compile_worker_idle_timeout", float("nan")),
+    ("compile_worker_idle_timeout", float("inf")), ("compile_worker_idle_timeout", True),
+    ("compile_worker_idle_timeout", "60")])
+def test_bad_worker_options_are_refused(name, value):
+    before = getattr(ember.config, name)
+    with pytest.raises(ValueError, match=name):
+        ember.config.update(name, value)
+    assert getattr(ember.config, name) == before
+
+
+def test_worker_options_from_the_environment(monkeypatch):
+    monkeypatch.delenv("EMBER_NO_COMPILE_WORKER", raising=False)
+    monkeypatch.delenv("EMBER_COMPILE_WORKER_IDLE_TIMEOUT", raising=False)
+    assert Config().compile_worker is True
+    assert Config().compile_worker_idle_timeout is None
+    monkeypatch.setenv("EMBER_NO_COMPILE_WORKER", "1")
+    monkeypatch.setenv("EMBER_COMPILE_WORKER_IDLE_TIMEOUT", "2.5")
+    assert Config().compile_worker is False
+    assert Config().compile_worker_idle_timeout == 2.5
+    for bad in ("0", "soon", "-3", "nan"):
+        monkeypatch.setenv("EMBER_COMPILE_WORKER_IDLE_TIMEOUT", bad)
+        with pytest.raises(ValueError, match="EMBER_COMPILE_WORKER_IDLE_TIMEOUT"):
+            Config()
