@@ -326,3 +326,30 @@ def test_sorts_sharing_operands_in_one_program():
     for s, got in zip((1.0, 2.0, -1.0), outs):
         order = np.lexsort((x * s, key), axis=1)
         eq(got, np.take_along_axis(x * s, order, 1))
+
+
+@pytest.mark.parametrize("name", ["unique_values_and_inverse", "two_argsorts", "sort_and_argsort"])
+def test_sorts_of_one_computed_value_in_one_program(name):
+    """Several sorts of one value computed twice in a program (CSE merges the two
+    computations after lowering): each sort permutes a copy of its own. IREE merged the
+    clones of one value for two sorts, and the second sorted what the first had permuted
+    (unique_inverse gave wrong indices beside unique_values)."""
+    x = np.array([-1, 5, 5, 16, 7, 2, 9, -6], np.int32)
+    funs = {
+        "unique_values_and_inverse": (
+            lambda x: (enp.unique_values(x % 4, size=4),
+                       enp.unique_inverse(x % 4, size=4).inverse_indices),
+            lambda x: (np.unique(x % 4), np.unique(x % 4, return_inverse=True)[1])),
+        "two_argsorts": (
+            lambda x: (enp.argsort(x * 3, stable=True), enp.argsort(-(x * 3), stable=True)),
+            lambda x: (np.argsort(x * 3, kind="stable"), np.argsort(-(x * 3), kind="stable"))),
+        "sort_and_argsort": (
+            lambda x: (enp.sort(x % 5), enp.argsort(x % 5, stable=True), enp.sort(x % 5)[::-1]),
+            lambda x: (np.sort(x % 5), np.argsort(x % 5, kind="stable"), np.sort(x % 5)[::-1])),
+    }
+    fun, ref = funs[name]
+    got, want = ember.jit(fun)(x), ref(x)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g = np.asarray(g)
+        np.testing.assert_array_equal(g[:len(w)], w)

@@ -221,7 +221,14 @@ def _fusable(op) -> bool:
 
 
 def _absorbs(op) -> bool:
-    return op.name in _ABSORBS or _fusion_kind(op) is not None
+    return op.name in _ABSORBS or _fusion_kind(op) is not None or _copied_sort(op)
+
+
+# An iree_linalg_ext.sort works on copies of its operands (each an elementwise kernel,
+# lower_sort_scan._clone), which compute elementwise producers inline.
+def _copied_sort(op) -> bool:
+    return op.name == "ember.sort" and not network_sort(
+        aval_of_type(op.operands[0].type), ir.IntegerAttr(op.attributes["dimension"]).value)
 
 
 def _packed_operands(op) -> tuple[tuple[int, str], ...]:

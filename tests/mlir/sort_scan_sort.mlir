@@ -1,12 +1,17 @@
 // ember.sort lowers to iree_linalg_ext.sort with a comparator region: NaN last for floats,
 // lexicographic over the keys, ties broken by the original position (a count-down index
-// compared with sgt) when there are values or several keys; each operand is cloned (the
-// sort works in place) and each result goes through an optimization barrier.
+// compared with sgt) when there are values or several keys; each operand is copied by a
+// kernel of its own (the sort works in place: a select on the function's flag behind a
+// barrier, with a number no other copy has, so that no CSE merges two copies) and each
+// result goes through an optimization barrier.
 // RUN: ember-opt %s --split-input-file --ember-to-linalg | filecheck %s
 
 // CHECK-LABEL: func.func @sort_values
 // CHECK-SAME: (%[[X:.*]]: tensor<4x5xf32>) -> tensor<4x5xf32>
-// CHECK: %[[C:.*]] = flow.tensor.clone %[[X]] : tensor<4x5xf32>
+// CHECK: %[[F:.*]] = util.optimization_barrier {ember.sort_flag} %{{.*}} : tensor<i1>
+// CHECK: %[[C:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[F]] : tensor<4x5xf32>, tensor<i1>) {{.*}} attrs = {ember.sort_operand = 0 : i64}
+// CHECK: ^bb0(%[[IN:.*]]: f32, %[[FLAG:.*]]: i1, %{{.*}}: f32):
+// CHECK: arith.select %[[FLAG]], %{{.*}}, %[[IN]] : f32
 // CHECK: %[[S:.*]] = iree_linalg_ext.sort dimension(1) outs(%[[C]] : tensor<4x5xf32>) {
 // CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32):
 // CHECK-DAG: %[[BNAN:.*]] = arith.cmpf uno, %[[B]], %[[B]] : f32
