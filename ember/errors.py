@@ -129,7 +129,13 @@ class DonationWarning(UserWarning):
 
 
 class MemoryBudgetWarning(UserWarning):
-    """The memory planner could not bring a function's peak under its budget."""
+    """A function's compiled program needs more transient memory than its budget (IREE's
+    own figure, after ember replanned under tighter budgets)."""
+
+
+class MemoryBudgetExceededError(EmberError):
+    """As :class:`MemoryBudgetWarning`, with ``ember.config.update("memory_budget_strict",
+    True)``."""
 
 
 class BackendError(EmberError):

@@ -81,8 +81,10 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
     use_cache = config.compile_cache if use_cache is None else use_cache
     if stats_file is not None:
         use_cache = False
-        flags = flags + ("--iree-scheduling-dump-statistics-format=json",
-                         f"--iree-scheduling-dump-statistics-file={stats_file}")
+        stats = ("--iree-scheduling-dump-statistics-format=json",
+                 f"--iree-scheduling-dump-statistics-file={stats_file}")
+        flags = flags + stats
+        fallbacks = tuple(tuple(f) + stats for f in fallbacks)
     key = cache_key(mlir_text, flags)
     if use_cache:
         cached = read_cached(key)

@@ -11,7 +11,8 @@ import os
 import tempfile
 from typing import NamedTuple
 
-from ember.backends.compiler import compile_mlir
+from ember.backends.compiler import cache_key, compile_mlir, read_cached, write_cached
+from ember.config import config
 
 
 class ProgramStatistics(NamedTuple):
@@ -31,16 +32,50 @@ class ProgramStatistics(NamedTuple):
 
 def program_statistics(mlir_text: str, flags: tuple[str, ...], fallbacks=()) -> \
         ProgramStatistics:
-    """Compile ``mlir_text`` with ``flags`` (uncached) and read IREE's scheduling statistics."""
+    """Compile ``mlir_text`` with ``flags`` and read IREE's scheduling statistics (see
+    :func:`compile_with_statistics`)."""
+    return compile_with_statistics(mlir_text, flags, fallbacks)[1]
+
+
+_FORMAT = "--iree-scheduling-dump-statistics-format=json"
+
+
+def compile_with_statistics(mlir_text: str, flags: tuple[str, ...], fallbacks=()) -> \
+        tuple[bytes, ProgramStatistics]:
+    """The module ``compile_mlir`` makes of ``mlir_text`` and IREE's statistics of it, from
+    one compile. Both are kept in the compile cache (under keys of their own: the statistics
+    flags do not change the module), so a program checked against a memory budget compiles
+    once, not twice.
+
+    Example:
+        >>> vmfb, s = compile_with_statistics(text, cpu.compiler_flags())
+        >>> s.transient_memory_size
+        1048576
+    """
+    flags = tuple(flags)
+    key = cache_key(mlir_text, flags + (_FORMAT,))
+    stats_key = cache_key(mlir_text, flags + (_FORMAT, "statistics"))
+    if config.compile_cache:
+        vmfb, raw = read_cached(key), read_cached(stats_key)
+        if vmfb is not None and raw is not None:
+            return vmfb, _statistics(json.loads(raw))
     fd, path = tempfile.mkstemp(prefix="ember-stats-", suffix=".json")
     os.close(fd)
     try:
-        compile_mlir(mlir_text, flags, stats_file=path,
-                     fallbacks=tuple(tuple(f) for f in fallbacks))
-        with open(path) as f:
-            raw = json.load(f)
+        vmfb = compile_mlir(mlir_text, flags, stats_file=path,
+                            fallbacks=tuple(tuple(f) for f in fallbacks))
+        with open(path, "rb") as f:
+            raw = f.read()
     finally:
         os.unlink(path)
+    stats = _statistics(json.loads(raw))
+    if config.compile_cache:
+        write_cached(key, vmfb)
+        write_cached(stats_key, raw)
+    return vmfb, stats
+
+
+def _statistics(raw) -> ProgramStatistics:
     return ProgramStatistics(_total(raw, "dispatch-count"), _total(raw, "executable-count"),
                              _total(raw, "transient-memory-size"), raw)
 

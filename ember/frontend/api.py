@@ -15,6 +15,7 @@ from ember.backends import target_options as _target_options
 from ember.backends.array import Array, device_of_arrays
 from ember.backends.compiler import compile_mlir, stop_worker
 from ember.backends.runtime import FENCED_CALLS_FLAG, Executable
+from ember.backends.statistics import compile_with_statistics
 from ember.config import TRACED_OPTIONS, config
 from ember.core import ArgInfo, ShapedArray, ShapeDtypeStruct
 from ember.dtypes import dtype_and_weak
@@ -32,6 +33,9 @@ from ember.frontend.tracing import Trace, Tracer
 
 _ALL_JITS: weakref.WeakSet = weakref.WeakSet()
 STAGES = ("ember", "optimized", "linalg")
+# Compiles of a program with a memory budget, the first with the budget given, the others
+# each tighter by what IREE's figure exceeded the budget.
+MAX_BUDGET_TRIES = 3
 
 
 def clear_caches() -> None:
@@ -123,6 +127,10 @@ class Lowered:
         self.dispatch_regions: bool | None = None
         self.traits: dict | None = None     # the target's arithmetic; None: the backend's
         self.static_positions: tuple[int, ...] = ()   # static positional arguments given
+        # the budget ember-plan-memory plans under, over the function's own: set tighter when
+        # IREE's figure missed the budget (see compile)
+        self.plan_budget: int | None = None
+        self.iree_transient: int | None = None   # IREE's figure, when a budget asked for it
 
     def pipeline(self, stage: str = "linalg") -> str:
         """The ``--pass-pipeline`` that takes the IR of the stage before ``stage`` to
@@ -148,7 +156,8 @@ class Lowered:
         target = self.traits or traits((self.backend,))
         if stage == "optimized":
             return pipelines.optimize_steps(fusion=self.fusion, dispatch_regions=regions,
-                                            max_bindings=target["max_bindings"])
+                                            max_bindings=target["max_bindings"],
+                                            plan_budget=self.plan_budget)
         return pipelines.lower_steps(dispatch_regions=regions, **target)
 
     def _stage(self, stage: str) -> ir.Module:
@@ -238,16 +247,29 @@ class Lowered:
         """
         backend = get_backend(self.backend)
         options = _target_options(self.backend, target_options)
-        optimized = self._stage("optimized")
-        size = program_size(self._stage("linalg"))
-        calls = (FENCED_CALLS_FLAG,) if backend.fenced_calls(*size) else ()
-        flags = memory.planned_flags(optimized, backend.compiler_flags(**options)) + calls
-        fallbacks = [memory.planned_flags(optimized, f) + calls
-                     for f in backend.fallback_flags(**options)]
-        legality.check(backend, self._stage("optimized"), self._stage("linalg"), self.fun_name,
-                       options)
-        vmfb = self.compile_linalg(lambda: compile_mlir(
-            self.as_text("linalg"), flags, fallbacks=fallbacks))
+        budget = memory.budget_of(self)
+        for attempt in range(MAX_BUDGET_TRIES):
+            optimized = self._stage("optimized")
+            size = program_size(self._stage("linalg"))
+            calls = (FENCED_CALLS_FLAG,) if backend.fenced_calls(*size) else ()
+            flags = memory.planned_flags(optimized, backend.compiler_flags(**options)) + calls
+            fallbacks = [memory.planned_flags(optimized, f) + calls
+                         for f in backend.fallback_flags(**options)]
+            legality.check(backend, optimized, self._stage("linalg"), self.fun_name, options)
+            if budget is None:
+                vmfb = self.compile_linalg(lambda f=flags, b=fallbacks: compile_mlir(
+                    self.as_text("linalg"), f, fallbacks=b))
+                break
+            # A budget is judged by IREE's own figure: over it, plan again under a budget
+            # tighter by what IREE needed beyond it (ember's model was that far low).
+            vmfb, stats = self.compile_linalg(lambda f=flags, b=fallbacks: compile_with_statistics(
+                self.as_text("linalg"), f, b))
+            self.iree_transient = stats.transient_memory_size
+            over = self.iree_transient - budget
+            tighter = (self.plan_budget or memory.plan_of(optimized).budget) - over
+            if over <= 0 or tighter <= 0 or attempt == MAX_BUDGET_TRIES - 1:
+                break
+            self.replan(tighter)
         device = self.device
 
         def load():
@@ -255,6 +277,14 @@ class Lowered:
         if device is not None or backend.devices():
             return Compiled(load(), self)
         return Compiled(None, self, vmfb=vmfb, load=load)
+
+    def replan(self, plan_budget: int) -> None:
+        """Forget the "optimized" and "linalg" stages; they are made again with
+        ember-plan-memory planning under ``plan_budget`` bytes."""
+        self.plan_budget = plan_budget
+        for stage in STAGES[1:]:
+            for table in (self._modules, self._text, self._steps):
+                table.pop(stage, None)
 
     def memory_plan(self):
         """The memory planner's figures for the entry function (``ember.memory`` on it in the

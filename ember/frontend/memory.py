@@ -22,7 +22,12 @@ from ember.backends.array import Array
 from ember.backends.runtime import alias_pairs, call_failure, device_mismatch, host_array, unalias
 from ember.config import config
 from ember.core import ShapeDtypeStruct
-from ember.errors import DonationError, DonationWarning, MemoryBudgetWarning
+from ember.errors import (
+    DonationError,
+    DonationWarning,
+    MemoryBudgetExceededError,
+    MemoryBudgetWarning,
+)
 from ember.passes.plan_memory import Plan, donation_pairs, parse_size
 
 __all__ = ["MemoryAnalysis", "parse_size", "donated_args", "annotate", "plan_of",
@@ -169,18 +174,41 @@ def donated_leaves_of(module: ir.Module) -> tuple[int, ...]:
     return tuple(ir.DenseI64ArrayAttr(main.attributes["ember.donate"]))
 
 
+def budget_of(lowered) -> int | None:
+    """The memory budget given to ``ember.jit`` for this program (bytes), or None."""
+    main = _main(lowered._stage("ember"))
+    if "ember.memory_budget" not in main.attributes:
+        return None
+    return ir.IntegerAttr(main.attributes["ember.memory_budget"]).value
+
+
 def check_budget(lowered) -> None:
-    """Warn when the planner could not meet a budget given to ``ember.jit``."""
+    """Warn (or, with ``memory_budget_strict``, raise MemoryBudgetExceededError) when a
+    budget given to ``ember.jit`` is missed: judged by IREE's figure when the compile read
+    it, else by the plan."""
+    budget = budget_of(lowered)
+    if budget is None:
+        return
     plan = plan_of(lowered._stage("optimized"))
-    if plan.budget and plan.budget_missed and "ember.memory_budget" in _main(
-            lowered._stage("ember")).attributes:
-        warnings.warn(
-            f"{lowered.fun_name}: the memory budget of {plan.budget} bytes is missed by "
-            f"{plan.budget_missed} bytes (planned peak {plan.peak_bytes} bytes at "
-            f"{plan.peak_op}); nothing cheap is left to recompute"
-            f"{'' if plan.data_tiling else ', and data tiling is off already'}",
-            MemoryBudgetWarning,
-            stacklevel=user_stacklevel())
+    iree = lowered.iree_transient
+    if iree is None and not plan.budget_missed or iree is not None and iree <= budget:
+        return
+    if iree is None:
+        msg = (f"{lowered.fun_name}: the memory budget of {budget} bytes is missed by "
+               f"{plan.budget_missed} bytes (planned peak {plan.peak_bytes} bytes at "
+               f"{plan.peak_op})")
+    else:
+        msg = (f"{lowered.fun_name}: the memory budget of {budget} bytes is missed: IREE's "
+               f"transient memory is {iree} bytes, ember's plan predicted "
+               f"{plan.transient_bytes} (peak at {plan.peak_op})")
+        if lowered.plan_budget:
+            msg += f"; planned again under {lowered.plan_budget} bytes"
+    if plan.budget_missed:
+        msg += ("; nothing cheap is left to recompute"
+                f"{'' if plan.data_tiling else ', and data tiling is off already'}")
+    if config.memory_budget_strict:
+        raise MemoryBudgetExceededError(msg + " (memory_budget_strict is on)")
+    warnings.warn(msg, MemoryBudgetWarning, stacklevel=user_stacklevel())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,6 +234,9 @@ class MemoryAnalysis:
     unplanned_temp_peak_in_bytes: int
     budget_in_bytes: int
     budget_missed_in_bytes: int
+    # What the budget was judged by: "IREE" (its figure, read when the program compiled) or
+    # "ember plan" (the prediction: the program was compiled without a budget of ``jit``)
+    budget_judged_by: str = "ember plan"
 
     def __str__(self):
         rows = [("arguments", self.argument_size_in_bytes),
@@ -216,7 +247,7 @@ class MemoryAnalysis:
                 ("transient (IREE)", self.iree_transient_size_in_bytes),
                 ("peak (ember plan)", self.peak_size_in_bytes)]
         if self.budget_in_bytes:
-            rows.append(("budget", self.budget_in_bytes))
+            rows.append((f"budget ({self.budget_judged_by})", self.budget_in_bytes))
             rows.append(("budget missed by", self.budget_missed_in_bytes))
         lines = [f"{name:<26}{value:>14,d}" for name, value in rows]
         return "\n".join(lines + [f"{'peak at':<26}{self.peak_op}"])
@@ -228,17 +259,27 @@ def analysis(lowered) -> MemoryAnalysis:
 
     module = lowered._stage("optimized")
     plan = plan_of(module)
-    stats = program_statistics(lowered.as_text("linalg"),
-                               planned_flags(module, cpu.compiler_flags()),
-                               fallbacks=[planned_flags(module, f) for f in cpu.fallback_flags()])
+    budget = budget_of(lowered)
+    if lowered.iree_transient is not None and lowered.backend == "cpu":
+        iree = lowered.iree_transient    # read when it compiled, to judge its budget
+    else:
+        iree = program_statistics(
+            lowered.as_text("linalg"), planned_flags(module, cpu.compiler_flags()),
+            fallbacks=[planned_flags(module, f) for f in cpu.fallback_flags()]
+        ).transient_memory_size
+    judged = lowered.iree_transient is not None
+    if budget is None:
+        budget, missed = plan.budget, plan.budget_missed
+    else:
+        missed = max(0, (lowered.iree_transient if judged else plan.peak_bytes) - budget)
     return MemoryAnalysis(
         argument_size_in_bytes=plan.argument_bytes, output_size_in_bytes=plan.output_bytes,
         alias_size_in_bytes=plan.alias_bytes, temp_size_in_bytes=plan.temp_bytes,
         peak_size_in_bytes=plan.argument_bytes + plan.peak_bytes - plan.alias_bytes,
-        transient_size_in_bytes=plan.transient_bytes,
-        iree_transient_size_in_bytes=stats.transient_memory_size, peak_op=plan.peak_op,
-        unplanned_temp_peak_in_bytes=plan.unplanned_peak_bytes, budget_in_bytes=plan.budget,
-        budget_missed_in_bytes=plan.budget_missed)
+        transient_size_in_bytes=plan.transient_bytes, iree_transient_size_in_bytes=iree,
+        peak_op=plan.peak_op, unplanned_temp_peak_in_bytes=plan.unplanned_peak_bytes,
+        budget_in_bytes=budget, budget_missed_in_bytes=missed,
+        budget_judged_by="IREE" if judged else "ember plan")
 
 
 def donating_runner(compiled):

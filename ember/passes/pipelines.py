@@ -42,7 +42,7 @@ def _with_options(name: str, options: list[str]) -> str:
 
 def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
                    max_bindings: int | None = None, memory_planner=_FROM_CONFIG,
-                   memory_budget=_FROM_CONFIG) -> list[str]:
+                   memory_budget=_FROM_CONFIG, plan_budget: int | None = None) -> list[str]:
     """The steps "ember" -> "optimized": verify, batch (vmap), simplify, split long sums,
     fuse, plan memory.
 
@@ -50,7 +50,9 @@ def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
     ``dispatch_regions``: as for :func:`lower_steps`, which the fusions are for;
     ``max_bindings``: the most buffers one fusion may bind on the target (None: ember-fuse's
     default, the least of any target's); ``memory_planner`` and ``memory_budget`` (the budget
-    of functions that set none): ``ember.config``'s unless given.
+    of functions that set none): ``ember.config``'s unless given; ``plan_budget``: a budget
+    in bytes for every function, over their own (the tighter one ``jit`` plans under when
+    IREE's figure missed the budget).
     """
     if fusion is None:
         fusion = config.fusion
@@ -64,6 +66,7 @@ def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
     fuse = [*([] if dispatch_regions else ["dispatch-regions=false"]),
             *([] if max_bindings is None else [f"max-bindings={max_bindings}"])]
     plan = [*([] if memory_planner else ["enabled=false"]),
+            *([] if plan_budget is None else [f"budget={plan_budget}"]),
             *([] if memory_budget in (None, "") else
               [f"default-budget={parse_size(memory_budget, what)}"])]
     out = []
