@@ -10,6 +10,7 @@ import numpy as np
 from ember import dtypes, lax, nn
 from ember import numpy as enp
 from ember.errors import ArgumentError
+from ember.frontend.autodiff import jvp as _jvp
 from ember.frontend.custom_derivatives import custom_jvp
 from ember.frontend.eager import eager
 from ember.nn import logsumexp
@@ -101,6 +102,29 @@ def _in_f32(fn, *args, name=None):
 
 def _eps(x):
     return float(dtypes.finfo(x.dtype).eps)
+
+
+def _forward_partials(impl, diff):
+    """``impl`` (elementwise, on float arrays of one shape) with a custom JVP: the partial
+    derivatives in the arguments ``diff`` are ``impl``'s own forward-mode ones, evaluated as
+    values (a JVP with unit tangents), times the tangents. ``impl`` iterates to convergence
+    (a while loop, which reverse mode cannot go through); this rule is a plain product,
+    which it transposes. (JAX differentiates these functions by rules of their own.)"""
+    f = custom_jvp(impl)
+
+    @f.defjvp
+    def rule(primals, tangents):
+        total = None
+        for i in diff:
+            def one(v, i=i):
+                args = list(primals)
+                args[i] = v
+                return impl(*args)
+            _, slope = _jvp(one, (primals[i],), (enp.ones_like(primals[i]),))
+            term = tangents[i] * slope
+            total = term if total is None else total + term
+        return impl(*primals), total
+    return f
 
 
 # --- the normal distribution ----------------------------------------------------------------
@@ -263,12 +287,30 @@ def _bessel_ie(x, a, b, order):
     return enp.copysign(r, x) if order else r
 
 
+# The scaled Bessel functions have JAX's derivatives (its bessel_i0e/bessel_i1e rules), not
+# those of the Chebyshev series: exact, and a few ops instead of the series' derivative.
+@custom_jvp
 def _bessel_i0e(x):
     return _bessel_ie(x, _I0_A, _I0_B, 0)
 
 
+@custom_jvp
 def _bessel_i1e(x):
     return _bessel_ie(x, _I1_A, _I1_B, 1)
+
+
+_bessel_i0e.defjvps(lambda g, y, x: g * (_bessel_ie(x, _I1_A, _I1_B, 1) - enp.sign(x) * y))
+
+
+def _i1e_slope(g, y, x):
+    eps = float(dtypes.finfo(x.dtype).eps)
+    big = enp.abs(x) > eps
+    safe = enp.where(big, x, eps)
+    slope = _bessel_ie(safe, _I0_A, _I0_B, 0) - y * (enp.sign(safe) + 1.0 / safe)
+    return g * enp.where(big, slope, 0.5)
+
+
+_bessel_i1e.defjvps(_i1e_slope)
 
 
 def _unscale(x, scaled):
@@ -638,7 +680,7 @@ def gammainc(a, x):
         >>> ember.scipy.special.gammainc(np.float32(1), np.float32(1))
         Array(0.63212055, dtype=float32)
     """
-    return _in_f32(lambda s, t: _igamma(s, t)[0], a, x, name="gammainc")
+    return _in_f32(_gammainc, a, x, name="gammainc")
 
 
 @eager
@@ -650,7 +692,7 @@ def gammaincc(a, x):
         >>> ember.scipy.special.gammaincc(np.float32(1), np.float32(1))
         Array(0.36787945, dtype=float32)
     """
-    return _in_f32(lambda s, t: _igamma(s, t)[1], a, x, name="gammaincc")
+    return _in_f32(_gammaincc, a, x, name="gammaincc")
 
 
 # --- combinatorics --------------------------------------------------------------------------
@@ -777,7 +819,7 @@ def expn(n, x):
         >>> ember.scipy.special.expn(np.int32(2), np.float32(1.0))
         Array(0.14849551, dtype=float32)
     """
-    return _in_f32(_expn, n, x, name="expn")
+    return _in_f32(_expn_d, n, x, name="expn")
 
 
 @eager
@@ -788,7 +830,7 @@ def exp1(x):
         >>> ember.scipy.special.exp1(np.float32(1.0))
         Array(0.21938393, dtype=float32)
     """
-    return _in_f32(lambda t: _expn(enp.ones_like(t), t), x)
+    return _in_f32(_exp1, x)
 
 
 # Cephes ei.c: Ei(x) = exp(x)/x (1 + A(1/x) / (x B(1/x))) on [2, 4], [4, 8], ..., and above 64.
@@ -871,7 +913,7 @@ def expi(x):
         >>> ember.scipy.special.expi(np.float32(1.0))
         Array(1.8951179, dtype=float32)
     """
-    return _in_f32(_expi, x)
+    return _in_f32(_expi_d, x)
 
 
 # --- Hurwitz zeta and polygamma (Cephes zeta) -----------------------------------------------
@@ -933,7 +975,7 @@ def zeta(x, q=None):
     if q is None:
         raise ArgumentError("zeta: the Riemann zeta function is not implemented (as in JAX); "
                             "pass q (q=1 gives it)")
-    return _in_f32(_zeta, x, q, name="zeta")
+    return _in_f32(_zeta_d, x, q, name="zeta")
 
 
 @eager
@@ -949,9 +991,21 @@ def polygamma(n, x):
         raise ArgumentError(f"polygamma: n must be of an integer dtype, got "
                             f"{dtypes.dtype_and_weak(n)[0]}; pass integers")
 
-    def f(n, x):
-        sign = enp.where(enp.fmod(n, 2.0) == 0, -1.0, 1.0)
-        r = sign * enp.exp(lax.lgamma(n + 1.0)) * _zeta(n + 1.0, x)
-        r = enp.where(n == 0, lax.digamma(x), r)
-        return enp.where((n < 0) | (n != enp.floor(n)), enp.nan, r)
-    return _in_f32(f, n, x, name="polygamma")
+    return _in_f32(_polygamma_d, n, x, name="polygamma")
+
+
+def _polygamma(n, x):
+    sign = enp.where(enp.fmod(n, 2.0) == 0, -1.0, 1.0)
+    r = sign * enp.exp(lax.lgamma(n + 1.0)) * _zeta(n + 1.0, x)
+    r = enp.where(n == 0, lax.digamma(x), r)
+    return enp.where((n < 0) | (n != enp.floor(n)), enp.nan, r)
+
+
+# The functions above that iterate to convergence, with derivatives reverse mode can use.
+_gammainc = _forward_partials(lambda a, x: _igamma(a, x)[0], (0, 1))
+_gammaincc = _forward_partials(lambda a, x: _igamma(a, x)[1], (0, 1))
+_expn_d = _forward_partials(_expn, (1,))
+_exp1 = _forward_partials(lambda x: _expn(enp.ones_like(x), x), (0,))
+_expi_d = _forward_partials(_expi, (0,))
+_zeta_d = _forward_partials(_zeta, (0, 1))
+_polygamma_d = _forward_partials(_polygamma, (1,))
