@@ -57,6 +57,7 @@ from ember.dialects import OPS, aval_of_type
 from ember.dialects.base import encode_attr
 from ember.passes.batching import batching
 from ember.passes.lowering import LOWERINGS, lower_elementwise
+from ember.passes.plan_memory import REMAT_ATTR
 from ember.passes.registry import Pass, func_ops, register
 
 __all__ = ["Fuse", "op_cost", "fusible_kind", "DUPLICATE_LIMIT"]
@@ -192,6 +193,7 @@ class Fuse(Pass):
                 for region in op.regions:
                     for inner in region.blocks:
                         self._fuse_nested(inner)
+        _split_shared_splats(block)
         _BlockFusion(self, block).run()
 
 
@@ -497,6 +499,8 @@ class _BlockFusion:
                             "duplicate_limit": encode_attr("i64", self.p.max_duplicate_cost),
                             "multi_result": encode_attr("bool", self.p.multi_result)},
                 regions=1)
+        if any(REMAT_ATTR in op.attributes for op in ops):
+            fusion.attributes[REMAT_ATTR] = ir.UnitAttr.get()   # (see ember-to-linalg)
         body = fusion.regions[0].blocks.append(*[v.type for v in operands])
         inner = []
         with ir.InsertionPoint(body):
@@ -516,6 +520,20 @@ class _BlockFusion:
                         break
         with ir.InsertionPoint(body):
             ir.Operation.create("ember.yield", operands=results)
+
+
+def _split_shared_splats(block) -> None:
+    """Give each user of a broadcast of a splat constant (``1 - y * y`` of each layer's
+    backward pass reads one ``1.0``) a copy of its own. Shared, the broadcast joined all its
+    users into one multi-output fusion, which ran every backward layer's elementwise work at
+    once, all their inputs live together (the recomputation of checkpointed layers
+    undone). Each copy fuses into its user's fusion, or is left unfused as before."""
+    for op in [o.operation for o in block.operations]:
+        if op.name != "ember.broadcast_in_dim" or not _is_splat(op.operands[0]):
+            continue
+        uses = [(u.owner, u.operand_number) for u in op.results[0].uses]
+        for user, k in uses[1:]:
+            user.operands[k] = op.clone(ir.InsertionPoint(op)).results[0]
 
 
 def _is_splat(v) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember._mlir import arith, ir, linalg, scf, tensor, walk
+from ember._mlir import arith, ir, linalg, scf, tensor
 from ember.core import ShapedArray
 from ember.dialects.sort_scan import CUMULATIVE
 from ember.passes.lowering import (
@@ -23,6 +23,8 @@ from ember.passes.lowering import (
     _lower_rev,
     _reduce_init,
     convert_scalar,
+    distinct_copy,
+    distinct_flag,
     elem,
     empty,
     filled,
@@ -30,7 +32,6 @@ from ember.passes.lowering import (
     identity_map,
     index_of,
     lowering,
-    optimization_barrier,
     scalar_const,
     ttype,
 )
@@ -92,8 +93,8 @@ def _less(pairs, avals, num_keys, tiebreak):
 
 def _position(shape, dim, n, dt, fresh: bool = False) -> ir.Value:
     """The tiebreak: ``n - 1 - i`` along ``dim`` (so negative on padding past ``n``);
-    ``fresh``: a kernel no other merges with, for a sort to permute in place (see
-    ``_clone``)."""
+    ``fresh``: a kernel no other merges with, for a sort to permute in place (as
+    ``distinct_copy``)."""
     idx = ShapedArray(shape, dt)
     rank = idx.ndim
 
@@ -102,9 +103,9 @@ def _position(shape, dim, n, dt, fresh: bool = False) -> ir.Value:
         return [pos if not fresh else arith.SelectOp(args[0], scalar_const(mark, dt), pos).result]
     if not fresh:
         return generic([], [], [empty(idx)], [identity_map(rank)], ["parallel"] * rank, down)[0]
-    mark = _next_mark()
-    return _marked(generic([_flag()], [ir.AffineMap.get(rank, 0, [])], [empty(idx)],
-                           [identity_map(rank)], ["parallel"] * rank, down)[0], mark)
+    flag, mark = distinct_flag()
+    return generic([flag], [ir.AffineMap.get(rank, 0, [])], [empty(idx)], [identity_map(rank)],
+                   ["parallel"] * rank, down)[0]
 
 
 def _sort_last(dt):
@@ -180,15 +181,15 @@ def _linalg_ext_sort(operands, avals, num_keys, dim):
     # iota operand. (A single operand has none: -0.0 and 0.0 may swap.)
     n = avals[0].shape[dim]
     tiebreak = _tiebreak(avals, num_keys)
-    operands = [_clone(v, a) for v, a in zip(operands, avals)]
+    operands = [distinct_copy(v, a) for v, a in zip(operands, avals)]
     if tiebreak:
         idx_dt = np.dtype(np.int32 if n < 2 ** 31 else np.int64)
         operands.append(_position(avals[0].shape, dim, n, idx_dt, fresh=True))
         avals.append(ShapedArray(avals[0].shape, idx_dt))
     types = [ttype(a) for a in avals]
     # The sort works in place on its operands, and IREE does not copy an operand that other
-    # ops (another sort, say) also use: each operand is a kernel of its own (``_clone``, the
-    # position made fresh), which no CSE merges with another sort's (the second then sorted
+    # ops (another sort, say) also use: each operand is a kernel of its own (``distinct_copy``,
+    # the position made fresh), which no CSE merges with another sort's (the second then sorted
     # what the first had permuted) and IREE does not fold into a constant (the sort then
     # writes a global: "write affecting operations on global resources").
     op = ir.Operation.create(
@@ -327,76 +328,6 @@ def _bitonic(operands, avals, num_keys, dim):
                 for t, a in enumerate(out_avals)]
     return generic([], [], [empty(a) for a in out_avals], [identity_map(rank)] * len(out_avals),
                    ["parallel"] * rank, unpack)
-
-
-def _clone(v: ir.Value, aval: ShapedArray) -> ir.Value:
-    """A fresh copy of ``v`` for one sort to permute in place (see ``_linalg_ext_sort``).
-
-    The copy is a kernel that selects, on the function's flag that IREE cannot see through
-    (``_flag``), between ``v`` and what depends on a number no other copy of the function
-    has: no CSE or folding merges two copies or folds one into a constant.
-    (``flow.tensor.clone`` marked by an attribute was not enough: IREE's stream conversion
-    drops the mark, merges the clones of one value for two sorts, and the second sorted
-    what the first had permuted.)"""
-    mark = _next_mark()
-    rank = aval.ndim
-
-    def copy(x, f, _o):
-        if dtypes.is_bool(aval.dtype):     # (two constants only: compare a position)
-            other = _cmpi("eq", linalg.IndexOp(0).result if rank else
-                          arith.ConstantOp(ir.IndexType.get(), 0).result,
-                          arith.ConstantOp(ir.IndexType.get(), mark).result)
-        else:
-            other = scalar_const(mark, aval.dtype)
-        return [arith.SelectOp(f, other, x).result]
-    return _marked(generic([v, _flag()], [identity_map(rank), ir.AffineMap.get(rank, 0, [])],
-                           [empty(aval)], [identity_map(rank)], ["parallel"] * rank, copy)[0],
-                   mark)
-
-
-def _marked(v: ir.Value, mark: int) -> ir.Value:
-    v.owner.attributes["ember.sort_operand"] = ir.IntegerAttr.get(
-        ir.IntegerType.get_signless(64), mark)
-    return v
-
-
-def _flag() -> ir.Value:
-    """The function's 0-d tensor of false behind a barrier, made once at its entry: a
-    barrier per copy, or a scalar flag, made IREE wait on the host before each copy."""
-    func = _function()
-    entry = func.regions[0].blocks[0] if func is not None else \
-        ir.InsertionPoint.current.block
-    for o in entry.operations:
-        if "ember.sort_flag" in o.operation.attributes:
-            return o.operation.results[0]
-    false = ir.DenseElementsAttr.get_splat(
-        ir.RankedTensorType.get([], ir.IntegerType.get_signless(1)),
-        ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 0))
-    where = ir.InsertionPoint.at_block_begin(entry) if func is not None else \
-        ir.InsertionPoint.current
-    with where:
-        flag = optimization_barrier(arith.ConstantOp(false.type, false).result)
-    flag.owner.attributes["ember.sort_flag"] = ir.UnitAttr.get()
-    return flag
-
-
-def _next_mark() -> int:
-    """One more than the largest mark in the function being built (from the IR, so that the
-    same program always gets the same text)."""
-    func = _function()
-    top = 0
-    for o in walk(func) if func is not None else ():
-        if "ember.sort_operand" in o.attributes:
-            top = max(top, ir.IntegerAttr(o.attributes["ember.sort_operand"]).value + 1)
-    return top
-
-
-def _function():
-    """The func.func being built at the insertion point, or None."""
-    op = ir.InsertionPoint.current.block.owner.operation
-    while op is not None and op.name != "func.func":
-        op = op.parent and op.parent.operation
-    return op
 
 
 def _barrier(values, types):

@@ -1195,6 +1195,64 @@ def optimization_barrier(v: ir.Value) -> ir.Value:
     return util.OptimizationBarrierOp([v.type], [v]).results[0]
 
 
+# The attribute of a function's flag (see distinct_copy): the next number to hand out.
+DISTINCT_FLAG = "ember.distinct_flag"
+
+
+def distinct_copy(v: ir.Value, aval: ShapedArray) -> ir.Value:
+    """``v`` through an elementwise kernel no CSE merges with any other and no folding
+    removes: ``select(flag, <a number no other copy of the function has>, v)``, where
+    ``flag`` is the function's 0-d tensor of false behind one barrier at its entry.
+
+    A sort's operand copy (it permutes the copy in place), a recomputed op's operands (or
+    IREE's CSE merges the recomputation back into the op it copies). It fuses into its
+    producer or consumer like any elementwise kernel. (A barrier per value instead, or a
+    scalar flag, made IREE wait on the host at each one, splitting the program into
+    submissions; ``flow.tensor.clone`` marked by an attribute was merged anyway: IREE's
+    stream conversion drops the mark.)
+
+    Example:
+        >>> distinct_copy(x, ShapedArray((4,), np.float32))   # in a lowering rule
+    """
+    flag, mark = distinct_flag()
+    rank = aval.ndim
+
+    def copy(x, f, _o):
+        if dtypes.is_bool(aval.dtype):     # (two constants only: compare a position)
+            other = _cmpi("eq", linalg.IndexOp(0).result if rank else
+                          arith.ConstantOp(ir.IndexType.get(), 0).result,
+                          arith.ConstantOp(ir.IndexType.get(), mark).result)
+        else:
+            other = scalar_const(mark, aval.dtype)
+        return [arith.SelectOp(f, other, x).result]
+    return generic([v, flag], [identity_map(rank), ir.AffineMap.get(rank, 0, [])],
+                   [empty(aval)], [identity_map(rank)], ["parallel"] * rank, copy)[0]
+
+
+def distinct_flag() -> tuple[ir.Value, int]:
+    """The function's flag (made once, at its entry) and a number it has not handed out: for
+    kernels that make distinct values of their own (see :func:`distinct_copy`)."""
+    op = ir.InsertionPoint.current.block.owner.operation
+    while op is not None and op.name != "func.func":
+        op = op.parent and op.parent.operation
+    entry = op.regions[0].blocks[0] if op is not None else ir.InsertionPoint.current.block
+    flag = next((o.operation for o in entry.operations
+                 if DISTINCT_FLAG in o.operation.attributes), None)
+    if flag is None:
+        false = ir.DenseElementsAttr.get_splat(
+            ir.RankedTensorType.get([], ir.IntegerType.get_signless(1)),
+            ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 0))
+        where = ir.InsertionPoint.at_block_begin(entry) if op is not None else \
+            ir.InsertionPoint.current
+        with where:
+            flag = optimization_barrier(arith.ConstantOp(false.type, false).result).owner
+        flag.attributes[DISTINCT_FLAG] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 0)
+    mark = ir.IntegerAttr(flag.attributes[DISTINCT_FLAG]).value
+    flag.attributes[DISTINCT_FLAG] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                        mark + 1)
+    return flag.results[0], mark
+
+
 def _contraction_operand(v: ir.Value, free) -> ir.Value:
     """IREE 3.13 crashes (a segfault in MaterializeDeviceEncoding, at O3 with data tiling)
     on a contraction whose operand is a broadcast along one of its free dims (a row as the

@@ -234,9 +234,11 @@ def _copied_sort(op) -> bool:
 def _packed_operands(op) -> tuple[tuple[int, str], ...]:
     """Operands IREE copies into a packed layout, with the layout: a contraction's ("lhs",
     "rhs"), also inside an output fusion, whose epilogue reads its operands in the packed
-    layout of the result ("acc"; a residual add's input is packed twice)."""
+    layout of the result ("acc"; a residual add's input is packed twice). A layout names the
+    contraction's dimensions too: a gradient's products read a weight transposed (``dz @
+    w.T``), which IREE packs apart from the forward product's copy of it."""
     if op.name == "ember.dot_general":
-        return ((0, "lhs"), (1, "rhs"))
+        return ((0, _layout(op, "lhs")), (1, _layout(op, "rhs")))
     if _fusion_kind(op) != "output":
         return ()
     body = op.regions[0].blocks[0]
@@ -249,8 +251,15 @@ def _packed_operands(op) -> tuple[tuple[int, str], ...]:
         for i, v in enumerate(inner.operands):
             if v in args:
                 dot = inner.name == "ember.dot_general"
-                out.add((args.index(v), ("lhs", "rhs")[i] if dot else "acc"))
+                out.add((args.index(v), _layout(inner, ("lhs", "rhs")[i]) if dot else "acc"))
     return tuple(sorted(out))
+
+
+def _layout(dot, side: str) -> str:
+    """The packed layout of a dot_general's ``side`` ("lhs", "rhs"): the side and which of
+    its dimensions are contracted and batched."""
+    return "{} {} {}".format(side, *(list(ir.DenseI64ArrayAttr(dot.attributes[f"{side}_{k}"]))
+                                     for k in ("contracting", "batch")))
 
 
 def model(block, data_tiling: bool = True, waves: bool | None = None) -> Program:
@@ -442,6 +451,10 @@ def _recompute_cost(op, result_index: int, module) -> float | None:
         return sum(_op_cost(o.operation) for o in body.operations)
     if (name in RECOMPUTE_COST or _fusion_kind(op) == "loop") and len(op.results) == 1:
         return _op_cost(op)     # a loop fusion holds only ops of RECOMPUTE_COST
+    # A contraction and its epilogue: what a gradient program keeps for its backward pass
+    # (a layer's activations), recomputed from its operands as a checkpoint would.
+    if (name == "ember.dot_general" or _fusion_kind(op) == "output") and len(op.results) == 1:
+        return _op_cost(op)
     return None
 
 

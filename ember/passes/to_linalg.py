@@ -25,7 +25,14 @@ from ember.passes import (  # noqa: F401  (each registers its rules into LOWERIN
     lower_sort_scan,
     lower_trig,
 )
-from ember.passes.lowering import LOWERINGS, TRAITS, LowerCall, Traits, optimization_barrier
+from ember.passes.lowering import (
+    LOWERINGS,
+    TRAITS,
+    LowerCall,
+    Traits,
+    distinct_copy,
+    optimization_barrier,
+)
 from ember.passes.plan_memory import REMAT_ATTR
 from ember.passes.registry import Pass, PassError, func_ops, register
 
@@ -117,9 +124,7 @@ class ToLinalg(Pass):
                               "run_ahead": self.run_ahead})
             with operation.location, ir.InsertionPoint(operation):
                 if REMAT_ATTR in operation.attributes:
-                    call.operands = [optimization_barrier(v)
-                                     if isinstance(v.type, ir.RankedTensorType) else v
-                                     for v in call.operands]
+                    _distinct_operand(call)
                 new = rule(call)
             for old, value, aval in zip(operation.results, new, call.out_avals):
                 self._avals[value] = aval
@@ -129,6 +134,17 @@ class ToLinalg(Pass):
     def _aval(self, v: ir.Value):
         aval = self._avals.get(v)
         return aval if aval is not None else aval_of_type(v.type)
+
+
+def _distinct_operand(call: LowerCall) -> None:
+    """A recomputed op (or fusion) reads its smallest tensor operand through
+    ``distinct_copy``: it then differs from the op it copies, and so does every op after it
+    that reads it, or IREE's CSE merges the recomputation back into the forward pass (which
+    keeps its results live until the backward pass, as if nothing were recomputed)."""
+    tensors = [i for i, v in enumerate(call.operands) if isinstance(v.type, ir.RankedTensorType)]
+    if tensors:
+        i = min(tensors, key=lambda i: (call.in_avals[i].size, i))
+        call.operands[i] = distinct_copy(call.operands[i], call.in_avals[i])
 
 
 def _signless_signature(f) -> None:

@@ -8,8 +8,8 @@
 
 // CHECK-LABEL: func.func @sort_values
 // CHECK-SAME: (%[[X:.*]]: tensor<4x5xf32>) -> tensor<4x5xf32>
-// CHECK: %[[F:.*]] = util.optimization_barrier {ember.sort_flag} %{{.*}} : tensor<i1>
-// CHECK: %[[C:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[F]] : tensor<4x5xf32>, tensor<i1>) {{.*}} attrs = {ember.sort_operand = 0 : i64}
+// CHECK: %[[F:.*]] = util.optimization_barrier {ember.distinct_flag = 1 : i64} %{{.*}} : tensor<i1>
+// CHECK: %[[C:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[F]] : tensor<4x5xf32>, tensor<i1>)
 // CHECK: ^bb0(%[[IN:.*]]: f32, %[[FLAG:.*]]: i1, %{{.*}}: f32):
 // CHECK: arith.select %[[FLAG]], %{{.*}}, %[[IN]] : f32
 // CHECK: %[[S:.*]] = iree_linalg_ext.sort dimension(1) outs(%[[C]] : tensor<4x5xf32>) {
