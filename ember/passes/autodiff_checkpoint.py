@@ -9,11 +9,9 @@ transpose runs reverse mode on the callee again, right where the backward pass n
 reading only the arguments and the saved values; the forward ops it copies are marked
 rematerialized.
 
-Measured limit (docs/guide.md, "Checkpointing"): the IR shows the recomputation, but IREE
-3.13 inlines the calls and its CSE merges the recomputed ops back into the forward pass's
-(ember-fuse does not carry the rematerialized mark into fusions, and a barrier on their
-operands made IREE's CPU codegen fail on a transposed contraction and split the program
-into host-synchronized submissions), so IREE's transient memory does not drop yet.
+IREE keeps the recomputation: ember-to-linalg reads one operand of each recomputed op (or
+fusion holding one) through ``distinct_copy``, so IREE's CSE does not merge it back into the
+forward pass (docs/guide.md, "Checkpointing", has the figures).
 """
 
 from __future__ import annotations

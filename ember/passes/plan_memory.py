@@ -49,8 +49,8 @@ RECOMPUTE_COST: dict[str, float] = {name: REMAT_WEIGHT[op.cost] for name, op in 
                                     if op.recomputable}
 
 CHECKPOINT_ATTR = "ember.checkpoint"
-# Marks a recomputed op: ember-to-linalg reads its operands through a barrier, or MLIR's and
-# IREE's CSE would merge it back into the op it copies.
+# Marks a recomputed op: ember-to-linalg reads one of its operands through distinct_copy,
+# or MLIR's and IREE's CSE would merge it back into the op it copies.
 REMAT_ATTR = "ember.rematerialized"
 MIN_GAIN_BYTES = 64 * 1024      # the scheduler's order is kept only if it saves this much ...
 MIN_GAIN_FRACTION = 0.1         # ... and this fraction of the peak
