@@ -752,8 +752,12 @@ def test_budget_is_judged_by_iree(program, config_value):
         if iree > budget:
             assert len(missed) == 1 and f"IREE's transient memory is {iree} bytes" in \
                 str(missed[0].message) and f"budget of {budget} bytes" in str(missed[0].message)
-            assert lowered.plan_budget is not None and lowered.plan_budget < budget
-            assert f"budget={lowered.plan_budget}" in lowered.pipeline("optimized")
+            # The compile kept is the one of the lowest figure: the first (as planned) or a
+            # tighter plan's, which the pipeline then shows.
+            if lowered.plan_budget is not None:
+                assert lowered.plan_budget < budget
+                assert f"budget={lowered.plan_budget}" in lowered.pipeline("optimized")
+                assert "planned again" in str(missed[0].message)
             config_value("memory_budget_strict", True)
             with pytest.raises(MemoryBudgetExceededError, match="memory_budget_strict"):
                 ember.jit(fn, memory_budget=budget).lower(*args).compile()

@@ -248,6 +248,7 @@ class Lowered:
         backend = get_backend(self.backend)
         options = _target_options(self.backend, target_options)
         budget = memory.budget_of(self)
+        best = None
         for attempt in range(MAX_BUDGET_TRIES):
             optimized = self._stage("optimized")
             size = program_size(self._stage("linalg"))
@@ -261,15 +262,22 @@ class Lowered:
                     self.as_text("linalg"), f, fallbacks=b))
                 break
             # A budget is judged by IREE's own figure: over it, plan again under a budget
-            # tighter by what IREE needed beyond it (ember's model was that far low).
+            # tighter by what IREE needed beyond it (ember's model was that far low), and keep
+            # the compile with the lowest figure (a tighter plan is not always lower).
             vmfb, stats = self.compile_linalg(lambda f=flags, b=fallbacks: compile_with_statistics(
                 self.as_text("linalg"), f, b))
-            self.iree_transient = stats.transient_memory_size
-            over = self.iree_transient - budget
+            figure = stats.transient_memory_size
+            if best is None or figure < best[0]:
+                best = (figure, vmfb, size, self.plan_budget, self.dispatch_regions,
+                        dict(self._modules), dict(self._text), dict(self._steps))
+            over = figure - budget
             tighter = (self.plan_budget or memory.plan_of(optimized).budget) - over
             if over <= 0 or tighter <= 0 or attempt == MAX_BUDGET_TRIES - 1:
                 break
             self.replan(tighter)
+        if best is not None:
+            (self.iree_transient, vmfb, size, self.plan_budget, self.dispatch_regions,
+             self._modules, self._text, self._steps) = best
         device = self.device
 
         def load():
