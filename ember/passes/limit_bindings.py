@@ -91,7 +91,13 @@ class LimitBindings(Pass):
             if _fused(op) and not _own_buffer(op):
                 reads = _reads(op)
                 need = sum(_is_tensor(r) for r in op.results)
-                total = frozenset().union(*(source(v) for v in reads))
+                # A contraction's operands are buffers of their own: IREE fuses no producer
+                # into it (with data tiling, the producer fuses into the packing's dispatch).
+                # Unions through contractions grew past the limit on a 16-layer MLP's
+                # gradient, whose 17 barriers split it into 18 host-synchronized submissions.
+                total = frozenset().union(*(
+                    (frozenset((v,)) if _is_tensor(v) else frozenset())
+                    if _contraction(op) else source(v) for v in reads))
                 if len(total) + need > self.max_bindings:
                     total = self._cut(op, reads, source, need)
                 for r in op.results:
@@ -136,6 +142,29 @@ def _dialect(op) -> str:
 
 def _fused(op) -> bool:
     return op.name not in _UNFUSED and _dialect(op) in _FUSED_DIALECTS
+
+
+_CONTRACTIONS = frozenset({"linalg.matmul", "linalg.batch_matmul", "linalg.matvec",
+                           "linalg.vecmat", "linalg.batch_matvec", "linalg.dot"})
+
+
+def _contraction(op) -> bool:
+    """A named contraction, or a ``linalg.generic`` of two inputs that multiplies them and
+    accumulates along a reduction dimension (how ember lowers a transposed dot_general)."""
+    if op.name in _CONTRACTIONS or op.name.startswith("linalg.conv"):
+        return True
+    if op.name != "linalg.generic" or "reduction" not in str(op.attributes["iterator_types"]):
+        return False
+    if len(op.operands) - len(op.results) != 2:
+        return False
+    names = {x.operation.name for x in op.regions[0].blocks[0].operations}
+    return bool(names & {"arith.mulf", "arith.muli"}) and bool(
+        names & {"arith.addf", "arith.addi"}) and names <= _CONTRACTION_BODY
+
+
+_CONTRACTION_BODY = frozenset({"arith.mulf", "arith.muli", "arith.addf", "arith.addi",
+                               "arith.extf", "arith.truncf", "arith.extsi", "arith.extui",
+                               "arith.sitofp", "linalg.yield"})
 
 
 def _own_buffer(op) -> bool:
