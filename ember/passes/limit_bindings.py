@@ -96,7 +96,7 @@ class LimitBindings(Pass):
                 # Unions through contractions grew past the limit on a 16-layer MLP's
                 # gradient, whose 17 barriers split it into 18 host-synchronized submissions.
                 total = frozenset().union(*(
-                    (frozenset((v,)) if _is_tensor(v) else frozenset())
+                    (frozenset((v,)) if source(v) else frozenset())
                     if _contraction(op) else source(v) for v in reads))
                 if len(total) + need > self.max_bindings:
                     total = self._cut(op, reads, source, need)

@@ -101,3 +101,37 @@ func.func @within(%a: tensor<4xf32>, %b: tensor<2x2xf32>, %c: tensor<8xf32>, %d:
   } -> tensor<8xf32>
   return %1 : tensor<8xf32>
 }
+
+// -----
+
+// A contraction reads its operands from buffers (IREE fuses no producer into it): the sum of
+// a, b and c feeds the matmul as one buffer, and the matmul's result the transposed product
+// after it: each binds at most 4 (counting its operands' producers, the second would have
+// bound a, b, c, d, e: a barrier, and barriers split a gradient program into
+// host-synchronized submissions).
+// LIMIT-LABEL: func.func @contractions
+// LIMIT-NOT: util.optimization_barrier
+// LIMIT: return
+#lhs = affine_map<(d0, d1, d2) -> (d2, d0)>
+#rhs = affine_map<(d0, d1, d2) -> (d2, d1)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @contractions(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>, %d: tensor<4x4xf32>, %e: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %empty = tensor.empty() : tensor<4x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %acc = linalg.fill ins(%zero : f32) outs(%empty : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %0 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%a, %b, %c : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) outs(%empty : tensor<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %t = arith.addf %s, %z : f32
+    linalg.yield %t : f32
+  } -> tensor<4x4xf32>
+  %1 = linalg.matmul ins(%0, %d : tensor<4x4xf32>, tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %2 = linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1, %e : tensor<4x4xf32>, tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  return %2 : tensor<4x4xf32>
+}
