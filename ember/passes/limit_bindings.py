@@ -20,8 +20,10 @@ non-splat constant and the result of an op IREE does not fuse (a ``flow.dispatch
 and slices, scalar arithmetic) the union of its operands' sets. Counting every distinct value
 is an upper bound: IREE gives the intermediate values of one execution region one buffer.
 Where an op's operands and results would bind more than ``max-bindings`` buffers, its
-operands from the producers that bring most go behind a ``util.optimization_barrier``,
-across which IREE does not fuse, until they fit.
+operands from the producers that bring most are cut off until they fit: a linalg producer
+becomes a ``flow.dispatch.region`` of its own, any other goes behind a
+``util.optimization_barrier`` (IREE fuses across neither; a barrier makes it wait on the
+host). A contraction's operands are buffers of their own.
 
 Example:
     ``ember-opt in.mlir --ember-limit-bindings=max-bindings=16``
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ember._mlir import ir
+from ember._mlir import flow, ir
 from ember.passes.lowering import optimization_barrier
 from ember.passes.registry import Pass, func_ops, register
 
@@ -61,6 +63,10 @@ class LimitBindings(Pass):
     max_bindings: int = dataclasses.field(default=32, metadata={
         "help": "the most buffers (operands and results) one dispatch may bind; 0: no limit "
                 "(32 on the CPU and Vulkan, 16 on CUDA: ember.backends' max_bindings trait)"})
+
+    dispatch_regions: bool = dataclasses.field(default=True, metadata={
+        "help": "cut a linalg producer off as a flow.dispatch.region of its own (false: "
+                "always a barrier; the GPU backends, whose codegen does not take regions)"})
 
     def run(self, module: ir.Module) -> None:
         if not self.max_bindings:
@@ -107,8 +113,9 @@ class LimitBindings(Pass):
                     buffers[r] = frozenset((r,)) if _is_tensor(r) else frozenset()
 
     def _cut(self, op, reads, source, need) -> frozenset:
-        """Put ``op``'s operands from the producers that bring most buffers behind barriers
-        until its dispatch binds at most ``max_bindings``; the buffers it binds then."""
+        """Cut ``op``'s operands from the producers that bring most buffers off (see the
+        module's docstring) until its dispatch binds at most ``max_bindings``; the buffers it
+        binds then."""
         # Only an operand bringing two buffers or more gains by a barrier (then one).
         cuttable = sorted((v for v in reads if _is_tensor(v) and len(source(v)) > 1),
                           key=lambda v: -len(source(v)))
@@ -117,6 +124,10 @@ class LimitBindings(Pass):
             srcs = [frozenset((cut[w],)) if w in cut else source(w) for w in reads]
             if len(frozenset().union(*srcs)) + need <= self.max_bindings:
                 break
+            region = _own_dispatch(v) if self.dispatch_regions else None
+            if region is not None:
+                cut[v] = region
+                continue
             with ir.InsertionPoint(op):
                 cut[v] = optimization_barrier(v)
             for use in list(v.uses):
@@ -125,6 +136,28 @@ class LimitBindings(Pass):
                     owner.operands[use.operand_number] = cut[v]
         return frozenset().union(*(frozenset((cut[w],)) if w in cut else source(w)
                                    for w in reads))
+
+
+def _own_dispatch(v):
+    """``v``'s producer (a linalg op) wrapped in a ``flow.dispatch.region`` of its own, which
+    IREE fuses with nothing: ``v`` is then one buffer for every op reading it. A region is
+    asynchronous; a barrier made IREE wait on the host (a transformer's gradient: 30 barriers,
+    22 submissions). Returns the region's result standing for ``v``, or None when its
+    producer is no linalg op (a reshape, a slice, a block argument)."""
+    owner = v.owner
+    if isinstance(owner, ir.Block) or _dialect(owner) != "linalg":
+        return None
+    owner = owner.operation
+    region = flow.DispatchRegionOp([r.type for r in owner.results], [], [],
+                                   ip=ir.InsertionPoint(owner))
+    block = region.body.blocks.append()
+    results = list(owner.results)
+    for r, new in zip(results, region.results):
+        r.replace_all_uses_with(new)
+    with ir.InsertionPoint(block):
+        flow.ReturnOp(results)
+    owner.move_before(list(block.operations)[0])
+    return region.results[results.index(v)]
 
 
 def _within(inner, op) -> bool:

@@ -103,8 +103,10 @@ def lower_steps(*, dispatch_regions: bool = True, run_ahead: int | None = None,
     for name in LOWER:
         if name == "ember-to-linalg":
             out.append(_with_options(name, [*off, f"run-ahead={run_ahead}"]))
-        elif name == "ember-limit-bindings" and max_bindings is not None:
-            out.append(_with_options(name, [f"max-bindings={max_bindings}"]))
+        elif name == "ember-limit-bindings":
+            out.append(_with_options(name, [
+                *([] if max_bindings is None else [f"max-bindings={max_bindings}"]),
+                *([] if dispatch_regions else ["dispatch-regions=false"])]))
         else:
             out.append(name)
     return out

@@ -1,13 +1,17 @@
 // IREE's runtime refuses to load a dispatch binding more buffers than its target allows (32 on
 // the CPU and Vulkan, 16 on CUDA), and its compiler fuses past that limit. ember-fuse forms no
 // fusion binding more than max-bindings buffers (distinct operands, splat constants aside, and
-// results); ember-limit-bindings puts barriers where IREE could fuse linalg ops past it.
+// results); ember-limit-bindings cuts where IREE could fuse linalg ops past it (a dispatch
+// region of its own for a linalg producer, else a barrier).
 // RUN: ember-opt %s --split-input-file --ember-fuse='max-bindings=4 report=true' \
 // RUN:   2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
 // RUN: ember-opt %s --split-input-file --ember-fuse=max-bindings=4 | filecheck %s --check-prefix=FUSE
 // RUN: ember-opt %s --split-input-file --ember-fuse=max-bindings=0 | filecheck %s --check-prefix=NOLIMIT
 // RUN: ember-opt %s --split-input-file --ember-limit-bindings=max-bindings=4 \
 // RUN:   | filecheck %s --check-prefix=LIMIT
+// RUN: ember-opt %s --split-input-file \
+// RUN:   --ember-limit-bindings='max-bindings=4 dispatch-regions=false' \
+// RUN:   | filecheck %s --check-prefix=GPU
 
 // a + b + c + d + e: a fusion of three adds binds a, b, c, d and its result (5 buffers), so
 // the fourth add starts a fusion of its own; the splat constant is no buffer.
@@ -48,13 +52,22 @@ func.func @wide_concatenate(%a: tensor<2xf32>, %b: tensor<2xf32>, %c: tensor<2xf
 // -----
 
 // Two generics that IREE would fuse into one dispatch binding a, b, c, d, e and the result
-// (6 buffers): the operand from the producer that brings most goes behind a barrier. The
-// producer itself binds a, b, c and its result: within the limit, no barrier.
+// (6 buffers): the producer that brings most becomes a dispatch region of its own, which IREE
+// fuses with nothing (a barrier would make IREE wait on the host there). The producer itself
+// binds a, b, c and its result: within the limit.
 // LIMIT-LABEL: func.func @generics
+// LIMIT: %[[R:.*]] = flow.dispatch.region -> (tensor<4xf32>) {
 // LIMIT: %[[P:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1, %arg2 :
-// LIMIT: %[[B:.*]] = util.optimization_barrier %[[P]] : tensor<4xf32>
-// LIMIT: linalg.generic {{.*}} ins(%[[B]], %arg3, %arg4 :
+// LIMIT: flow.return %[[P]] : tensor<4xf32>
+// LIMIT: linalg.generic {{.*}} ins(%[[R]], %arg3, %arg4 :
 // LIMIT-NOT: util.optimization_barrier
+// LIMIT-NOT: flow.dispatch.region
+// Where the target's codegen takes no regions (the GPU backends), a barrier.
+// GPU-LABEL: func.func @generics
+// GPU: %[[P:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1, %arg2 :
+// GPU: %[[B:.*]] = util.optimization_barrier %[[P]] : tensor<4xf32>
+// GPU: linalg.generic {{.*}} ins(%[[B]], %arg3, %arg4 :
+// GPU-NOT: flow.dispatch.region
 #map = affine_map<(d0) -> (d0)>
 func.func @generics(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>, %d: tensor<4xf32>, %e: tensor<4xf32>) -> tensor<4xf32> {
   %empty = tensor.empty() : tensor<4xf32>
