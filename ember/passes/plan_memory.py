@@ -225,7 +225,7 @@ def _absorbs(op) -> bool:
 
 
 # An iree_linalg_ext.sort works on copies of its operands (each an elementwise kernel,
-# lower_sort_scan._clone), which compute elementwise producers inline.
+# lowering.distinct_copy), which compute elementwise producers inline.
 def _copied_sort(op) -> bool:
     return op.name == "ember.sort" and not network_sort(
         aval_of_type(op.operands[0].type), ir.IntegerAttr(op.attributes["dimension"]).value)
