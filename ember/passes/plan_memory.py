@@ -453,8 +453,8 @@ def _recompute_cost(op, result_index: int, module) -> float | None:
         return _op_cost(op)     # a loop fusion holds only ops of RECOMPUTE_COST
     # A contraction and its epilogue: what a gradient program keeps for its backward pass
     # (a layer's activations), recomputed from its operands as a checkpoint would.
-    if (name == "ember.dot_general" or _fusion_kind(op) == "output") and len(op.results) == 1:
-        return _op_cost(op)
+    if name == "ember.dot_general" or _fusion_kind(op) == "output":
+        return _op_cost(op)     # (of several results, each later use reads the copy)
     return None
 
 
@@ -516,53 +516,59 @@ def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling
 
 
 def _trial_peak(prog: Program, op_id: int, v: int, start: int) -> int:
-    """The peak if ``v`` (defined by ``op_id``) were recomputed before its first use at or
-    after position ``start``, on a copy of the model."""
+    """The peak if ``op_id`` were recomputed before the first use of ``v`` at or after
+    position ``start``, every later use of its results reading the copy, on a copy of the
+    model."""
     order = prog.order
-    later = [u for u in order[start:] if v in prog.uses[u]]
+    defs = prog.defs[op_id]
+    later = [u for u in order[start:] if set(defs) & set(prog.uses[u])]
+    first = next(u for u in order[start:] if v in prog.uses[u])
     clone = len(prog.uses)
     new_vals = []
     sizes, kinds = list(prog.sizes), list(prog.kinds)
-    for d in prog.defs[op_id]:
+    for d in defs:
         sizes.append(prog.sizes[d])
         kinds.append(prog.kinds[d] if prog.kinds[d] != OUT else TEMP)
         new_vals.append(len(sizes) - 1)
-    nv = new_vals[prog.defs[op_id].index(v)]
+    renamed = dict(zip(defs, new_vals))
     uses = [list(u) for u in prog.uses] + [list(prog.uses[op_id])]
-    # Recomputed next to consumers that fuse it, the value needs no buffer (as in model()).
+    # Recomputed next to consumers that fuse it, the values need no buffer (as in model()).
     fused = _fusable(prog.ops[op_id]) and all(_absorbs(prog.ops[u]) for u in later)
     if fused:
-        sizes[nv] = 0
+        for nv in new_vals:
+            sizes[nv] = 0
     for u in later:
-        uses[u] = [nv if x == v else x for x in uses[u]]
+        uses[u] = [renamed.get(x, x) for x in uses[u]]
         if fused:
             uses[u] += [x for x in prog.uses[op_id] if x not in uses[u]]
     trial = Program(sizes, kinds, uses, prog.defs + [new_vals], prog.barrier + [False],
                     [])
-    at = order.index(later[0])
+    at = min(order.index(first), *(order.index(u) for u in later))
     new_order = order[:at] + [clone] + order[at:]
     return trial.profile(new_order).peak
 
 
 def _apply_remat(prog: Program, op_id: int, v: int, start: int, block) -> None:
+    """Recompute ``op_id`` before its first later use; every use of its results at or after
+    position ``start`` reads the copy. Returns a function that takes it back."""
     op = prog.ops[op_id]
-    value = prog.values[v]
-    later_ops = {prog.ops[u] for u in prog.order[start:] if v in prog.uses[u]}
+    defs = set(prog.defs[op_id])
+    later_ops = {prog.ops[u] for u in prog.order[start:] if defs & set(prog.uses[u])}
     first = next(prog.ops[u] for u in prog.order[start:] if prog.ops[u] in later_ops)
     clone = op.clone(ip=ir.InsertionPoint(first))
     clone.attributes[REMAT_ATTR] = ir.UnitAttr.get()
-    new = clone.results[list(op.results).index(value)]
     redirected = []
-    for use in list(value.uses):
-        owner = use.owner
-        owner = owner.operation if hasattr(owner, "operation") else owner
-        top = top_level(owner, block)
-        if top is not None and top in later_ops:
-            owner.operands[use.operand_number] = new
-            redirected.append((owner, use.operand_number))
+    for value, new in zip(op.results, clone.results):
+        for use in list(value.uses):
+            owner = use.owner
+            owner = owner.operation if hasattr(owner, "operation") else owner
+            top = top_level(owner, block)
+            if top is not None and top in later_ops and owner != clone:
+                owner.operands[use.operand_number] = new
+                redirected.append((owner, use.operand_number, value))
 
     def undo():
-        for owner, n in redirected:
+        for owner, n, value in redirected:
             owner.operands[n] = value
         clone.erase()
     return undo
