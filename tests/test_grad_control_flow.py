@@ -160,6 +160,109 @@ def test_vmapped_while_loop_forward_mode():
         ember.grad(lambda x: f(E, x).sum())(X)
 
 
+# --- rows of a carried matrix at the loop index ---------------------------------------------
+# Each step reads and writes rows of the carry chosen by the loop index (lu_core's pattern:
+# masked selects of whole rows, a pivot swap, elimination below the pivot). Reverse mode
+# stacks the masks of every select as residuals: four bool ys of one type, of which IREE gave
+# the second and fourth one buffer until ember-split-loop-inits started them apart
+# (det's gradient came back zero, the swap's cotangents in the wrong rows).
+MAT = RNG.normal(size=(4, 3)).astype(np.float32)
+WEIGHTS = RNG.normal(size=(4, 3)).astype(np.float32)
+
+
+def _rows(m):
+    np_, _ = m
+    r = np_.arange(4)[:, None]
+    return r, lambda c, mask: np_.sum(np_.where(mask, c, 0.0), axis=0)
+
+
+def masked_swap(m, i, c):          # rows i and 3 - i swapped (the reduced lu_core bug)
+    np_, _ = m
+    r, pick = _rows(m)
+    row_i, row_p = pick(c, r == i), pick(c, r == 3 - i)
+    return np_.where(r == i, row_p[None], np_.where(r == 3 - i, row_i[None], c)) * 1.5
+
+
+def pivot_swap(m, i, c):           # rows i and the argmax of |c[i:, 0]| swapped, then scaled
+    np_, _ = m
+    r, pick = _rows(m)
+    p = np_.argmax(np_.where(r[:, 0] >= i, np_.abs(c[:, 0]), -1.0))
+    row_i, row_p = pick(c, r == i), pick(c, r == p)
+    c = np_.where(r == i, row_p[None], np_.where(r == p, row_i[None], c))
+    return np_.where(r == i, np_.sin(c), c)
+
+
+def update_slice(m, i, c):         # row i replaced by a function of itself (dynamic slices)
+    np_, lax = m
+    row = lax.dynamic_slice(c, (i, 0), (1, 3))
+    return lax.dynamic_update_slice(c, np_.tanh(row * 2.0) + row * row, (i, 0))
+
+
+def at_set(m, i, c):               # row i set from the row below (wrapping), .at[i].set
+    np_, _ = m
+    return c.at[i].set(c[(i + 1) % 4] * c[i] + 0.5)
+
+
+def read_at(m, i, c):              # row i read by dynamic_slice into every row
+    np_, lax = m
+    return c * 0.9 + np_.sin(lax.dynamic_index_in_dim(c, i, 0, keepdims=True))
+
+
+def elimination(m, i, c):          # lu_core's step: pivot swap, then rows below eliminated
+    np_, _ = m
+    r, pick = _rows(m)
+    col = r[:, 0]
+    p = np_.argmax(np_.where(col >= i, np_.abs(c[:, 0] + c[:, 1] * (i % 2)), -1.0))
+    row_i, row_p = pick(c, r == i), pick(c, r == p)
+    c = np_.where(r == i, row_p[None], np_.where(r == p, row_i[None], c))
+    piv = np_.sum(np_.where(col == i, c[:, i % 3], 0.0))
+    low = np_.where(col > i, c[:, i % 3] / piv, 0.0)
+    return c - low[:, None] * row_p[None]
+
+
+@pytest.mark.parametrize("body", [masked_swap, pivot_swap, update_slice, at_set, read_at,
+                                  elimination])
+def test_fori_loop_rows_at_the_index(body):
+    def f(m, c, w):
+        np_, lax = m
+        return np_.sum(lax.fori_loop(0, 4, lambda i, c: body(m, i, c), c) * w)
+    both(f, MAT, WEIGHTS, argnums=(0, 1))
+
+
+def test_det_gradient_through_lu(both_x64):
+    """ember.numpy.linalg.det's gradient is reverse mode through lu_core's loop (JAX's is its
+    closed-form rule: det(a) inv(a).T); slogdet's as well."""
+    a = np.random.default_rng(3).normal(size=(4, 4))
+    close(ember.grad(enp.linalg.det)(a), jax.grad(jnp.linalg.det)(a), tol=1e-10)
+    close(ember.grad(lambda a: enp.linalg.slogdet(a)[1])(a),
+          jax.grad(lambda a: jnp.linalg.slogdet(a)[1])(a), tol=1e-10)
+
+
+def test_four_bool_ys_read_by_a_reverse_scan():
+    """The root cause without differentiation: a scan's four stacked masks, read back by a
+    reverse scan, against NumPy."""
+    def f(x):
+        r = enp.arange(4)[:, None]
+
+        def fwd(c, i):
+            return c, (r == i, r == 3 - i, r == 3 - i, r == i)
+        _, masks = ember.lax.scan(fwd, x, enp.arange(4))
+
+        def back(c, ms):
+            a, b, c2, d = ms
+            return enp.where(a, c * 2.0, c) + enp.where(b, 1.0, 0.0) - \
+                enp.where(c2, 0.5, 0.0) + enp.where(d, 3.0, 0.0), None
+        return ember.lax.scan(back, x, masks, reverse=True)[0]
+
+    x = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    want = x.copy()
+    for i in reversed(range(4)):
+        a = np.arange(4)[:, None] == i
+        b = np.arange(4)[:, None] == 3 - i
+        want = np.where(a, want * 2, want) + b * 1.0 - b * 0.5 + a * 3.0
+    np.testing.assert_array_equal(np.asarray(ember.jit(f)(x)), want)
+
+
 # --- nesting and composition ----------------------------------------------------------------
 
 def nested_fn(m, x, xs):

@@ -709,13 +709,6 @@ KNOWN_FAILURES = {
     "lax.scan": "reverse mode: IREE fails to compile the transposed scan ('scf.for' op along "
                 "control flow edge from parent to Region #0: successor operand type "
                 "'!stream.resource<constant>' should match '!stream.resource<external>')",
-    "numpy.linalg.det": "reverse mode through lu_core's fori_loop: wrong cotangents from the "
-                        "second step on (forward mode right; JAX differentiates det by its "
-                        "closed-form rule)",
-    "numpy.linalg.slogdet": "reverse mode through lu_core's fori_loop: wrong cotangents from "
-                            "the second step on (as numpy.linalg.det)",
-    "numpy.linalg.tensorsolve": "reverse mode through lu_core's fori_loop (as numpy.linalg.det; "
-                                "solve and inv pass on this table's matrices only)",
 }
 GROUPS = _groups(set(CASES) - LOOPS - set(KNOWN_FAILURES), 60) + \
     _groups(LOOPS - set(KNOWN_FAILURES), 12)

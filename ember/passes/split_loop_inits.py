@@ -24,11 +24,13 @@ a barrier on the constants it reads keeps it computed at each call (``_computed_
 
 from __future__ import annotations
 
-from ember._mlir import ir, walk
+import numpy as np
+
+from ember._mlir import arith, ir, tensor, walk
 from ember.dialects.base import aval_of_type
-from ember.passes.lowering import filled, optimization_barrier
+from ember.passes.lowering import filled, optimization_barrier, scalar_const
 from ember.passes.protect_arguments import pinned_carry
-from ember.passes.registry import Pass, func_ops, register
+from ember.passes.registry import Pass, PassError, func_ops, register
 
 
 @register
@@ -51,7 +53,7 @@ def _distinct_empties(loop) -> None:
     both starting from a ``tensor.empty`` (cse merges equal ones), came back equal. Barriers
     do not keep them apart, nor do fills of one value; fills of distinct values do. So
     the k-th carry of a type that starts empty starts filled with k instead (a memset of
-    the ys buffer; bools have only two values, so a fourth bool ys would still share).
+    the ys buffer); bools, which have two values only, see :func:`_distinct_init`.
     """
     count: dict = {}
     with ir.InsertionPoint(loop):
@@ -60,8 +62,30 @@ def _distinct_empties(loop) -> None:
                 continue
             k = count[str(v.type)] = count.get(str(v.type), -1) + 1
             if k:
-                aval = aval_of_type(v.type)
-                loop.operands[i] = filled(aval, k % 2 == 1 if aval.dtype == bool else k)
+                loop.operands[i] = _distinct_init(aval_of_type(v.type), k)
+
+
+def _distinct_init(aval, k: int) -> ir.Value:
+    """The k-th (k >= 1) of pairwise distinct values of type ``aval``: filled with k; a bool
+    filled with k's parity, then with the elements at the set bits of k // 2 (counted in
+    row-major order) flipped. A fill of k's parity alone gave the second and fourth bool ys of
+    a loop one buffer: reverse mode stacks a mask per step for each select (lu_core's row
+    swap: four), and its gradients read another step's masks (det's gradient was zero)."""
+    if aval.dtype != bool or k == 1:
+        return filled(aval, k)
+    out = filled(aval, k % 2 == 1)
+    flip = scalar_const(k % 2 == 0, aval.dtype)
+    size = int(np.prod(aval.shape))
+    bits = (k // 2).bit_length()
+    if bits > size:     # (a tiny ys: 2 (size + 1) values at most; none of ember's is as small)
+        raise PassError(f"ember-split-loop-inits: {k + 1} bool loop outputs of "
+                        f"{aval.shape} cannot start apart")
+    for j in range(bits):
+        if (k // 2) >> j & 1:
+            at = [arith.ConstantOp(ir.IndexType.get(), int(i)).result
+                  for i in np.unravel_index(j, aval.shape)]
+            out = tensor.InsertOp(flip, out, at).result
+    return out
 
 
 def _computed_each_call(loop) -> None:

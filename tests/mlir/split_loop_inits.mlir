@@ -195,3 +195,31 @@ func.func @while_passing_other_values(%x: tensor<8xf32>) -> tensor<8xf32> {
   }
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// Four bool ys (reverse mode stacks a mask per select: lu_core's row swap has four): each
+// starts from a value of its own, fills of one parity told apart by flipped elements (fills
+// of true and false alone gave the second and fourth one buffer in IREE 3.13).
+// CHECK-LABEL: func.func @four_bool_ys
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x2xi1>
+// CHECK: %[[T:.*]] = linalg.fill ins(%true : i1)
+// CHECK: %[[F:.*]] = linalg.fill ins(%false : i1)
+// CHECK: %[[FT:.*]] = tensor.insert %{{.*}} into %[[F]][%c0{{.*}}, %c0{{.*}}] : tensor<4x2xi1>
+// CHECK: %[[T2:.*]] = linalg.fill ins(%true{{.*}} : i1)
+// CHECK: %[[TF:.*]] = tensor.insert %false{{.*}} into %[[T2]][%c0{{.*}}, %c0{{.*}}]
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[E]], %{{.*}} = %[[T]], %{{.*}} = %[[FT]], %{{.*}} = %[[TF]])
+func.func @four_bool_ys(%m: tensor<1x2xi1>) -> (tensor<4x2xi1>, tensor<4x2xi1>, tensor<4x2xi1>, tensor<4x2xi1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %ys = tensor.empty() : tensor<4x2xi1>
+  %r:4 = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %ys, %b = %ys, %c = %ys, %d = %ys) -> (tensor<4x2xi1>, tensor<4x2xi1>, tensor<4x2xi1>, tensor<4x2xi1>) {
+    %wa = tensor.insert_slice %m into %a[%i, 0] [1, 2] [1, 1] : tensor<1x2xi1> into tensor<4x2xi1>
+    %wb = tensor.insert_slice %m into %b[%i, 0] [1, 2] [1, 1] : tensor<1x2xi1> into tensor<4x2xi1>
+    %wc = tensor.insert_slice %m into %c[%i, 0] [1, 2] [1, 1] : tensor<1x2xi1> into tensor<4x2xi1>
+    %wd = tensor.insert_slice %m into %d[%i, 0] [1, 2] [1, 1] : tensor<1x2xi1> into tensor<4x2xi1>
+    scf.yield %wa, %wb, %wc, %wd : tensor<4x2xi1>, tensor<4x2xi1>, tensor<4x2xi1>, tensor<4x2xi1>
+  }
+  return %r#0, %r#1, %r#2, %r#3 : tensor<4x2xi1>, tensor<4x2xi1>, tensor<4x2xi1>, tensor<4x2xi1>
+}
