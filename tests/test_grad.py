@@ -246,3 +246,55 @@ def test_dot_general_cotangents(shapes, dims):
     ct = RNG.normal(size=yj.shape).astype(np.float32)
     close(y, yj)
     close(vjp_e(ct), vjp_j(ct))
+
+
+def _eigh_loss(np_, a, c):
+    """Eigenvalues and (sign-free) eigenvectors of a stack of symmetric matrices."""
+    w, v = np_.linalg.eigh(a)
+    return (w * w[..., ::-1]).sum() + (v * v * c).sum()
+
+
+def _svd_loss(np_, x, c):
+    """Singular values and the (sign-free) best rank-2 approximation."""
+    u, s, vh = np_.linalg.svd(x, full_matrices=False)
+    rank2 = (u[..., :2] * s[..., None, :2]) @ vh[..., :2, :]
+    return (s ** 3).sum() + (rank2 * c).sum() + np_.linalg.svdvals(x).prod()
+
+
+@pytest.mark.usefixtures("both_x64")
+def test_grad_through_eigh_and_svd():
+    """Reverse mode through eigh and svd (Jacobi sweeps in a while loop) by their closed-form
+    JVP rules, transposed: JAX's gradients, for batched inputs and wide and tall matrices."""
+    r = np.random.default_rng(3)
+    a = r.normal(size=(2, 4, 4))
+    a = a + np.swapaxes(a, -1, -2)
+    c = r.normal(size=(2, 4, 4))
+    close(ember.jit(ember.grad(lambda a: _eigh_loss(enp, a, c)))(a),
+          jax.grad(lambda a: _eigh_loss(jnp, a, c))(a), 1e-9)
+    for shape in [(2, 5, 3), (3, 4)]:
+        x, c = r.normal(size=shape), r.normal(size=shape)
+        close(ember.jit(ember.grad(lambda x, c=c: _svd_loss(enp, x, c)))(x),
+              jax.grad(lambda x, c=c: _svd_loss(jnp, x, c))(x), 1e-9)
+
+
+@pytest.mark.usefixtures("both_x64")
+def test_full_svd_of_non_square_matrices_differentiates_its_completion():
+    """Full U (or Vh) of a non-square matrix: JAX's rule refuses it; ember differentiates
+    the completion of the reduced factor. Checked against central differences, and reverse
+    mode against forward mode (<c, jvp(t)> == <vjp(c), t>)."""
+    r = np.random.default_rng(4)
+    eps = 1e-6
+    for shape in [(2, 5, 3), (3, 4)]:
+        x, t = r.normal(size=shape), r.normal(size=shape)
+
+        def f(x):
+            return tuple(enp.linalg.svd(x, full_matrices=True))
+        ys, ts = ember.jvp(f, (x,), (t,))
+        assert ys[0].shape[-1] == shape[-2] and ys[2].shape[-2] == shape[-1]     # square
+        for tangent, p, q in zip(ts, f(x + eps * t), f(x - eps * t)):
+            np.testing.assert_allclose(tangent, (np.asarray(p) - np.asarray(q)) / (2 * eps),
+                                       atol=1e-7)
+        cts = tuple(r.normal(size=np.shape(y)) for y in ys)
+        (g,) = ember.vjp(f, x)[1](cts)
+        np.testing.assert_allclose(sum(np.vdot(c, tt) for c, tt in zip(cts, ts)),
+                                   np.vdot(g, t), rtol=1e-10)

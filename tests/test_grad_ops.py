@@ -84,6 +84,20 @@ def _spd(M, a):                         # symmetric positive definite
     return a[:, :4] @ a[:, :4].T + M.np.eye(4)
 
 
+def _projector(v):                   # v v^T: the same for either sign of v's columns
+    return v @ v.T
+
+
+def _svd_square(usv):                   # sign-free: projectors onto singular subspaces
+    u, s, vh = usv
+    return _projector(u[:, :3]) + _projector(vh[:2].T) * s[0]
+
+
+def _rank2(usv):                        # the SVD's best rank-2 approximation (sign-free)
+    u, s, vh = usv
+    return (u[..., :2] * s[..., None, :2]) @ vh[..., :2, :]
+
+
 # --- ember.numpy: elementwise ---------------------------------------------------------------
 
 _DOMAIN = {  # an argument in the function's domain, from a in (0.1, 0.9)
@@ -341,8 +355,16 @@ case("numpy.linalg.cholesky", lambda M, a, b, m: M.la.cholesky(_spd(M, a)))
 case("numpy.linalg.qr", lambda M, a, b, m: M.la.qr(a.T))
 case("numpy.linalg.eigh", lambda M, a, b, m: M.la.eigh(        # eigenvalues well apart
     _spd(M, a) + 4 * M.np.diag(M.np.arange(4.0))).eigenvalues)
+case("numpy.linalg.eigh#vectors", lambda M, a, b, m: _projector(M.la.eigh(
+    _spd(M, a) + 4 * M.np.diag(M.np.arange(4.0))).eigenvectors[:, 1:3]))
 case("numpy.linalg.eigvalsh", lambda M, a, b, m: M.la.eigvalsh(_spd(M, a) + m[:4, :4]))
 case("numpy.linalg.svd", lambda M, a, b, m: M.la.svd(a * b, compute_uv=False))
+case("numpy.linalg.svd#wide", lambda M, a, b, m: _rank2(M.la.svd(a * b, full_matrices=False)))
+case("numpy.linalg.svd#tall", lambda M, a, b, m: _rank2(M.la.svd(a.T, full_matrices=False)))
+# (Not _rank2 here: IREE 3.13 fails to compile that reverse mode of a 5 x 5 svd, "write
+# affecting operations on global resources are restricted to workgroup distributed contexts",
+# on a column sum inserted into zeros; the same loss compiles on its own inputs.)
+case("numpy.linalg.svd#square", lambda M, a, b, m: _svd_square(M.la.svd(m)))
 case("numpy.linalg.svdvals", lambda M, a, b, m: M.la.svdvals(a.T))
 case("numpy.linalg.cond", lambda M, a, b, m: M.la.cond(_sq(M, a)))
 case("numpy.linalg.pinv", lambda M, a, b, m: M.la.pinv(a))
@@ -624,19 +646,10 @@ EXCLUDED.update({
     "lax.FftType": "an enum of FFT kinds, not a function of arrays",
 })
 
-# Reverse mode not available yet (forward mode is checked): each function runs Jacobi sweeps
-# in a while loop, which reverse mode cannot go through, where JAX has a closed-form
-# derivative rule (for ember, a custom_jvp still to write).
-_WHILE = "a while loop (ember's algorithm iterates to convergence); JAX differentiates "
-GAPS = {
-    "numpy.linalg.eigh": _WHILE + "eigh by its closed-form JVP",
-    "numpy.linalg.eigvalsh": _WHILE + "eigh by its closed-form JVP",
-    "numpy.linalg.svd": _WHILE + "svd by its closed-form JVP",
-    "numpy.linalg.svdvals": _WHILE + "svd by its closed-form JVP",
-    "numpy.linalg.cond": _WHILE + "svd by its closed-form JVP",
-    "numpy.linalg.pinv": _WHILE + "pinv by its closed-form JVP (custom_jvp)",
-    "numpy.linalg.lstsq": _WHILE + "through its svd's closed-form JVP",
-}
+# Reverse mode not available yet (forward mode is checked), each with the reason: none at
+# present (eigh and svd, which iterate to convergence in a while loop, have JAX's closed-form
+# JVP rules as custom JVPs, which reverse mode transposes).
+GAPS: dict[str, str] = {}
 for _n in GAPS:
     CASES[_n].rev = False
 
@@ -699,7 +712,7 @@ def _groups(names, size):
 # Loops (control flow, and the functions ember computes with loops) are programs of their
 # own: their derivatives are the largest, and IREE compiles them slowest.
 LOOPS = {"lax.cond", "lax.switch", "lax.fori_loop", "lax.while_loop", "lax.scan", "lax.map",
-         *(n for n in CASES if n.startswith("numpy.linalg.") and n.split(".")[2] in (
+         *(n for n in CASES if n.startswith("numpy.linalg.") and n[13:].split("#")[0] in (
              "solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "eigvalsh", "svd",
              "svdvals", "cond", "pinv", "lstsq", "tensorinv", "tensorsolve")),
          "numpy.polyfit", *GAPS}

@@ -29,6 +29,7 @@ import numpy as np
 
 from ember import dtypes, lax
 from ember.errors import TracingError
+from ember.frontend.custom_derivatives import custom_jvp
 from ember.frontend.tracing import current_trace, user_where
 
 # --- lax-level helpers ---------------------------------------------------------------------
@@ -104,6 +105,12 @@ def any_(x):
 def matmul(a, b):
     """The product of a matrix or vector ``a`` and a matrix or vector ``b``."""
     return lax.dot_general(a, b, (((a.ndim - 1,), (0,)), ((), ())))
+
+
+def bmatmul(a, b):
+    """``a @ b`` for stacks of matrices with the same leading (batch) axes."""
+    batch = tuple(range(a.ndim - 2))
+    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 2,)), (batch, batch)))
 
 
 def swap(x):
@@ -594,8 +601,35 @@ def eigh(a, name, uplo="L", symmetrize_input=True):
     whose ``uplo`` triangle ``a`` holds; in the input's float dtype."""
     x, out = matrix(a, name)
     sym = (x + swap(x)) / 2 if symmetrize_input else symmetric(x, uplo)
-    w, v = batched(eigh_core, sym)
+    w, v = (eigh_stack.fun if 0 in sym.shape else eigh_stack)(sym)
     return to(w, out), to(v, out)
+
+
+def inverse_gaps(d):
+    """``1 / (d[..., j] - d[..., i])`` at ``[..., i, j]`` off the diagonal, 0 on it (where
+    nothing is divided: equal values off it give inf, as JAX's rules do)."""
+    off = lift(~np.eye(d.shape[-1], dtype=bool))
+    gaps = d[..., None, :] - d[..., :, None]
+    return where(off, 1 / where(off, gaps, 1), 0)
+
+
+@custom_jvp
+def eigh_stack(sym):
+    """``(w, v)`` of a stack of symmetric matrices (compute dtype), by Jacobi sweeps, with
+    the closed-form derivative of JAX's ``eigh_jvp_rule``: the sweeps run in a while loop,
+    which reverse mode cannot go through; the rule is linear in the tangent, so reverse
+    mode transposes it."""
+    return batched(eigh_core, sym)
+
+
+@eigh_stack.defjvp
+def _eigh_jvp(primals, tangents):
+    # Nondegenerate perturbation theory: with A = V diag(w) V^T and the symmetric part of dA
+    # in the eigenbasis, P = V^T dA V: dw = diag(P), dV = V (F * P), F_ij = 1 / (w_j - w_i).
+    (a,), (da,) = primals, tangents
+    w, v = eigh_stack(a)
+    p = bmatmul(bmatmul(swap(v), (da + swap(da)) * 0.5), v)
+    return (w, v), (diagonal(p), bmatmul(v, inverse_gaps(w) * p))
 
 
 def svd_core(a):
@@ -667,11 +701,75 @@ def svd(a, name, full_matrices=True, compute_uv=True):
     """``(u, s, vh)`` (``s`` alone without ``compute_uv``) of a stack of matrices by
     one-sided Jacobi rotations, ``s`` descending, in the input's float dtype."""
     x, out = matrix(a, name, square=False)
+    m, n = x.shape[-2:]
+    empty = 0 in x.shape
+    if not compute_uv:
+        return to((svdvals_stack.fun if empty else svdvals_stack)(x), out)
+    u, s, vh = (svd_stack.fun if empty else svd_stack)(x)
+    # Full matrices: the reduced factor completed (its derivative is the completion's, a
+    # Householder QR in counted loops, which both modes go through; JAX's rule refuses
+    # full U and V of non-square matrices).
+    if full_matrices and m > n:
+        u = orthonormal_completion(u, True)
+    elif full_matrices and m < n:
+        vh = swap(orthonormal_completion(swap(vh), True))
+    return to(u, out), to(s, out), to(vh, out)
+
+
+@custom_jvp
+def svd_stack(x):
+    """The reduced ``(u, s, vh)`` of a stack of m x n matrices (compute dtype), by one-sided
+    Jacobi sweeps (on the transpose of wide ones), with the closed-form derivative of JAX's
+    ``svd_jvp_rule`` (the sweeps run in a while loop, which reverse mode cannot go
+    through)."""
     wide = x.shape[-2] < x.shape[-1]
     u, s, v = singular(swap(x) if wide else x)
-    if not compute_uv:
-        return to(s, out)
-    u = orthonormal_completion(u, full_matrices)
+    u = orthonormal_completion(u, False)
     if wide:
         u, v = v, u
-    return to(u, out), to(s, out), to(swap(v), out)
+    return u, s, swap(v)
+
+
+@custom_jvp
+def svdvals_stack(x):
+    """The singular values (descending) of a stack of matrices (compute dtype), with the
+    derivative of :func:`svd_stack`'s rule."""
+    return singular(swap(x) if x.shape[-2] < x.shape[-1] else x)[1]
+
+
+def _svd_tangents(x, dx, u, s, vh):
+    """(du, ds, dvh) of the reduced SVD ``x = u diag(s) vh`` along ``dx`` (JAX's
+    svd_jvp_rule for real matrices; equal singular values give inf, zero ones inf in the
+    non-square terms, as JAX's)."""
+    v = swap(vh)
+    p = bmatmul(bmatmul(swap(u), dx), v)        # dx in the singular bases
+    ds = diagonal(p)
+    row, col = s[..., None, :], s[..., :, None]
+    # F_ij = 1 / (s_j^2 - s_i^2) off the diagonal
+    f = inverse_gaps(s * s)
+    ps, sp = p * row, col * p
+    du = bmatmul(u, f * (ps + swap(ps)))
+    dv = bmatmul(v, f * (sp + swap(sp)))
+    m, n = x.shape[-2:]
+    if m > n:       # the part of dx v outside u's span
+        dxv = bmatmul(dx, v)
+        du = du + (dxv - bmatmul(u, bmatmul(swap(u), dxv))) / row
+    if n > m:       # the part of dx^T u outside v's span
+        dxu = bmatmul(swap(dx), u)
+        dv = dv + (dxu - bmatmul(v, bmatmul(vh, dxu))) / row
+    return du, ds, swap(dv)
+
+
+@svd_stack.defjvp
+def _svd_jvp(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    u, s, vh = svd_stack(x)
+    return (u, s, vh), _svd_tangents(x, dx, u, s, vh)
+
+
+@svdvals_stack.defjvp
+def _svdvals_jvp(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    u, s, vh = svd_stack.fun(x)
+    # ds = diag(u^T dx v), without forming the off-diagonal products
+    return s, sum_(u * bmatmul(dx, swap(vh)), -2)
