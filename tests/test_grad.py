@@ -298,3 +298,22 @@ def test_full_svd_of_non_square_matrices_differentiates_its_completion():
         (g,) = ember.vjp(f, x)[1](cts)
         np.testing.assert_allclose(sum(np.vdot(c, tt) for c, tt in zip(cts, ts)),
                                    np.vdot(g, t), rtol=1e-10)
+
+
+@pytest.mark.usefixtures("both_x64")
+@pytest.mark.parametrize("full", [True, False])
+def test_vjp_of_a_square_svds_rank_two_approximation(full):
+    """The cotangent of a slice of U, s and Vh is padded into zeros: IREE 3.13 made two such
+    pads' merged zero fill one constant global and refused to compile the write into it;
+    each pad's fill is now its own kernel. Against JAX's vjp."""
+    rng = np.random.default_rng(5)
+    m, ct = rng.normal(size=(5, 5)), rng.normal(size=(5, 5))
+
+    def rank2(M):
+        def f(m):
+            u, s, vh = M.linalg.svd(m, full_matrices=full)
+            return (u[:, :2] * s[None, :2]) @ vh[:2, :]
+        return f
+    got = ember.jit(lambda m: ember.vjp(rank2(enp), m)[1](ct)[0])(m)
+    want = jax.vjp(rank2(jnp), m)[1](ct)[0]
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-9, atol=1e-11)

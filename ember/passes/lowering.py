@@ -1087,6 +1087,15 @@ def _lower_pad(c: LowerCall):
         rank = len(out.shape)
         (init,) = generic([value], [ir.AffineMap.get(rank, 0, [])], [empty(out)],
                           [identity_map(rank)], ["parallel"] * rank, lambda v, _o: [v])
+    elif isinstance(value.owner, ir.OpView | ir.Operation) and \
+            value.owner.name == "arith.constant" and 0 not in size:
+        # The operand is written into the padding value in place: a fill of a constant (two
+        # pads' fills merged by CSE) became one constant global in IREE 3.13, which the
+        # insert may not write ("write affecting operations on global resources are
+        # restricted to workgroup distributed contexts": the transpose of a slice in svd's
+        # gradient). A fill no CSE merges and no folding makes a constant:
+        init = distinct_copy(linalg.fill(tensor.ExtractOp(value, []).result,
+                                         outs=[empty(out)]), out)
     else:
         init = linalg.fill(tensor.ExtractOp(value, []).result, outs=[empty(out)])
     if 0 in size:       # nothing of the operand is left: all padding
