@@ -28,7 +28,7 @@ import numpy as np
 
 from ember._mlir import arith, ir, tensor, walk
 from ember.dialects.base import aval_of_type
-from ember.passes.lowering import filled, optimization_barrier, scalar_const
+from ember.passes.lowering import distinct_copy, filled, optimization_barrier, scalar_const
 from ember.passes.protect_arguments import pinned_carry
 from ember.passes.registry import Pass, PassError, func_ops, register
 
@@ -85,7 +85,9 @@ def _distinct_init(aval, k: int) -> ir.Value:
             at = [arith.ConstantOp(ir.IndexType.get(), int(i)).result
                   for i in np.unravel_index(j, aval.shape)]
             out = tensor.InsertOp(flip, out, at).result
-    return out
+    # Computed at each call: IREE makes a fill with inserted elements a dense constant,
+    # which the loop then wrote into through copies (an RNN's gradient ran 4x slower).
+    return distinct_copy(out, aval)
 
 
 def _computed_each_call(loop) -> None:
