@@ -661,6 +661,7 @@ SECOND_ORDER = [
     "numpy.maximum", "numpy.prod", "numpy.prod#zeros", "numpy.cumprod", "numpy.max",
     "numpy.var", "numpy.sort", "numpy.median", "numpy.take#axis", "numpy.einsum",
     "numpy.linalg.norm", "numpy.linalg.det", "numpy.linalg.inv", "numpy.linalg.cholesky",
+    "numpy.linalg.slogdet", "numpy.linalg.eigh", "numpy.linalg.svdvals", "numpy.linalg.pinv",
     "nn.softmax", "nn.logsumexp", "nn.gelu", "nn.silu", "nn.standardize",
     "nn.dot_product_attention", "special.gammaln", "special.digamma", "special.erf",
     "special.xlogy", "lax.cummax", "lax.scatter_add", "lax.scatter", "lax.dynamic_slice",
