@@ -3,6 +3,8 @@ directory on ``sys.path``)."""
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -44,3 +46,14 @@ def close(got, want, tol=1e-5):
     if g.dtype.kind != "b":
         g, w = g.astype(np.float64), w.astype(np.float64)
     np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
+
+
+def public_functions(prefix, module):
+    """``prefix.name`` for each public callable of ``module`` (its ``__all__``, else its names
+    without a leading underscore), submodules left out: the names a coverage table must
+    hold."""
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n in dir(module) if not n.startswith("_")]
+    return {f"{prefix}.{n}" for n in names
+            if callable(getattr(module, n)) and not inspect.ismodule(getattr(module, n))}

@@ -27,7 +27,6 @@ the measured times.
 
 from __future__ import annotations
 
-import inspect
 import types
 
 import jax
@@ -35,6 +34,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jsp
 import numpy as np
 import pytest
+from helpers import public_functions
 
 import ember
 import ember.lax as elax
@@ -671,17 +671,9 @@ SECOND_ORDER = [
 ]
 
 
-def _public_functions(prefix, module):
-    names = getattr(module, "__all__", None)
-    if names is None:
-        names = [n for n in dir(module) if not n.startswith("_")]
-    return {f"{prefix}.{n}" for n in names
-            if callable(getattr(module, n)) and not inspect.ismodule(getattr(module, n))}
-
-
 def test_every_public_function_has_an_entry():
     covered = {name.split("#")[0] for name in CASES}
-    public = set().union(*(_public_functions(p, m) for p, m in MODULES.items()))
+    public = set().union(*(public_functions(p, m) for p, m in MODULES.items()))
     missing = sorted(public - covered - set(EXCLUDED))
     stale = sorted((covered | set(EXCLUDED)) - public)
     assert not missing, f"public functions without a derivative test entry: {missing}"

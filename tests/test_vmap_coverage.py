@@ -21,10 +21,9 @@ per-example reference and the batched program) keep a cold run to about 3 CPU-mi
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pytest
+from helpers import public_functions
 
 import ember
 import ember.lax as lax
@@ -758,22 +757,14 @@ MODULES = {"numpy": enp, "numpy.linalg": enp.linalg, "numpy.fft": enp.fft, "nn":
            "random": random, "special": special, "scipy.linalg": sla, "lax.linalg": lla}
 
 
-def _public_functions(prefix, module):
-    names = getattr(module, "__all__", None)
-    if names is None:
-        names = [n for n in dir(module) if not n.startswith("_")]
-    return {f"{prefix}.{n}" for n in names
-            if callable(getattr(module, n)) and not inspect.ismodule(getattr(module, n))}
-
-
 def test_every_public_function_has_an_entry():
     covered = {name.split("#")[0] for name in CASES}
     missing, stale = [], []
     for prefix, module in MODULES.items():
-        for name in sorted(_public_functions(prefix, module)):
+        for name in sorted(public_functions(prefix, module)):
             if name not in covered and name not in EXCLUDED:
                 missing.append(name)
-    public = set().union(*(_public_functions(p, m) for p, m in MODULES.items()))
+    public = set().union(*(public_functions(p, m) for p, m in MODULES.items()))
     stale = sorted((covered | EXCLUDED) - public)
     assert not missing, f"public functions without a vmap test entry: {missing}"
     assert not stale, f"entries for names that are not public functions: {stale}"
