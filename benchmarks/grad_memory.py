@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchmarks.grad import _close, _f32, _ready, block, block_params
 from benchmarks.timing import fmt_time, jax_modules, log, per_call_ns
 
 
@@ -66,23 +67,6 @@ def _apis():
 
 def mlp_layer(m: Api, p, h):
     return m.np.tanh(h @ p[0] + p[1])
-
-
-def _layer_norm(m, x, scale):
-    mean = m.np.mean(x, axis=-1, keepdims=True)
-    var = m.np.mean((x - mean) ** 2, axis=-1, keepdims=True)
-    return (x - mean) / m.np.sqrt(var + 1e-5) * scale
-
-
-def block(m: Api, p, x, heads=4):
-    s, d = x.shape
-    h = _layer_norm(m, x, p["ln1"])
-    q, k, v = (m.np.reshape(h @ p[n], (s, heads, d // heads)).transpose(1, 0, 2)
-               for n in ("wq", "wk", "wv"))
-    att = m.nn.softmax(q @ k.transpose(0, 2, 1) / math.sqrt(d // heads), axis=-1)
-    x = x + (att @ v).transpose(1, 0, 2).reshape(s, d) @ p["wo"]
-    h = _layer_norm(m, x, p["ln2"])
-    return x + m.nn.gelu(h @ p["w1"]) @ p["w2"]
 
 
 LAYERS = {"mlp": mlp_layer, "transformer": block}
@@ -115,37 +99,17 @@ def loss(m: Api, name: str, how: str, params, x, segment: int = 1):
     return m.np.mean(h * h)
 
 
-def _f32(rng, shape, scale):
-    return (rng.standard_normal(shape) * scale).astype(np.float32)
-
-
 def cases(quick: bool, seed=0):
     rng = np.random.default_rng(seed)
     w, b = (256, 128) if quick else (1024, 256)
     mlp = ([(_f32(rng, (w, w), 1.2 * w ** -0.5), np.zeros(w, np.float32)) for _ in range(16)],
            _f32(rng, (b, w), 1.0))
     s, d = (128, 64) if quick else (512, 256)
-    blocks = []
-    for _ in range(8):
-        p = {n: _f32(rng, (d, d), d ** -0.5) for n in ("wq", "wk", "wv", "wo")}
-        p.update(ln1=np.ones(d, np.float32), ln2=np.ones(d, np.float32),
-                 w1=_f32(rng, (d, 4 * d), d ** -0.5), w2=_f32(rng, (4 * d, d), (4 * d) ** -0.5))
-        blocks.append(p)
+    blocks = [block_params(rng, d) for _ in range(8)]
     return {"mlp": (mlp[0], mlp[1]), "transformer": (blocks, _f32(rng, (s, d), 1.0))}
 
 
 # --- running them -----------------------------------------------------------------------------
-
-def _ready(jax, out):
-    return jax.block_until_ready([np.asarray(a) if not hasattr(a, "block_until_ready") else a
-                                  for a in jax.tree_util.tree_leaves(out)])
-
-
-def _close(jax, got, want) -> bool:
-    g, w = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
-    return len(g) == len(w) and all(
-        np.allclose(np.asarray(a), np.asarray(b), rtol=2e-3, atol=2e-5) for a, b in zip(g, w))
-
 
 def _ember_compiled(apis, name, how, params, x, budget=None, segment=1):
     """(the compiled gradient program, IREE's transient figure)."""
@@ -180,10 +144,10 @@ def run_program(name, params, x, apis, jax, quick) -> tuple[list, int]:
         j = jax.jit(m.grad(lambda p, x, how=how: loss(m, name, how, p, x)))
         temp = j.lower(params, x).compile().memory_analysis().temp_size_in_bytes
         fns[f"jax {how}"] = lambda j=j: _ready(jax, j(*j_args))
-        rows.append((f"jax {how}", temp, None, _close(jax, j(*j_args), want)))
+        rows.append((f"jax {how}", temp, None, _close(j(*j_args), want, atol=2e-5)))
         c, figure = _ember_compiled(apis, name, how, params, x)
         fns[f"ember {how}"] = lambda c=c: _ready(jax, c(*e_args))
-        rows.append((f"ember {how}", figure, None, _close(jax, c(*e_args), want)))
+        rows.append((f"ember {how}", figure, None, _close(c(*e_args), want, atol=2e-5)))
     base = rows[1][1]
     budgets = [("", int(base * f)) for f in (0.8, 0.6, 0.45, 0.3)]
     budgets += [(f" (= jax {r[0].split()[1]})", r[1]) for r in rows if r[0].startswith("jax")]
@@ -194,7 +158,7 @@ def run_program(name, params, x, apis, jax, quick) -> tuple[list, int]:
             c, figure = _ember_compiled(apis, name, "none", params, x, budget=budget)
         key = f"ember budget {budget / 2**20:.1f} MiB{label}"
         fns[key] = lambda c=c: _ready(jax, c(*e_args))
-        rows.append((key, figure, budget, _close(jax, c(*e_args), want)))
+        rows.append((key, figure, budget, _close(c(*e_args), want, atol=2e-5)))
     times = per_call_ns(fns, inner=2 if quick else 3, batches=3 if quick else 5, warmup=1)
     out = []
     for key, mem, budget, ok in rows:
