@@ -1,7 +1,8 @@
 """The Array API standard's own test suite (data-apis/array-api-tests) against ``ember.numpy``.
 
-A pinned, unmodified copy lives beside the repository, at
-``../shared/third_party/array-api-tests`` (CI has it there; see its ORIGIN.md). This test runs
+It runs a pinned, unmodified copy (data-apis/array-api-tests at 55fcc60, with its
+``array-api`` submodule): the folder ``EMBER_ARRAY_API_TESTS`` names, else the copy CI keeps
+beside the repository; without either it is skipped, saying how to get one. This test runs
 it in a subprocess, as its README says (``ARRAY_API_TESTS_MODULE=ember.numpy``, the 2024.12
 standard, 64-bit types on, as JAX's CI runs it), with few hypothesis examples per test so
 that it stays a few minutes long, and reads the outcome from its junit XML.
@@ -26,7 +27,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITE = ROOT.parent / "shared" / "third_party" / "array-api-tests"
+SUITE = Path(os.environ.get("EMBER_ARRAY_API_TESTS")
+             or ROOT.parent / "shared" / "third_party" / "array-api-tests")
 EXAMPLES = 2        # hypothesis examples per test (the suite's own default is 100)
 
 # Why each test fails, by test id (file::test[params]), which must fail; or by a pattern of
@@ -111,8 +113,9 @@ def _files(group: str) -> list[str]:
     return files
 
 
-@pytest.mark.skipif(not SUITE.is_dir(), reason=f"the Array API suite is not at {SUITE} (a "
-                    "pinned copy beside the repository: ../shared/third_party/array-api-tests)")
+@pytest.mark.skipif(not SUITE.is_dir(), reason=f"the Array API suite is not at {SUITE}: "
+                    "git clone --recurse-submodules https://github.com/data-apis/array-api-tests"
+                    " (checkout 55fcc60) and set EMBER_ARRAY_API_TESTS to its folder")
 # Each group its own xdist group too (tests/conftest.py groups a file's tests in one worker).
 @pytest.mark.parametrize("group", [pytest.param(g, marks=pytest.mark.xdist_group(f"suite-{g}"))
                                    for g in GROUPS])
