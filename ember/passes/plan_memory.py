@@ -493,7 +493,7 @@ def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling
                 if cost is None or (CHECKPOINT_ATTR not in op.attributes
                                     and spent + cost > max_recompute * total_work):
                     continue
-                saved = prof.peak - _trial_peak(prog, op_id, v, start)
+                saved = prof.peak - _trial_peak(prog, op_id, start)
                 if saved <= 0:
                     continue
                 key = (cost / saved, pos[op_id])
@@ -502,7 +502,7 @@ def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling
         if best is None:
             return count
         _, op_id, v, cost, start = best
-        undo = _apply_remat(prog, op_id, v, start, block)
+        undo = _apply_remat(prog, op_id, start, block)
         after = model(block, data_tiling)
         if after.profile(after.order).peak >= prof.peak:
             # The model's trial was optimistic (the value also reaches later ops through
@@ -515,14 +515,12 @@ def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling
         count += 1
 
 
-def _trial_peak(prog: Program, op_id: int, v: int, start: int) -> int:
-    """The peak if ``op_id`` were recomputed before the first use of ``v`` at or after
-    position ``start``, every later use of its results reading the copy, on a copy of the
-    model."""
+def _trial_peak(prog: Program, op_id: int, start: int) -> int:
+    """The peak if ``op_id`` were recomputed before the first use of its results at or after
+    position ``start``, every such use reading the copy, on a copy of the model."""
     order = prog.order
     defs = prog.defs[op_id]
     later = [u for u in order[start:] if set(defs) & set(prog.uses[u])]
-    first = next(u for u in order[start:] if v in prog.uses[u])
     clone = len(prog.uses)
     new_vals = []
     sizes, kinds = list(prog.sizes), list(prog.kinds)
@@ -543,12 +541,12 @@ def _trial_peak(prog: Program, op_id: int, v: int, start: int) -> int:
             uses[u] += [x for x in prog.uses[op_id] if x not in uses[u]]
     trial = Program(sizes, kinds, uses, prog.defs + [new_vals], prog.barrier + [False],
                     [])
-    at = min(order.index(first), *(order.index(u) for u in later))
+    at = order.index(later[0])
     new_order = order[:at] + [clone] + order[at:]
     return trial.profile(new_order).peak
 
 
-def _apply_remat(prog: Program, op_id: int, v: int, start: int, block) -> None:
+def _apply_remat(prog: Program, op_id: int, start: int, block):
     """Recompute ``op_id`` before its first later use; every use of its results at or after
     position ``start`` reads the copy. Returns a function that takes it back."""
     op = prog.ops[op_id]
