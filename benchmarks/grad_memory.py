@@ -112,22 +112,14 @@ def cases(quick: bool, seed=0):
 # --- running them -----------------------------------------------------------------------------
 
 def _ember_compiled(apis, name, how, params, x, budget=None, segment=1):
-    """(the compiled gradient program, IREE's transient figure)."""
+    """(the compiled gradient program, IREE's transient figure: from the compile when a
+    budget asked for it, else from ``memory_analysis``'s own compile with statistics)."""
     import ember
-    from ember.backends import cpu
-    from ember.backends.statistics import program_statistics
-    from ember.frontend.memory import planned_flags
     m = apis["ember"]
     f = ember.jit(m.grad(lambda p, x: loss(m, name, how, p, x, segment)),
                   memory_budget=budget)
     compiled = f.lower(params, x).compile()
-    figure = compiled.lowered.iree_transient
-    if figure is None:
-        module = compiled.lowered._stage("optimized")
-        figure = program_statistics(compiled.lowered.as_text("linalg"),
-                                    planned_flags(module, cpu.compiler_flags())
-                                    ).transient_memory_size
-    return compiled, figure
+    return compiled, compiled.memory_analysis().iree_transient_size_in_bytes
 
 
 def run_program(name, params, x, apis, jax, quick) -> tuple[list, int]:
