@@ -107,12 +107,6 @@ def matmul(a, b):
     return lax.dot_general(a, b, (((a.ndim - 1,), (0,)), ((), ())))
 
 
-def bmatmul(a, b):
-    """``a @ b`` for stacks of matrices with the same leading (batch) axes."""
-    batch = tuple(range(a.ndim - 2))
-    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 2,)), (batch, batch)))
-
-
 def swap(x):
     """The last two axes of ``x`` swapped."""
     perm = list(range(x.ndim))
@@ -628,8 +622,8 @@ def _eigh_jvp(primals, tangents):
     # in the eigenbasis, P = V^T dA V: dw = diag(P), dV = V (F * P), F_ij = 1 / (w_j - w_i).
     (a,), (da,) = primals, tangents
     w, v = eigh_stack(a)
-    p = bmatmul(bmatmul(swap(v), (da + swap(da)) * 0.5), v)
-    return (w, v), (diagonal(p), bmatmul(v, inverse_gaps(w) * p))
+    p = lax.batch_matmul(lax.batch_matmul(swap(v), (da + swap(da)) * 0.5), v)
+    return (w, v), (diagonal(p), lax.batch_matmul(v, inverse_gaps(w) * p))
 
 
 def svd_core(a):
@@ -742,21 +736,21 @@ def _svd_tangents(x, dx, u, s, vh):
     svd_jvp_rule for real matrices; equal singular values give inf, zero ones inf in the
     non-square terms, as JAX's)."""
     v = swap(vh)
-    p = bmatmul(bmatmul(swap(u), dx), v)        # dx in the singular bases
+    p = lax.batch_matmul(lax.batch_matmul(swap(u), dx), v)        # dx in the singular bases
     ds = diagonal(p)
     row, col = s[..., None, :], s[..., :, None]
     # F_ij = 1 / (s_j^2 - s_i^2) off the diagonal
     f = inverse_gaps(s * s)
     ps, sp = p * row, col * p
-    du = bmatmul(u, f * (ps + swap(ps)))
-    dv = bmatmul(v, f * (sp + swap(sp)))
+    du = lax.batch_matmul(u, f * (ps + swap(ps)))
+    dv = lax.batch_matmul(v, f * (sp + swap(sp)))
     m, n = x.shape[-2:]
     if m > n:       # the part of dx v outside u's span
-        dxv = bmatmul(dx, v)
-        du = du + (dxv - bmatmul(u, bmatmul(swap(u), dxv))) / row
+        dxv = lax.batch_matmul(dx, v)
+        du = du + (dxv - lax.batch_matmul(u, lax.batch_matmul(swap(u), dxv))) / row
     if n > m:       # the part of dx^T u outside v's span
-        dxu = bmatmul(swap(dx), u)
-        dv = dv + (dxu - bmatmul(v, bmatmul(vh, dxu))) / row
+        dxu = lax.batch_matmul(swap(dx), u)
+        dv = dv + (dxu - lax.batch_matmul(v, lax.batch_matmul(vh, dxu))) / row
     return du, ds, swap(dv)
 
 
@@ -772,4 +766,4 @@ def _svdvals_jvp(primals, tangents):
     (x,), (dx,) = primals, tangents
     u, s, vh = svd_stack.fun(x)
     # ds = diag(u^T dx v), without forming the off-diagonal products
-    return s, sum_(u * bmatmul(dx, swap(vh)), -2)
+    return s, sum_(u * lax.batch_matmul(dx, swap(vh)), -2)
