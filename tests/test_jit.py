@@ -478,7 +478,7 @@ def test_compile_worker_is_replaced_after_its_share_of_compiles(monkeypatch):
     """IREE leaks memory per compile: after WORKER_COMPILES compiles a new child takes over
     (and the old one has exited)."""
     from ember.backends import compiler, cpu
-    compiler._stop_worker()
+    compiler.stop_worker()
     compiler._worker = None
     monkeypatch.setattr(compiler, "WORKER_COMPILES", 2)
     procs, heads = [], set()

@@ -321,7 +321,6 @@ def stop_worker() -> None:
 
 
 atexit.register(stop_worker)
-_stop_worker = stop_worker      # (its former name, which tests/test_jit.py uses)
 # A worker started under other settings goes: the next compile starts one under the new.
 config.on_change(("compile_worker", "compile_worker_idle_timeout"),
                  lambda name, value: stop_worker())
