@@ -388,9 +388,12 @@ def rev(x, dimensions):
     return bind("ember.rev", x, dimensions=tuple(dimensions), _weak=x.weak_type)[0]
 
 
+from ember.lax._bits import *  # noqa: E402, F403
 from ember.lax._fft import FftType, fft  # noqa: E402, F401
+from ember.lax._indexing import *  # noqa: E402, F403
+from ember.lax._math import *  # noqa: E402, F403
+from ember.lax._sort_scan import *  # noqa: E402, F403
 from ember.lax.control_flow import *  # noqa: E402, F403
 from ember.lax.convenience import *  # noqa: E402, F403
-from ember.lax.more import *  # noqa: E402, F403
 from ember.lax.parallel import *  # noqa: E402, F403
 from ember.lax.windowed import *  # noqa: E402, F403
