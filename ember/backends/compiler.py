@@ -373,6 +373,7 @@ def _compile_uncached(mlir_text: str, flags: tuple[str, ...]) -> bytes:
     session = new_session()
     ctx = session.context
     # IREE crashes (SIGSEGV) on ops of unknown dialects: make them a parse error instead.
+    # IREE quirk: see tests/test_iree_quirks.py::test_unknown_dialect_op_crashes
     ctx.allow_unregistered_dialects = False
     try:
         session.set_flags(*flags)

@@ -29,6 +29,7 @@ INSTALL_HINT = ("Install the NVIDIA driver (it provides libcuda.so) on a machine
 DEFAULT_ARCH = "sm_80"
 # Checked: each fails in IREE 3.13 with "missing GPU target in #hal.executable.target".
 # Remove names here when IREE gains them.
+# IREE quirk: see tests/test_iree_quirks.py::test_cuda_sm_90_is_missing
 BROKEN_ARCHS = frozenset({"sm_90", "sm_90a", "hopper", "h100"})
 
 
@@ -97,6 +98,7 @@ def runtime_device(dev: CudaDevice | None, largest_tensor_bytes: int,
 # fails on complex128 constants ("'complex.constant' op requires attribute"); a complex
 # scan (iree_linalg_ext.scan on complex<f32>) beside another dispatch crashes its CUDA
 # compiler (SIGSEGV: cumsum(x) + sum(x)); a real scan there compiles.
+# IREE quirk: see tests/test_iree_quirks.py::test_cuda_complex128_constants_fail
 _NO_C128 = ("IREE 3.13 demotes 64-bit floats for CUDA and fails on complex128 constants; use "
             "complex64, or the CPU backend")
 _COMPLEX_SCAN = ("IREE 3.13's CUDA compiler crashes on a complex scan next to another "

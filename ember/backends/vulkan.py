@@ -46,6 +46,7 @@ INSTALL_HINT = ("Install a Vulkan loader and driver, e.g. on Debian/Ubuntu (as r
 DEFAULT_TARGET = "vp_android_baseline_2022"
 # Target names checked to compile with IREE 3.13. IREE segfaults on a name it does not
 # know (checked: "generic", "bogus"), so nothing else reaches it.
+# IREE quirk: see tests/test_iree_quirks.py::test_unknown_vulkan_target_crashes
 KNOWN_TARGETS = frozenset({
     DEFAULT_TARGET, "ampere", "turing", "pascal", "ada", "sm_80", "sm_86", "rtx4090",
     "rdna2", "rdna3", "cdna3", "gfx1100", "rx7900xtx", "valhall", "valhall4", "adreno"})
@@ -79,6 +80,7 @@ _GENERIC_ONLY = {
                   "use complex64, a target with Float64 ('lavapipe'), or the CPU backend",
 }
 
+# IREE quirk: see tests/test_iree_quirks.py::test_vulkan_narrow_unsigned_ops_fail
 _NARROW_UNSIGNED_DIV = ("IREE 3.13 cannot compile unsigned division of 8- and 16-bit "
                        "integers for Vulkan (\"bitwidth emulation is not implemented yet on "
                        "unsigned op pattern\"); convert to uint32 first")
@@ -96,6 +98,7 @@ _NARROW_SIGNED_DIV = ("IREE 3.13's emulation of 8- and 16-bit integers on the ge
                       "to int32 first, or use a target with 8- and 16-bit storage ('lavapipe')")
 _GENERIC_ONLY_OPS.update({(op, dt): _NARROW_SIGNED_DIV for op in ("ember.div", "ember.rem")
                           for dt in ("int8", "int16")})
+# IREE quirk: see tests/test_iree_quirks.py::test_vulkan_float64_math_fails
 # float64 math that IREE 3.13's SPIR-V lowering takes in float32 only ("'spirv.GL.Exp' op
 # operand must be 16/32-bit float") or through ops it cannot convert (bitcasts, copysign).
 _NO_F64_MATH = ("IREE 3.13 cannot compile this float64 function for Vulkan (its SPIR-V "

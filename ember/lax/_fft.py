@@ -168,6 +168,7 @@ def _const(v, dtype):
     if v.dtype == np.complex128 and v.ndim:
         # IREE 3.13 crashes (SIGFPE sizing the constant pool) on a dense complex128 constant
         # of more than a few elements; two float64 constants joined by lax.complex compile.
+        # IREE quirk: see tests/test_iree_quirks.py::test_complex128_dense_constant_crashes
         return lax.complex(current_trace().lift(np.ascontiguousarray(v.real)),
                            current_trace().lift(np.ascontiguousarray(v.imag)))
     return current_trace().lift(v)
@@ -260,6 +261,7 @@ def _bluestein(x, sign: int, scale: float):
     # Zero-padded as two real arrays: a complex pad value is a 0-d complex splat, which
     # IREE 3.13 could not compile when read as a scalar ("failed to legalize
     # complex.bitcast").
+    # IREE quirk: see tests/test_iree_quirks.py::test_complex_pad_value_fails
     rdt = dtypes.real_dtype(x.dtype)
     zero = _const(0, rdt)
     config = [(0, 0, 0)] * (x.ndim - 1) + [(0, m - n, 0)]
