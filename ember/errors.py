@@ -70,6 +70,14 @@ class UnexpectedTracerError(TracingError):
     """
 
 
+class PassError(EmberError):
+    """A pass found the IR invalid; ``diagnostics`` holds MLIR-style messages."""
+
+    def __init__(self, message: str, diagnostics: list[str] | None = None):
+        super().__init__(message)
+        self.diagnostics = diagnostics or [message]
+
+
 class CompileError(EmberError):
     """IREE failed to compile the lowered program. The IR it was given is saved to a file."""
 

@@ -8,7 +8,7 @@ from ember._mlir import default_session, ir
 from ember.core import ShapedArray
 from ember.dialects import OPS, OpTypeError, decode_attrs
 from ember.dialects.ops import BINARY, COMPARE, REDUCE, UNARY
-from ember.passes.lowering import LOWERINGS, SCALAR
+from ember.rules.lowering import LOWERINGS, SCALAR
 
 pytestmark = pytest.mark.fast
 
@@ -250,7 +250,7 @@ def test_every_op_has_batching_rule():
     """ember-batch can batch every op (issue 4): all but ember.vmap itself (replaced by the
     pass) and ember.yield (a terminator, batched by its region op's rule)."""
     import ember.passes.batch  # noqa: F401  (registers every family's rules)
-    from ember.passes.batching import BATCHING
+    from ember.rules.batching import BATCHING
 
     missing = sorted(set(OPS) - set(BATCHING) - {"ember.vmap", "ember.yield"})
     assert not missing, f"no batching rule for {missing}"
@@ -369,7 +369,7 @@ _TRANSFORMS = {"ember.vmap", "ember.jvp", "ember.vjp", "ember.call", "ember.fusi
 def test_every_op_has_a_derivative_rule_or_mark():
     """Every op has a JVP rule or is marked not differentiable (zero derivative); every linear
     op a JVP rule emits has a transpose rule; no rule names an undeclared op."""
-    from ember.passes.differentiate import JVP, NOT_DIFFERENTIABLE, TRANSPOSE
+    from ember.rules.autodiff import JVP, NOT_DIFFERENTIABLE, TRANSPOSE
     covered = set(JVP) | NOT_DIFFERENTIABLE
     assert not covered & NOT_YET_DIFFERENTIABLE, covered & NOT_YET_DIFFERENTIABLE
     missing = set(OPS) - covered - NOT_YET_DIFFERENTIABLE - _TRANSFORMS
@@ -383,9 +383,9 @@ def test_properties_are_declared_with_the_op():
     """Cost classes, recomputability and traits live on the declarations; the passes' and
     backends' tables are derived from them (no second name list to keep in step)."""
     from ember.backends import vulkan
-    from ember.dialects.base import COST_CLASSES, TRAITS
     from ember.passes.fuse import FUSION_COST, op_cost
     from ember.passes.plan_memory import RECOMPUTE_COST, REMAT_WEIGHT
+    from ember.rules.base import COST_CLASSES, TRAITS
     for name, op in OPS.items():
         assert op.cost is None or op.cost in COST_CLASSES, name
         assert op.traits <= TRAITS, name

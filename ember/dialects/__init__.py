@@ -4,7 +4,7 @@
 from ember.dialects import ops as _ops  # noqa: F401, I001  (first: the others build on it)
 from ember.dialects import bits, collectives, control_flow, conv, indexing, math  # noqa: F401
 from ember.dialects import autodiff, fusion, sort_scan, vmap  # noqa: F401
-from ember.dialects.base import (
+from ember.rules.base import (
     OPS,
     Attr,
     OpDef,

@@ -16,7 +16,7 @@ A tangent or cotangent has its primal's type.
 
 from __future__ import annotations
 
-from ember.dialects.base import Attr, OpTypeError, aval_of_type, callee_type, define
+from ember.rules.base import Attr, OpTypeError, aval_of_type, callee_type, define
 
 __all__: list[str] = []
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember.dialects.base import Attr, OpTypeError, define
 from ember.dialects.ops import _check_class, _out, _same, fmt
+from ember.rules.base import Attr, OpTypeError, define
 
 __all__: list[str] = []
 

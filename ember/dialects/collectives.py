@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.dialects.base import Attr, OpTypeError, define
 from ember.dialects.ops import _axes_ok, _check_class, _out
+from ember.rules.base import Attr, OpTypeError, define
 
 __all__: list[str] = ["AXIS_REDUCTIONS"]
 

@@ -10,8 +10,8 @@ g reading features ``g*I .. g*I + I - 1`` and writing outputs ``g*O/G ..`` (XLA'
 from __future__ import annotations
 
 from ember import dtypes
-from ember.dialects.base import Attr, OpTypeError, define
 from ember.dialects.ops import _out, fmt
+from ember.rules.base import Attr, OpTypeError, define
 
 __all__: list[str] = ["conv_output_shape"]
 

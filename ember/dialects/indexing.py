@@ -16,8 +16,8 @@ fits, as ``lax.dynamic_slice`` does.
 from __future__ import annotations
 
 from ember import dtypes
-from ember.dialects.base import Attr, OpTypeError, define
 from ember.dialects.ops import _axes_ok, _out, fmt
+from ember.rules.base import Attr, OpTypeError, define
 
 __all__: list[str] = []
 

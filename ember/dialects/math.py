@@ -9,8 +9,8 @@ for lgamma and digamma).
 from __future__ import annotations
 
 from ember import dtypes
-from ember.dialects.base import define
 from ember.dialects.ops import _binary_rule, _unary_rule
+from ember.rules.base import define
 
 MATH_UNARY = {
     "asin": "arc sine", "acos": "arc cosine", "atan": "arc tangent",

@@ -11,7 +11,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.core import ShapedArray
-from ember.dialects.base import Attr, OpTypeError, callee_type, define
+from ember.rules.base import Attr, OpTypeError, callee_type, define
 
 # --- dtype classes ------------------------------------------------------------------------
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ember.dialects.base import Attr, OpTypeError, define
 from ember.dialects.ops import _axes_ok, _check_class, _out, fmt
+from ember.rules.base import Attr, OpTypeError, define
 
 __all__: list[str] = ["CUMULATIVE"]
 

@@ -8,7 +8,7 @@ optional ``axis_name`` names the batch axis for the collectives inside the calle
 
 from __future__ import annotations
 
-from ember.dialects.base import Attr, OpTypeError, aval_of_type, callee_type, define
+from ember.rules.base import Attr, OpTypeError, aval_of_type, callee_type, define
 
 __all__: list[str] = []
 

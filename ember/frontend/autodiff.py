@@ -17,10 +17,10 @@ import numpy as np
 from ember import dtypes, tree_util
 from ember._mlir import ir, tensor_type
 from ember.dialects import OPS
-from ember.dialects.base import encode_attrs
 from ember.errors import ArgumentError, _Located
 from ember.frontend import tracing
 from ember.frontend.tracing import Tracer, bind
+from ember.rules.base import encode_attrs
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian"]
 

@@ -17,7 +17,8 @@ import functools
 from ember._mlir import ir
 from ember.errors import ArgumentError
 from ember.frontend import tracing
-from ember.passes.plan_memory import CHECKPOINT_ATTR, POLICIES
+from ember.passes.plan_memory import POLICIES
+from ember.rules.base import CHECKPOINT_ATTR
 
 __all__ = ["checkpoint", "remat", "POLICIES", "checkpoint_policies", "checkpoint_name"]
 

@@ -15,11 +15,11 @@ from ember import tree_util
 from ember._mlir import ir, tensor_type
 from ember.backends.array import Array
 from ember.dialects import OPS
-from ember.dialects.base import encode_attrs
 from ember.dialects.vmap import with_batch
 from ember.errors import ArgumentError, _Located
 from ember.frontend import tracing
 from ember.frontend.tracing import Tracer
+from ember.rules.base import encode_attrs
 
 __all__ = ["vmap"]
 
@@ -160,7 +160,7 @@ class VmapFunction:
     def _check_unmapped_outputs(self, module, callee, norm_axes, inner, size, out_axes,
                                 out_tree) -> None:
         """``out_axes=None`` for an output that the vmap maps: JAX's error, at trace time."""
-        from ember.passes.batch import batched_results
+        from ember.rules.batching import batched_results
 
         in_batched = [a >= 0 for a in norm_axes] + [False] * len(inner.captured)
         mapped = batched_results(module, callee, in_batched, size, self.axis_name)

@@ -17,11 +17,11 @@ forward pass (docs/guide.md, "Checkpointing", has the figures).
 from __future__ import annotations
 
 from ember._mlir import ir
-from ember.passes.batching import batch_elementwise, batching
-from ember.passes.differentiate import JVP, TRANSPOSE, remap_nested, vjp_block
-from ember.passes.lowering import lowering
-from ember.passes.plan_memory import CHECKPOINT_ATTR
-from ember.passes.registry import PassError
+from ember.errors import PassError
+from ember.rules.autodiff import JVP, TRANSPOSE, remap_nested, vjp_block
+from ember.rules.base import CHECKPOINT_ATTR
+from ember.rules.batching import batch_elementwise, batching
+from ember.rules.lowering import lowering
 
 _CONTRACTIONS = ("ember.dot_general", "ember.conv")
 

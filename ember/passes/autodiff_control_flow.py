@@ -3,9 +3,9 @@
 by the region op's rule).
 
 A region op's rule gets, after its operands, the values of enclosing blocks its regions read
-(:func:`ember.passes.differentiate.inputs_of`): a closure over a differentiated value carries
+(:func:`ember.rules.autodiff.inputs_of`): a closure over a differentiated value carries
 a tangent into the region. Each rule linearizes the op's regions with
-:func:`~ember.passes.differentiate.linearize_block` into new blocks, in one of two modes:
+:func:`~ember.rules.autodiff.linearize_block` into new blocks, in one of two modes:
 
 - forward mode (``ember.jvp``: primal and linear ops go to one place): one op whose regions
   compute the primal values and their tangents, as JAX's JVP rules of ``cond``, ``scan`` and
@@ -32,9 +32,9 @@ import numpy as np
 
 from ember._mlir import ir, tensor_type, walk
 from ember.dialects import OPS, aval_of_type, decode_attrs
-from ember.dialects.base import encode_attrs
 from ember.dialects.control_flow import map_shape, region_yield_avals
-from ember.passes.differentiate import (
+from ember.errors import PassError
+from ember.rules.autodiff import (
     JVP,
     TRANSPOSE,
     ADContext,
@@ -43,8 +43,7 @@ from ember.passes.differentiate import (
     linearize_block,
     remap_nested,
 )
-from ember.passes.plan_memory import REMAT_ATTR
-from ember.passes.registry import PassError
+from ember.rules.base import REMAT_ATTR, encode_attrs
 
 __all__ = ["ReverseModeError"]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from ember._mlir import ir
 from ember.dialects import aval_of_type
-from ember.passes.batching import batching
-from ember.passes.differentiate import JVP, TRANSPOSE, ADContext, remap_nested
-from ember.passes.lowering import lowering
-from ember.passes.registry import PassError
+from ember.errors import PassError
+from ember.rules.autodiff import JVP, TRANSPOSE, ADContext, remap_nested
+from ember.rules.batching import batching
+from ember.rules.lowering import lowering
 
 
 def _inline_rule(ad: ADContext, block, env: dict, tangents: set):

@@ -20,30 +20,11 @@ import math
 import numpy as np
 
 from ember import dtypes
-from ember.dialects import OPS, aval_of_type, emit
-from ember.passes.batching import batch_elementwise, batching
-from ember.passes.differentiate import JVP, NOT_DIFFERENTIABLE, TRANSPOSE
-from ember.passes.lowering import lowering
-from ember.passes.registry import PassError
-
-
-def jvp(*names):
-    def deco(fn):
-        for n in names:
-            assert f"ember.{n}" in OPS, n
-            JVP[f"ember.{n}"] = fn
-        return fn
-    return deco
-
-
-def transpose(*names):
-    def deco(fn):
-        for n in names:
-            assert f"ember.{n}" in OPS, n
-            TRANSPOSE[f"ember.{n}"] = fn
-        return fn
-    return deco
-
+from ember.dialects import aval_of_type, emit
+from ember.errors import PassError
+from ember.rules.autodiff import JVP, NOT_DIFFERENTIABLE, jvp, transpose
+from ember.rules.batching import batch_elementwise, batching
+from ember.rules.lowering import lowering
 
 NOT_DIFFERENTIABLE.update(f"ember.{n}" for n in (
     "sign", "floor", "ceil", "round", "not", "is_finite", "and", "or", "xor", "eq", "ne", "lt",

@@ -15,7 +15,7 @@ import numpy as np
 
 from ember.dialects import aval_of_type
 from ember.dialects.collectives import AXIS_REDUCTIONS
-from ember.passes.batching import batching
+from ember.rules.batching import batching
 
 
 @batching(*AXIS_REDUCTIONS)

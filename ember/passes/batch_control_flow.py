@@ -2,7 +2,7 @@
 ``ember.scan``; ``ember.yield`` is their terminator, handled by the region ops' rules).
 
 A region op's rule builds the batched op's regions by batching each old region's block with
-:func:`ember.passes.batch.batch_block` into a new block, with the enclosing body's batched
+:func:`ember.rules.batching.batch_block` into a new block, with the enclosing body's batched
 values (``ctx.env``) visible, since regions read values of the enclosing blocks directly.
 Batched carries, branch results and ys slices keep their batch dimension in front (axis 0);
 stacked ys come out with it at axis 1 (``scan`` stacks along axis 0).
@@ -38,10 +38,10 @@ import numpy as np
 
 from ember._mlir import ir, tensor_type, walk
 from ember.dialects import OPS, aval_of_type
-from ember.dialects.base import encode_attrs
 from ember.dialects.control_flow import map_shape, region_yield_avals
-from ember.passes.batching import batching
 from ember.passes.lower_control_flow import lowers_per_element
+from ember.rules.base import encode_attrs
+from ember.rules.batching import batching
 
 __all__: list[str] = []
 
@@ -63,7 +63,7 @@ def _holder(num_regions: int) -> ir.Operation:
 def _batch_block(ctx, old_block, arg_vbs, new_block=None):
     """Batch ``old_block`` (its arguments bound to ``arg_vbs``) at the end of ``new_block``,
     or at the current insertion point; returns the (value, bdim) it yields."""
-    from ember.passes.batch import batch_block
+    from ember.rules.batching import batch_block
 
     env = ctx.env
     for a, vb in zip(old_block.arguments, arg_vbs):

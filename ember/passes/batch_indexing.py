@@ -21,7 +21,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.dialects import aval_of_type
-from ember.passes.batching import _shift, batching
+from ember.rules.batching import _shift, batching
 
 __all__: list[str] = []
 

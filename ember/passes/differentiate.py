@@ -17,86 +17,11 @@ naming the op and the user's line.
 
 from __future__ import annotations
 
-import numpy as np
-
-from ember import dtypes
 from ember._mlir import ir, walk
-from ember.dialects import OPS, aval_of_type, decode_attrs, emit
-from ember.passes.plan_memory import CHECKPOINT_ATTR, REMAT_ATTR
-from ember.passes.registry import Pass, PassError, func_ops, register
-
-JVP: dict = {}
-TRANSPOSE: dict = {}
-NOT_DIFFERENTIABLE: set[str] = set()
-
-
-def differentiable(dtype) -> bool:
-    """Whether values of ``dtype`` carry tangents (floats and complex; not ints or bools)."""
-    return dtypes.is_float(dtype) or dtypes.is_complex(dtype)
-
-
-class ADContext:
-    """What a rule emits with: ``primal`` ops where the forward computation goes, ``linear``
-    ops on tangents (the scratch block that reverse mode transposes)."""
-
-    def __init__(self, primal_ip, linear_ip, table=None, reverse: bool = False):
-        self.primal_ip, self.linear_ip = primal_ip, linear_ip
-        self.table, self.reverse = table, reverse
-        # Reverse mode inside a checkpoint's backward pass (see ``vjp_block``).
-        self.reuse: dict = {}
-        self.remat = False
-        self.replaced: dict = {}
-
-    def replace(self, result: ir.Value, value: ir.Value) -> None:
-        """Use ``value`` for the primal ``result`` of the op being differentiated: a rule that
-        recomputes its op (sort with an iota operand for the permutation, as JAX's) replaces
-        the copy's results and erases it."""
-        self.replaced[result] = value
-
-    def primal(self, name: str, operands, **attrs) -> ir.Value:
-        with self.primal_ip:
-            return emit(f"ember.{name}", operands, **attrs)[0]
-
-    def linear(self, name: str, operands, **attrs) -> ir.Value:
-        with self.linear_ip:
-            return emit(f"ember.{name}", operands, **attrs)[0]
-
-    def const(self, value, like: ir.Value) -> ir.Value:
-        """``value`` broadcast to the shape and dtype of ``like`` (emitted with the primal
-        ops: a constant is not a function of the tangents, whichever side reads it)."""
-        a = aval_of_type(like.type)
-        with self.primal_ip:
-            (s,) = emit("ember.constant", [], value=np.asarray(value, dtype=a.dtype))
-            if a.shape == ():
-                return s
-            return emit("ember.broadcast_in_dim", [s], shape=tuple(a.shape),
-                        broadcast_dimensions=())[0]
-
-    def zeros(self, like: ir.Value) -> ir.Value:
-        return self.const(0, like)
-
-
-class TransposeContext:
-    """What a transpose rule emits with (all ops go before the ``ember.vjp``)."""
-
-    def __init__(self, ip):
-        self.ip = ip
-
-    def emit(self, name: str, operands, **attrs) -> ir.Value:
-        with self.ip:
-            return emit(f"ember.{name}", operands, **attrs)[0]
-
-    def zeros(self, aval) -> ir.Value:
-        with self.ip:
-            (s,) = emit("ember.constant", [], value=np.zeros((), aval.dtype))
-            if aval.shape == ():
-                return s
-            return emit("ember.broadcast_in_dim", [s], shape=tuple(aval.shape),
-                        broadcast_dimensions=())[0]
-
-
-def _where(op) -> str:
-    return str(op.location)
+from ember.dialects import OPS, aval_of_type, decode_attrs
+from ember.passes.registry import Pass, func_ops, register
+from ember.rules.autodiff import ADContext, differentiable, linearize_block, vjp_block, where_of
+from ember.rules.batching import Batcher
 
 
 @register
@@ -178,151 +103,7 @@ class Differentiate(Pass):
 
     def _reverse(self, op, block, primals, dargs, cts_in):
         return vjp_block(ir.InsertionPoint(op), block, primals, dargs, cts_in, self._table,
-                         where=_where(op))
-
-
-def vjp_block(primal_ip, block, primals, dargs, cts_in: dict, table, *, where: str = "",
-              reuse: dict | None = None, remat: bool = False) -> list:
-    """Reverse mode on ``block`` at ``primal_ip``: its primal results, then the cotangents of
-    the arguments ``dargs`` given those of the results (``cts_in``: result index -> value).
-
-    ``reuse`` maps values of ``block`` to values computed elsewhere (saved residuals), which
-    are not computed again; with ``remat``, the primal ops it copies are marked
-    rematerialized (the backward pass of a checkpoint recomputes them: CSE must not merge
-    them with the forward pass's).
-    """
-    with primal_ip:
-        holder = ir.Operation.create("ember.region_holder", regions=1)
-    scratch = holder.regions[0].blocks.append(*[block.arguments[i].type for i in dargs])
-    ad = ADContext(ir.InsertionPoint(holder), ir.InsertionPoint(scratch), table,
-                   reverse=True)
-    ad.reuse, ad.remat = reuse or {}, remat
-    tangents = {block.arguments[i]: scratch.arguments[k] for k, i in enumerate(dargs)
-                if differentiable(aval_of_type(block.arguments[i].type).dtype)}
-    outs, touts = linearize_block(ad, block, dict(zip(block.arguments, primals)), tangents)
-    ct = {}
-    for i, c in cts_in.items():
-        if touts[i] is not None:
-            _accumulate(ct, touts[i], c, TransposeContext(ir.InsertionPoint(holder)))
-    tctx = TransposeContext(ir.InsertionPoint(holder))
-    linear = set(scratch.arguments) | {r for o in scratch.operations for r in o.results}
-    for lop in reversed(list(scratch.operations)):
-        lop = lop.operation
-        outs_ct = [ct.get(r) for r in lop.results]
-        if all(c is None for c in outs_ct):
-            continue
-        rule = TRANSPOSE.get(lop.name)
-        if rule is None:
-            raise PassError(f"{where}: error: ember-differentiate: no transpose rule "
-                            f"for the linear op '{lop.name}'")
-        reads = inputs_of(lop)
-        is_linear = [v in linear for v in reads]
-        with lop.location:
-            cts = rule(tctx, lop, outs_ct, is_linear, decode_attrs(OPS[lop.name], lop))
-        for v, c, lin in zip(reads, cts, is_linear):
-            if lin and c is not None:
-                _accumulate(ct, v, c, tctx)
-    results = list(outs)
-    for k, i in enumerate(dargs):
-        c = ct.get(scratch.arguments[k])
-        results.append(c if c is not None else tctx.zeros(aval_of_type(
-            block.arguments[i].type)))
-    # The scratch ops are transposed; drop them (innermost uses first).
-    for lop in reversed(list(scratch.operations)):
-        lop.operation.erase()
-    holder.erase()
-    return results
-
-
-def _accumulate(ct: dict, value, c, tctx: TransposeContext) -> None:
-    prev = ct.get(value)
-    ct[value] = c if prev is None else tctx.emit("add", [prev, c])
-
-
-def inputs_of(op) -> list:
-    """What ``op`` reads: its operands, then (for a region op) the values of enclosing blocks
-    that its regions read, in order of first use. Rules of region ops get the primal copies
-    and tangents (JVP) or linearity (transpose) of all of these, in this order, since a
-    closure over a differentiated value carries a tangent into the region."""
-    if not op.regions:
-        return list(op.operands)
-    nested = list(walk(op))[1:]
-    inside = {a for inner in [op, *nested] for region in inner.regions
-              for b in region.blocks for a in b.arguments}
-    inside.update(r for inner in nested for r in inner.results)
-    captured = (v for inner in nested for v in inner.operands if v not in inside)
-    return list(op.operands) + list(dict.fromkeys(captured))
-
-
-def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
-    """Emit the primal copy of ``block``'s ops (``env`` maps its values, and the values of
-    enclosing blocks its region ops read, to their copies) and their tangents (``tangents``
-    maps its values to tangent values; absent: zero). Returns the primal and tangent values
-    of the terminator's operands."""
-    for op in block.operations:
-        op = op.operation
-        if op.name in ("func.return", "ember.yield"):
-            return [env[v] for v in op.operands], [tangents.get(v) for v in op.operands]
-        if op.name == "ember.call" and not (ad.reverse and CHECKPOINT_ATTR in op.attributes):
-            callee = _callee(op)
-            inner = callee.regions[0].blocks[0]
-            sub_env = dict(zip(inner.arguments, [env[v] for v in op.operands]))
-            sub_t = {a: tangents[v] for a, v in zip(inner.arguments, op.operands)
-                     if v in tangents}
-            outs, touts = linearize_block(ad, inner, sub_env, sub_t)
-            for r, o, t in zip(op.results, outs, touts):
-                env[r] = o
-                if t is not None:
-                    tangents[r] = t
-            continue
-        reads = inputs_of(op)
-        ins_t = [tangents.get(v) for v in reads]
-        if op.results and all(r in ad.reuse for r in op.results):
-            new, outs = op, [ad.reuse[r] for r in op.results]    # a saved residual
-        else:
-            with ad.primal_ip:
-                new = op.clone()
-            for i, v in enumerate(op.operands):
-                new.operands[i] = env[v]
-            remap_nested(new, env)
-            if ad.remat:
-                new.attributes[REMAT_ATTR] = ir.UnitAttr.get()
-            outs = list(new.results)
-        for old, r in zip(op.results, outs):
-            env[old] = r
-        if all(t is None for t in ins_t) or op.name in NOT_DIFFERENTIABLE:
-            continue
-        rule = JVP.get(op.name)
-        if rule is None:
-            raise PassError(f"{_where(op)}: error: ember-differentiate: no differentiation "
-                            f"rule for '{op.name}'")
-        with op.location:
-            outs_t = rule(ad, new, [env[v] for v in reads], outs, ins_t,
-                          decode_attrs(OPS[op.name], op))
-        for old, t in zip(op.results, outs_t):
-            env[old] = ad.replaced.pop(env[old], env[old])
-            if t is not None and differentiable(aval_of_type(old.type).dtype):
-                tangents[old] = t
-    raise PassError(f"{block.owner.location}: error: block has no terminator")
-
-
-def remap_nested(op, env) -> None:
-    """Point uses inside a copied op's regions at the copies of the values they read."""
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                for nested in walk(inner):
-                    for i, v in enumerate(nested.operands):
-                        if v in env:
-                            nested.operands[i] = env[v]
-
-
-def _callee(op):
-    module = op.parent
-    while module.name != "builtin.module":
-        module = module.parent
-    table = ir.SymbolTable(module)
-    return table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+                         where=where_of(op))
 
 
 def _batch_inner(module, callee) -> set[str]:
@@ -333,10 +114,7 @@ def _batch_inner(module, callee) -> set[str]:
     if not vmaps:
         return set()
     names = {ir.FlatSymbolRefAttr(o.attributes["callee"]).value for o in vmaps}
-    from ember.passes.batch import Batch
-    batch = Batch()
-    batch._table, batch._done = ir.SymbolTable(module.operation), set()
-    batch._batch_function(callee)
+    Batcher(module.operation).batch_function(callee)
     return names
 
 

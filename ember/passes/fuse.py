@@ -54,11 +54,10 @@ import sys
 
 from ember._mlir import ir
 from ember.dialects import OPS, aval_of_type
-from ember.dialects.base import encode_attr
-from ember.passes.batching import batching
-from ember.passes.lowering import LOWERINGS, lower_elementwise
-from ember.passes.plan_memory import REMAT_ATTR
 from ember.passes.registry import Pass, func_ops, register
+from ember.rules.base import REMAT_ATTR, encode_attr
+from ember.rules.batching import batching
+from ember.rules.lowering import LOWERINGS, lower_elementwise
 
 __all__ = ["Fuse", "op_cost", "fusible_kind", "DUPLICATE_LIMIT"]
 
@@ -608,7 +607,7 @@ def _toposort(block) -> None:
 def _batch_fusion(ctx, op, inputs, attrs):
     """Batching a fusion is batching its body: the batched ops come out unfused, and
     ember-fuse (which runs after ember-batch) groups them again."""
-    from ember.passes.batch import batch_block
+    from ember.rules.batching import batch_block
 
     block = op.regions[0].blocks[0]
     return batch_block(ctx, block, dict(zip(block.arguments, inputs)))

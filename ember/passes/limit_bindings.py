@@ -34,8 +34,8 @@ from __future__ import annotations
 import dataclasses
 
 from ember._mlir import flow, ir
-from ember.passes.lowering import optimization_barrier
 from ember.passes.registry import Pass, func_ops, register
+from ember.rules.lowering import optimization_barrier
 
 __all__ = ["LimitBindings"]
 

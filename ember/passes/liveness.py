@@ -38,8 +38,8 @@ import dataclasses
 import numpy as np
 
 from ember._mlir import element_bits, ir, walk
-from ember.dialects.base import aval_of_type
 from ember.passes.lower_sort_scan import sort_scratch_bytes, sorted_operands
+from ember.rules.base import aval_of_type
 
 ARG, TEMP, OUT, CONST, ENC, SCRATCH = "arg", "temp", "out", "const", "enc", "scratch"
 CONTROL_FLOW = ("ember.cond", "ember.while", "ember.for", "ember.scan")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._mlir import arith, math_d
-from ember.passes.lowering import _cmpi, elem, scalar, scalar_const
+from ember.rules.lowering import _cmpi, elem, scalar, scalar_const
 
 __all__: list[str] = []
 

@@ -23,7 +23,7 @@ import numpy as np
 from ember import dtypes
 from ember._mlir import arith, complex_d, ir, linalg, tensor, walk
 from ember.passes.lower_math import _F
-from ember.passes.lowering import (
+from ember.rules.lowering import (
     COMPLEX_SCALAR,
     LOWERINGS,
     SCALAR,
@@ -84,7 +84,7 @@ class _P(_F):
         return arith.MinimumFOp(a, b).result
 
     def signbit(self, a):
-        from ember.passes.lowering import _signbit
+        from ember.rules.lowering import _signbit
         return _signbit(a, self.dt)
 
 

@@ -26,7 +26,8 @@ from ember import dtypes
 from ember._mlir import arith, ir, scf, tensor, walk
 from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.dialects import OPS, aval_of_type, decode_attrs
-from ember.passes.lowering import (
+from ember.errors import PassError
+from ember.rules.lowering import (
     LOWERINGS,
     LowerCall,
     dims_map,
@@ -45,7 +46,6 @@ from ember.passes.lowering import (
     to_index,
     ttype,
 )
-from ember.passes.registry import PassError
 
 __all__: list[str] = []
 

@@ -14,8 +14,8 @@ import numpy as np
 from ember import dtypes
 from ember._mlir import arith, ir, linalg, tensor
 from ember.core import ShapedArray
-from ember.dialects.base import aval_of_type
-from ember.passes.lowering import (
+from ember.rules.base import aval_of_type
+from ember.rules.lowering import (
     SCALAR,
     LowerCall,
     convert_scalar,

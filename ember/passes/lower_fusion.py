@@ -48,10 +48,10 @@ import numpy as np
 
 from ember._mlir import arith, flow, ir, linalg, math_d, signless, tensor
 from ember.dialects import OPS, aval_of_type, decode_attrs
-from ember.dialects.base import is_splat_constant
 from ember.passes.fuse import op_cost
 from ember.passes.lower_indexing import _clamp_index
-from ember.passes.lowering import (
+from ember.rules.base import is_splat_constant
+from ember.rules.lowering import (
     _COMBINE,
     LOWERINGS,
     SCALAR,

@@ -20,7 +20,7 @@ import numpy as np
 from ember import dtypes
 from ember._mlir import arith, ir, linalg, tensor
 from ember.core import ShapedArray
-from ember.passes.lowering import (
+from ember.rules.lowering import (
     SCALAR,
     LowerCall,
     _cmpi,

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ember._mlir import arith, ir, math_d
-from ember.passes.lowering import SCALAR, _cmpf, _in_f32, _signbit, elem, scalar, scalar_const
+from ember.rules.lowering import SCALAR, _cmpf, _in_f32, _signbit, elem, scalar, scalar_const
 
 __all__: list[str] = []
 
@@ -110,7 +110,7 @@ class _F:
         return p
 
     def atan2(self, y, x):
-        from ember.passes.lowering import SCALAR
+        from ember.rules.lowering import SCALAR
         return SCALAR["atan2"]([y, x], self.dt, self.dt, {})
 
 

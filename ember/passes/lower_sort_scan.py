@@ -15,7 +15,7 @@ from ember import dtypes
 from ember._mlir import arith, ir, linalg, scf, tensor
 from ember.core import ShapedArray
 from ember.dialects.sort_scan import CUMULATIVE
-from ember.passes.lowering import (
+from ember.rules.lowering import (
     SCALAR,
     LowerCall,
     _cmpf,

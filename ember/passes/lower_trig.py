@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._mlir import arith, ir, math_d
-from ember.passes.lowering import (
+from ember.rules.lowering import (
     LOWERINGS,
     SCALAR,
     _cmpf,

@@ -34,12 +34,12 @@ import numpy as np
 
 from ember._mlir import element_bits, ir, signless, walk
 from ember.dialects import OPS, decode_attrs
-from ember.dialects.base import aval_of_type
 from ember.dialects.ops import REDUCE
 from ember.errors import MemoryBudgetError
 from ember.passes.liveness import OUT, TEMP, Program, tensor_bytes, top_level
 from ember.passes.lower_sort_scan import network_sort
 from ember.passes.registry import Pass, func_ops, register
+from ember.rules.base import CHECKPOINT_ATTR, REMAT_ATTR, aval_of_type
 
 # Per-element cost of recomputing an op, for choosing what to rematerialize, by the cost
 # class its declaration gives (``OpDef.cost``); only ops declared ``recomputable`` are
@@ -48,10 +48,6 @@ REMAT_WEIGHT = {"free": 0.25, "cheap": 1.0, "division": 4.0, "transcendental": 4
 RECOMPUTE_COST: dict[str, float] = {name: REMAT_WEIGHT[op.cost] for name, op in OPS.items()
                                     if op.recomputable}
 
-CHECKPOINT_ATTR = "ember.checkpoint"
-# Marks a recomputed op: ember-to-linalg reads one of its operands through distinct_copy,
-# or MLIR's and IREE's CSE would merge it back into the op it copies.
-REMAT_ATTR = "ember.rematerialized"
 MIN_GAIN_BYTES = 64 * 1024      # the scheduler's order is kept only if it saves this much ...
 MIN_GAIN_FRACTION = 0.1         # ... and this fraction of the peak
 POLICIES = ("nothing_saveable", "dots_saveable", "everything_saveable",

@@ -16,8 +16,8 @@ starts from an argument it writes into gets a copy of its own, which nothing els
 from __future__ import annotations
 
 from ember._mlir import arith, ir, tensor
-from ember.passes.lowering import generic, identity_map, optimization_barrier
 from ember.passes.registry import Pass, func_ops, register
+from ember.rules.lowering import generic, identity_map, optimization_barrier
 
 # Ops whose result is a view of their first operand, so that writing into the view writes
 # into it; and clones, which IREE elides for arguments (the sort's own, say).

@@ -12,17 +12,9 @@ import re
 from typing import ClassVar
 
 from ember._mlir import PassManager, ir
-from ember.errors import EmberError
+from ember.errors import PassError
 
 PASSES: dict[str, type[Pass]] = {}
-
-
-class PassError(EmberError):
-    """A pass found the IR invalid; ``diagnostics`` holds MLIR-style messages."""
-
-    def __init__(self, message: str, diagnostics: list[str] | None = None):
-        super().__init__(message)
-        self.diagnostics = diagnostics or [message]
 
 
 class Pass:

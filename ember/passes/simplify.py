@@ -17,9 +17,9 @@ import numpy as np
 from ember import dtypes
 from ember._mlir import ir
 from ember.dialects import OPS, OpTypeError, aval_of_type, decode_attrs, emit
-from ember.dialects.base import encode_attr, is_splat_constant
 from ember.passes.folding import FOLDERS
 from ember.passes.registry import Pass, func_ops, register
+from ember.rules.base import encode_attr, is_splat_constant
 
 
 def _pure(op) -> bool:

@@ -27,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 
 from ember._mlir import arith, ir, tensor, walk
-from ember.dialects.base import aval_of_type
-from ember.passes.lowering import distinct_copy, filled, optimization_barrier, scalar_const
 from ember.passes.protect_arguments import pinned_carry
 from ember.passes.registry import Pass, PassError, func_ops, register
+from ember.rules.base import aval_of_type
+from ember.rules.lowering import distinct_copy, filled, optimization_barrier, scalar_const
 
 
 @register

@@ -25,7 +25,9 @@ from ember.passes import (  # noqa: F401  (each registers its rules into LOWERIN
     lower_sort_scan,
     lower_trig,
 )
-from ember.passes.lowering import (
+from ember.passes.registry import Pass, PassError, func_ops, register
+from ember.rules.base import REMAT_ATTR
+from ember.rules.lowering import (
     LOWERINGS,
     TRAITS,
     LowerCall,
@@ -33,8 +35,6 @@ from ember.passes.lowering import (
     distinct_copy,
     optimization_barrier,
 )
-from ember.passes.plan_memory import REMAT_ATTR
-from ember.passes.registry import Pass, PassError, func_ops, register
 
 _TERMINATORS = frozenset(n for n, d in OPS.items() if "terminator" in d.traits)
 

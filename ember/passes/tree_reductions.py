@@ -38,8 +38,8 @@ import math
 from ember import dtypes
 from ember._mlir import ir, walk
 from ember.dialects import OPS, aval_of_type, decode_attrs, emit
-from ember.passes.lowering import LOWERINGS, lower_elementwise
 from ember.passes.registry import Pass, func_ops, register
+from ember.rules.lowering import LOWERINGS, lower_elementwise
 
 
 @register

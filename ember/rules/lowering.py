@@ -30,7 +30,7 @@ from ember._mlir import (
     util,
 )
 from ember.core import ShapedArray
-from ember.dialects.base import OPS, decode_attr
+from ember.rules.base import OPS, decode_attr
 
 LOWERINGS: dict[str, Callable] = {}
 # Elementwise op name -> scalar emitter of complex operands (``lower_complex``): complex64

@@ -299,3 +299,10 @@ def aval_of_type(t: ir.Type) -> ShapedArray:
     except KeyError:
         raise OpTypeError(f"element type {rt.element_type} is not an ember dtype") from None
     return ShapedArray(tuple(rt.shape), dtype)
+
+
+# The attribute of an ember.call that ember.checkpoint made (its policy's choice rides on it).
+CHECKPOINT_ATTR = "ember.checkpoint"
+# Marks a recomputed op: ember-to-linalg reads one of its operands through distinct_copy,
+# or MLIR's and IREE's CSE would merge it back into the op it copies.
+REMAT_ATTR = "ember.rematerialized"
