@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember.dialects.ops import _check_class, _out, _same, fmt
 from ember.rules.base import Attr, OpTypeError, define
+from ember.rules.type_rules import aval, check_class, fmt, same_shapes_and_dtypes
 
 __all__: list[str] = []
 
@@ -24,7 +24,7 @@ def _is_integer(d) -> bool:
 
 
 def _shift(avals, attrs):
-    _same(avals)
+    same_shapes_and_dtypes(avals)
     if not _is_integer(avals[0].dtype):
         raise OpTypeError(f"needs integer (not bool) operands, got {fmt(avals)}")
     return [avals[0]]
@@ -45,7 +45,7 @@ for _name in SHIFTS:
 def _bit_unary(avals, attrs):
     if not _is_integer(avals[0].dtype):
         raise OpTypeError(f"needs an integer (not bool) operand, got {fmt(avals)}")
-    return [_out(avals[0].shape, avals[0].dtype)]
+    return [aval(avals[0].shape, avals[0].dtype)]
 
 
 define("population_count", 1, _bit_unary, family="elementwise",
@@ -57,13 +57,13 @@ define("clz", 1, _bit_unary, family="elementwise",
 
 def _bitcast(avals, attrs):
     (x,), new = avals, np.dtype(attrs["new_dtype"])
-    _check_class(avals, "real")
+    check_class(avals, "real")
     if dtypes.is_bool(x.dtype) or dtypes.is_bool(new):
         raise OpTypeError(f"cannot bitcast to or from bool: {x.str_short()} to {new}")
     if x.dtype.itemsize != new.itemsize:
         raise OpTypeError(f"bitcast_convert_type needs equal bit widths: {x.str_short()} "
                           f"({x.dtype.itemsize * 8} bits) to {new} ({new.itemsize * 8} bits)")
-    return [_out(x.shape, new)]
+    return [aval(x.shape, new)]
 
 
 define("bitcast_convert_type", 1, _bitcast, attrs=(Attr("new_dtype", "dtype"),),

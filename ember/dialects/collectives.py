@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.dialects.ops import _axes_ok, _check_class, _out
 from ember.rules.base import Attr, OpTypeError, define
+from ember.rules.type_rules import aval, check_axes, check_class
 
 __all__: list[str] = ["AXIS_REDUCTIONS"]
 
@@ -29,8 +29,8 @@ def _named(attrs):
 def _axis_reduction(cls):
     def infer(avals, attrs):
         _named(attrs)
-        _check_class(avals, cls)
-        return [_out(avals[0].shape, avals[0].dtype)]
+        check_class(avals, cls)
+        return [aval(avals[0].shape, avals[0].dtype)]
     return infer
 
 
@@ -49,12 +49,12 @@ def _all_gather(avals, attrs):
         raise OpTypeError(f"axis_size must be positive, got {size}")
     shape = list(a.shape)
     if attrs["tiled"]:
-        _axes_ok([axis], a.ndim)
+        check_axes([axis], a.ndim)
         shape[axis] *= size
     else:
-        _axes_ok([axis], a.ndim + 1)
+        check_axes([axis], a.ndim + 1)
         shape.insert(axis, size)
-    return [_out(shape, a.dtype)]
+    return [aval(shape, a.dtype)]
 
 
 define("all_gather", 1, _all_gather,
@@ -67,7 +67,7 @@ define("all_gather", 1, _all_gather,
 
 def _axis_index(avals, attrs):
     _named(attrs)
-    return [_out((), np.int32)]
+    return [aval((), np.int32)]
 
 
 define("axis_index", 0, _axis_index, attrs=(Attr("axis_name", "str"),), family="collective",

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from ember._mlir import ir, walk
 from ember.core import ShapedArray
-from ember.dialects.ops import fmt
 from ember.rules.base import OPS, Attr, OpTypeError, aval_of_type, define
+from ember.rules.type_rules import fmt
 
 __all__ = ["REGION_OPS", "region_yield_avals", "block_arg_avals", "map_shape"]
 

@@ -10,8 +10,8 @@ g reading features ``g*I .. g*I + I - 1`` and writing outputs ``g*O/G ..`` (XLA'
 from __future__ import annotations
 
 from ember import dtypes
-from ember.dialects.ops import _out, fmt
 from ember.rules.base import Attr, OpTypeError, define
+from ember.rules.type_rules import aval, fmt
 
 __all__: list[str] = ["conv_output_shape"]
 
@@ -44,7 +44,7 @@ def _conv(avals, attrs):
         raise OpTypeError(f"feature_group_count={g}: the lhs's {c} features must be "
                           f"{g} groups of the kernel's {i}, and its {o} outputs a multiple "
                           f"of {g}; got {fmt(avals)}")
-    return [_out(conv_output_shape(lhs.shape, rhs.shape, strides, dilation), lhs.dtype)]
+    return [aval(conv_output_shape(lhs.shape, rhs.shape, strides, dilation), lhs.dtype)]
 
 
 define("conv", 2, _conv,

@@ -20,8 +20,8 @@ into as few ``linalg.generic`` ops as it can, rather than op by op.
 from __future__ import annotations
 
 from ember._mlir import ir
-from ember.dialects.ops import fmt
 from ember.rules.base import Attr, OpTypeError, aval_of_type, define
+from ember.rules.type_rules import fmt
 
 __all__ = ["FUSION_KINDS"]
 

@@ -16,8 +16,8 @@ fits, as ``lax.dynamic_slice`` does.
 from __future__ import annotations
 
 from ember import dtypes
-from ember.dialects.ops import _axes_ok, _out, fmt
 from ember.rules.base import Attr, OpTypeError, define
+from ember.rules.type_rules import aval, check_axes, fmt
 
 __all__: list[str] = []
 
@@ -34,7 +34,7 @@ def _gather_shape(operand, indices, axes):
     if indices.ndim < 1 or indices.shape[-1] != len(axes):
         raise OpTypeError(f"indices must have shape batch + ({len(axes)},) for axes {axes}, "
                           f"got {fmt([operand, indices])}")
-    _axes_ok(axes, operand.ndim)
+    check_axes(axes, operand.ndim)
     batch = indices.shape[:-1]
     if any(operand.shape[a] == 0 for a in axes) and 0 not in batch:
         raise OpTypeError(f"cannot index an empty dimension of {operand.str_short()} "
@@ -44,7 +44,7 @@ def _gather_shape(operand, indices, axes):
 
 def _gather(avals, attrs):
     operand, indices = avals
-    return [_out(_gather_shape(operand, indices, attrs["axes"]), operand.dtype)]
+    return [aval(_gather_shape(operand, indices, attrs["axes"]), operand.dtype)]
 
 
 define("gather", 2, _gather, attrs=(Attr("axes", "i64s"),), family="indexing",
@@ -87,7 +87,7 @@ def _dynamic_slice(avals, attrs):
             raise OpTypeError(f"start indices must be scalars, got {fmt(avals)}")
     if any(not 0 <= n <= d for n, d in zip(sizes, operand.shape)):
         raise OpTypeError(f"slice sizes {sizes} do not fit in {operand.str_short()}")
-    return [_out(sizes, operand.dtype)]
+    return [aval(sizes, operand.dtype)]
 
 
 define("dynamic_slice", None, _dynamic_slice, attrs=(Attr("slice_sizes", "i64s"),),

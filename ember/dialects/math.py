@@ -9,8 +9,8 @@ for lgamma and digamma).
 from __future__ import annotations
 
 from ember import dtypes
-from ember.dialects.ops import _binary_rule, _unary_rule
 from ember.rules.base import define
+from ember.rules.type_rules import binary_rule, unary_rule
 
 MATH_UNARY = {
     "asin": "arc sine", "acos": "arc cosine", "atan": "arc tangent",
@@ -35,18 +35,18 @@ COMPLEX_MATH = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh
 # in IREE's SPIR-V lowering, but for the cheap bit-level ones below.
 for _name, _what in MATH_UNARY.items():
     _complex = _name in COMPLEX_MATH
-    define(_name, 1, _unary_rule("inexact" if _complex else "float", None),
+    define(_name, 1, unary_rule("inexact" if _complex else "float", None),
            family="elementwise", cost="transcendental", traits=("f64_math",),
            doc=f"Elementwise {_what}, of a floating-point"
                f"{' or complex' if _complex else ''} operand.")
 
 for _name, _what in MATH_BINARY.items():
-    define(_name, 2, _binary_rule("float"), family="elementwise",
+    define(_name, 2, binary_rule("float"), family="elementwise",
            cost="transcendental" if _name == "nextafter" else "cheap",
            traits=("exact_bf16",),
            doc=f"Elementwise {_what}; floating-point operands of equal shape and dtype.")
 
-define("signbit", 1, _unary_rule("float", dtypes.bool_), family="elementwise",
+define("signbit", 1, unary_rule("float", dtypes.bool_), family="elementwise",
        doc="Elementwise sign bit of a float (True for -0.0 and negative NaNs), as bool.")
 
 __all__: list[str] = ["COMPLEX_MATH", "MATH_BINARY", "MATH_UNARY"]

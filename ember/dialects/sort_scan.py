@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ember.dialects.ops import _axes_ok, _check_class, _out, fmt
 from ember.rules.base import Attr, OpTypeError, define
+from ember.rules.type_rules import aval, check_axes, check_class, fmt
 
 __all__: list[str] = ["CUMULATIVE"]
 
@@ -17,12 +17,12 @@ def _sort(avals, attrs):
             raise OpTypeError(f"operands must have equal shapes, got {fmt(avals)}")
     if first.ndim == 0:
         raise OpTypeError(f"cannot sort a rank-0 operand, got {fmt(avals)}")
-    _axes_ok([attrs["dimension"]], first.ndim, "dimension")
+    check_axes([attrs["dimension"]], first.ndim, "dimension")
     if not 1 <= attrs["num_keys"] <= len(avals):
         raise OpTypeError(f"num_keys={attrs['num_keys']} must be between 1 and the number of "
                           f"operands ({len(avals)})")
-    _check_class(avals[:attrs["num_keys"]], "real")     # complex keys have no order
-    return [_out(a.shape, a.dtype) for a in avals]
+    check_class(avals[:attrs["num_keys"]], "real")     # complex keys have no order
+    return [aval(a.shape, a.dtype) for a in avals]
 
 
 define("sort", None, _sort,
@@ -40,11 +40,11 @@ CUMULATIVE = {"cumsum": ("numeric", "add"), "cumprod": ("numeric", "mul"),
 def _cumulative_rule(cls):
     def infer(avals, attrs):
         (x,) = avals
-        _check_class(avals, cls)
+        check_class(avals, cls)
         if x.ndim == 0:
             raise OpTypeError(f"needs an operand of rank >= 1, got {fmt(avals)}")
-        _axes_ok([attrs["axis"]], x.ndim)
-        return [_out(x.shape, x.dtype)]
+        check_axes([attrs["axis"]], x.ndim)
+        return [aval(x.shape, x.dtype)]
     return infer
 
 

@@ -17,7 +17,6 @@ from ember._mlir import default_session, ir, tensor_type
 from ember._traceback import user_frame, user_where
 from ember.core import ShapedArray
 from ember.dialects import OPS, OpTypeError
-from ember.dialects.ops import fmt
 from ember.errors import (
     ArgumentError,
     ConcretizationError,
@@ -25,6 +24,7 @@ from ember.errors import (
     UnexpectedTracerError,
 )
 from ember.rules.base import encode_attrs
+from ember.rules.type_rules import fmt
 
 
 class _ThreadStack(threading.local):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ember._mlir import ir, walk
 from ember.dialects import OPS, OpTypeError, aval_of_type, decode_attrs
 from ember.dialects.control_flow import region_yield_avals
-from ember.dialects.ops import fmt
 from ember.passes.registry import Pass, PassError, register
+from ember.rules.type_rules import fmt
 
 
 def verify_op(op: ir.Operation) -> str | None:
