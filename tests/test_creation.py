@@ -162,7 +162,8 @@ def test_creation_errors():
         enp.linspace(np.ones(2, np.float32), np.ones(3, np.float32), 3)
 
 
-# --- empty_like, geomspace, tril_indices, triu_indices, vander (ember/numpy/_more.py) -------
+# --- empty_like, geomspace, tril_indices, triu_indices, vander -----------------------------
+# (ember/numpy/_creation.py, _index_tricks.py, _polynomial.py)
 
 def test_more_creation():
     x = np.array([1.5, -2.0, 0.5, 3.0], np.float32)

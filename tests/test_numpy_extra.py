@@ -1,5 +1,7 @@
-"""ember.numpy._extra: the rest of jax.numpy's API, checked against JAX and NumPy computed here,
-eagerly and under ``ember.jit``, with edge cases and errors."""
+"""The rest of jax.numpy's API (ember/numpy/_selection.py, _manipulation.py, _index_tricks.py,
+_statistics.py, _setops.py, _functional.py, _polynomial.py, _window.py, _dtypes.py, ...),
+checked against JAX and NumPy computed here, eagerly and under ``ember.jit``, with edge cases
+and errors."""
 
 from __future__ import annotations
 

@@ -280,7 +280,8 @@ def test_half_sums_accumulate_in_float32(dtype):
     np.testing.assert_array_equal(np.asarray(p), y.astype(np.float32).prod(axis=1).astype(dt))
 
 
-# --- differences, counting, statistics, interpolation, convolution (ember/numpy/_more.py) ---
+# --- differences, counting, statistics, interpolation, convolution ------------------------
+# (ember/numpy/_calculus.py, _statistics.py)
 
 _NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.float32)}
 

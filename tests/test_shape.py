@@ -240,7 +240,8 @@ def test_shape_errors():
         ember.jit(lambda x, r: enp.roll(x, r))(x, 1.5)
 
 
-# --- append, rollaxis, copy, select, array_equal, index arithmetic (ember/numpy/_more.py) ---
+# --- append, rollaxis, copy, select, array_equal, index arithmetic -------------------------
+# (ember/numpy/_manipulation.py, _creation.py, _selection.py, _comparison.py, _index_tricks.py)
 
 def _more_cases():
     """(label, fn(xp, x, v, z)) as ``_cases``; fn(np, ...) is the oracle."""

@@ -211,7 +211,7 @@ def test_i0_large_and_shapes():
     assert [e.shape for e in empty] == [(0, 3), (0, 3)]
 
 
-# --- isclose, real/imag, ldexp, frexp, modf, gcd, lcm (ember/numpy/_more.py) -----------------
+# --- isclose, real/imag, ldexp, frexp, modf, gcd, lcm (numpy/_ufuncs.py, _comparison.py) ------
 
 _FPX = np.array([0.0, -0.0, 1.0, -1.5, 0.1, 3.75, -7.0, 1e-3, 6e4, -2.5e-3, 0.999, np.inf,
                  -np.inf, np.nan], np.float32)

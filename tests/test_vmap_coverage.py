@@ -251,7 +251,8 @@ case("numpy.size", lambda a, b, m, n, k: b * enp.size(a))
 case("numpy.isscalar", lambda a, b, m, n, k: b * (1 + enp.isscalar(b)))
 
 # ember.numpy: differences, comparisons, selection, statistics, index arithmetic, polynomials,
-# convolutions, floating-point decomposition (ember/numpy/_more.py).
+# convolutions, floating-point decomposition (ember/numpy/_calculus.py, _comparison.py,
+# _selection.py, _statistics.py, _index_tricks.py, _polynomial.py, _ufuncs.py).
 case("numpy.diff", lambda a, b, m, n, k: enp.diff(a, axis=0, prepend=0.5))
 case("numpy.diff#n2", lambda a, b, m, n, k: enp.diff(n, 2))
 case("numpy.ediff1d", lambda a, b, m, n, k: enp.ediff1d(b, to_begin=m[0, :2], to_end=1.0))

@@ -56,6 +56,30 @@ def _error(msg: str, cls=TracingError):
     raise cls(f"{msg}\n  at {user_where()}")
 
 
+def _arg_error(msg: str):
+    raise errors.ArgumentError(f"{msg}\n  at {user_where()}")
+
+
+def _is_concrete(*xs) -> bool:
+    """Whether none of ``xs`` is traced (their values are known now)."""
+    return not builtins.any(isinstance(x, Tracer) for x in xs)
+
+
+def _static_int(v, what, name) -> int:
+    """``v`` as a Python int; a traced or non-integer ``v`` is an error naming ``what``."""
+    if isinstance(v, Tracer):
+        raise errors.ConcretizationError(f"{name}: {what} must be a static integer, got a "
+                                         f"traced value; pass a Python int\n  at {user_where()}")
+    try:
+        return operator.index(v)
+    except TypeError:
+        _arg_error(f"{name}: {what} must be an integer, got {v!r}")
+
+
+def _shape_of(a):
+    return tuple(a.shape) if hasattr(a, "shape") else np.shape(a)
+
+
 # --- conversion, promotion and broadcasting ---------------------------------------------------
 
 def _to(x, dtype, weak=False) -> Tracer:
@@ -1100,14 +1124,25 @@ def _getitem(x, idx):
 # Later modules may replace first-cut functions above with fuller ones.
 from ember.numpy import fft, linalg  # noqa: E402, F401
 from ember.numpy._bits import *  # noqa: E402, F403
+from ember.numpy._calculus import *  # noqa: E402, F403
+from ember.numpy._comparison import *  # noqa: E402, F403
+from ember.numpy._creation import *  # noqa: E402, F403
 from ember.numpy._dlpack import from_dlpack  # noqa: E402, F401
-from ember.numpy._extra import *  # noqa: E402, F403
+from ember.numpy._dtypes import *  # noqa: E402, F403
+from ember.numpy._functional import *  # noqa: E402, F403
+from ember.numpy._index_tricks import *  # noqa: E402, F403
 from ember.numpy._indexing import *  # noqa: E402, F403
-from ember.numpy._more import *  # noqa: E402, F403
+from ember.numpy._manipulation import *  # noqa: E402, F403
+from ember.numpy._polynomial import *  # noqa: E402, F403
+from ember.numpy._products import *  # noqa: E402, F403
 from ember.numpy._reductions import *  # noqa: E402, F403
+from ember.numpy._selection import *  # noqa: E402, F403
+from ember.numpy._setops import *  # noqa: E402, F403
 from ember.numpy._shape import *  # noqa: E402, F403
 from ember.numpy._shape import _full_scalar, _is_scalar_value, _weakly, full  # noqa: E402
+from ember.numpy._statistics import *  # noqa: E402, F403
 from ember.numpy._ufuncs import *  # noqa: E402, F403
+from ember.numpy._window import *  # noqa: E402, F403
 
 
 class _ScalarType:

@@ -1,4 +1,5 @@
-"""ember.numpy reductions, statistics, sorting and searching beyond the first cut.
+"""ember.numpy reductions, statistics, sorting (with partitioning and ``lexsort``) and searching
+beyond the first cut.
 
 Reductions take NumPy's ``axis`` (None, int, negative, tuple), ``keepdims``, ``dtype``,
 ``initial=`` and ``where=``. Sorting is stable with NaN last (``ember.sort``). Functions whose
@@ -21,26 +22,31 @@ from ember.frontend import tracing
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer
 from ember.numpy import (
+    _arg_error,
     _axes,
     _broadcast,
     _const,
     _error,
+    _is_concrete,
     _lift,
     _ordered,
     _promote,
+    _static_int,
     _sum_dtype,
     _to,
     astype,
     bool_,
 )
+from ember.numpy._shape import _enp, _slice_axis
 
 __all__ = [
     "sum", "prod", "max", "amax", "min", "amin", "mean", "all", "any", "average", "var",
     "std", "median", "quantile", "percentile", "nanquantile", "nanpercentile", "nanmedian",
     "ptp", "count_nonzero", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod",
     "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd", "nancumsum",
-    "nancumprod", "sort", "sort_complex", "argsort", "searchsorted", "unique", "nonzero",
-    "argwhere", "flatnonzero", "where",
+    "nancumprod", "nanargmax", "nanargmin", "sort", "sort_complex", "argsort", "partition",
+    "argpartition", "lexsort", "searchsorted", "unique", "nonzero", "argwhere", "flatnonzero",
+    "where",
 ]
 
 
@@ -651,6 +657,43 @@ nanmax = _nanminmax("nanmax", "max")
 nanmin = _nanminmax("nanmin", "min")
 
 
+def _nanarg(name, kind):
+    def f(a, axis=None, out=None, keepdims=None):
+        enp = _enp()
+        if out is not None:
+            _error(f"{name}: out= is not supported (ember arrays are immutable)")
+        x = _lift(a)
+        keepdims = bool(keepdims)
+        plain = enp.argmax if kind == "max" else enp.argmin
+        if not dtypes.is_float(x.dtype):
+            return plain(x, axis=axis, keepdims=keepdims)
+        shape = x.shape
+        if axis is None:
+            x, ax = lax.reshape(x, (x.size,)), 0
+        else:
+            (ax,) = _axes(axis, x.ndim)
+        if x.shape[ax] == 0:
+            _error(f"{name}: attempt to get {name[3:]} of an empty sequence")
+        nan = lax.ne(x, x)
+        y = lax.select(nan, _const(-np.inf if kind == "max" else np.inf, x), x)
+        ext = (enp.max if kind == "max" else enp.min)(y, axis=ax, keepdims=True)
+        hit = lax.bitwise_and(lax.eq(y, enp.broadcast_to(ext, y.shape)), lax.bitwise_not(nan))
+        idx = enp.argmax(astype(hit, np.int8), axis=ax)
+        res = enp.where(enp.all(nan, axis=ax), -1, idx)
+        if keepdims:
+            res = lax.reshape(res, (1,) * len(shape) if axis is None else
+                              tuple(1 if i == ax else d for i, d in enumerate(shape)))
+        return res
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"Index of the first {kind}imum along ``axis`` ignoring NaNs; -1 for an "
+                 "all-NaN slice (as in JAX; NumPy raises).")
+    return eager(f)
+
+
+nanargmax = _nanarg("nanargmax", "max")
+nanargmin = _nanarg("nanargmin", "min")
+
+
 # --- sorting ----------------------------------------------------------------------------------
 
 def _sort_axis(a, axis):
@@ -744,6 +787,73 @@ def _index_dtype(n: int):
     return np.dtype(np.int32) if n <= np.iinfo(np.int32).max else dtypes.default_int()
 
 
+def _partition_parts(name, a, kth, axis):
+    x = _lift(a)
+    (ax,) = _axes(axis, x.ndim)
+    n = x.shape[ax]
+    k = _static_int(kth, "kth", name)
+    if not -n <= k < n:
+        _error(f"{name}: kth {k} is out of bounds for an axis of size {n}")
+    return x, ax, k % n
+
+
+@eager
+def partition(a, kth, axis=-1):
+    """``a`` rearranged along ``axis`` so that the element at ``kth`` is where sorting puts
+    it, smaller ones before it and larger ones after. As in JAX: the first ``kth + 1`` are
+    ascending and the rest descending.
+
+    Example:
+        >>> enp.partition(enp.array([3, 1, 4, 1, 5]), 2)
+        Array([1, 1, 3, 5, 4], dtype=int32)
+    """
+    return _partitioned("partition", a, kth, axis, _enp().sort)
+
+
+@eager
+def argpartition(a, kth, axis=-1):
+    """Indices that ``partition`` ``a`` along ``axis`` (same order as ``partition``).
+
+    Example:
+        >>> enp.argpartition(enp.array([3, 1, 4, 1, 5]), 2)
+        Array([1, 3, 0, 4, 2], dtype=int32)
+    """
+    # int32 indices under x64 too, as JAX's (from lax.top_k)
+    idx = _partitioned("argpartition", a, kth, axis, _enp().argsort)
+    return lax.convert_element_type(idx, np.int32)
+
+
+def _partitioned(name, a, kth, axis, sort):
+    """``sort(a)`` along ``axis`` with the part after ``kth`` reversed (JAX's layout)."""
+    x, ax, k = _partition_parts(name, a, kth, axis)
+    s = sort(x, axis=ax)
+    n = x.shape[ax]
+    return lax.concatenate([_slice_axis(s, ax, 0, k + 1),
+                            lax.rev(_slice_axis(s, ax, k + 1, n), (ax,))], ax)
+
+
+@eager
+def lexsort(keys, axis=-1):
+    """Indices that sort by several keys: the last key is the primary one (stable).
+
+    Example:
+        >>> enp.lexsort([enp.array([1, 0, 1]), enp.array([0, 0, 1])])
+        Array([1, 0, 2], dtype=int32)
+    """
+    ks = [_lift(k) for k in keys]
+    if not ks:
+        _error("lexsort: need a sequence of keys with len > 0")
+    if len({tuple(k.shape) for k in ks}) > 1:
+        _error(f"lexsort: all keys need to be the same shape, got "
+               f"{[tuple(k.shape) for k in ks]}")
+    shape = tuple(ks[0].shape)
+    if not shape:
+        return _to(0, dtypes.default_int())
+    (ax,) = _axes(axis, len(shape))
+    iota = lax.broadcasted_iota(dtypes.default_int(), shape, ax)
+    return lax.sort(tuple(ks[::-1]) + (iota,), dimension=ax, num_keys=len(ks))[-1]
+
+
 # --- data-dependent sizes: compaction by a stable sort --------------------------------------
 
 def _need_size(name, size):
@@ -761,6 +871,19 @@ def _host_or_size(fn, name, a, size, host_size):
     elif size is None:
         _need_size(name, None)
     return fn(operator.index(size))
+
+
+def _sized(name, size, args, host_size):
+    """The static result size: ``size`` if given, else computed on the host from concrete
+    ``args`` (``host_size(*numpy_args)``); traced data without ``size`` is an error."""
+    if size is not None:
+        size = _static_int(size, "size", name)
+        if size < 0:
+            _arg_error(f"{name}: size must be non-negative, got {size}")
+        return size
+    if not _is_concrete(*args):
+        _need_size(name, None)
+    return int(host_size(*(np.asarray(a) for a in args)))
 
 
 def _compact(mask, values, size):

@@ -2,7 +2,9 @@
 
 NumPy's special cases (NaN, infinities, signed zeros) and JAX's dtype rules: functions with
 a transcendental meaning make integer and bool inputs the default float dtype; ``trunc``,
-``fix``, ``fmax`` ... keep integer dtypes.
+``fix``, ``fmax`` ... keep integer dtypes. Also the parts of numbers: ``real``, ``imag``,
+``angle``, the floating-point decomposition (``frexp``, ``ldexp``, ``modf``, ``spacing``), and
+``gcd`` and ``lcm`` of integers.
 """
 
 from __future__ import annotations
@@ -14,10 +16,15 @@ import numpy as np
 from ember import dtypes, lax
 from ember.frontend.eager import eager
 from ember.numpy import (
+    _broadcast,
     _const,
+    _error,
     _float_args,
+    _lift,
+    _numeric,
     _promote,
     _promote_broadcast,
+    _promote_inexact,
     _real_only,
     _to,
     _weak_as,
@@ -26,6 +33,7 @@ from ember.numpy import (
     full_like,
     remainder,
 )
+from ember.numpy._shape import _enp
 
 __all__ = [
     "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh",
@@ -34,6 +42,7 @@ __all__ = [
     "hypot", "deg2rad", "rad2deg", "degrees", "radians", "trunc", "fix", "isnan", "isinf",
     "isfinite", "signbit", "nextafter", "fmax", "fmin", "nan_to_num", "heaviside", "sinc",
     "i0", "divmod", "float_power", "isposinf", "isneginf", "pow",
+    "real", "imag", "angle", "frexp", "ldexp", "modf", "spacing", "gcd", "lcm",
 ]
 
 
@@ -353,3 +362,239 @@ def pow(x1, x2):  # noqa: A001
     """NumPy 2's alias of ``power``."""
     from ember.numpy import power
     return power(x1, x2)
+
+
+# --- real and imaginary parts, angle ---------------------------------------------------------
+
+@eager
+def real(val):
+    """The real part of ``val`` (float32 of complex64; real arrays are their own real part).
+
+    Example:
+        >>> enp.real(enp.array([1 + 2j, 3 - 1j]))
+        Array([1., 3.], dtype=float32)
+    """
+    x = _lift(val)
+    return lax.real(x) if dtypes.is_complex(x.dtype) else x
+
+
+@eager
+def imag(val):
+    """The imaginary part of ``val`` (float32 of complex64; zeros for real arrays).
+
+    Example:
+        >>> enp.imag(enp.array([1 + 2j, 3 - 1j]))
+        Array([ 2., -1.], dtype=float32)
+    """
+    x = _lift(val)
+    return lax.imag(x) if dtypes.is_complex(x.dtype) else _enp().zeros_like(x)
+
+
+@eager
+def angle(z, deg=False):
+    """The counterclockwise angle of ``z`` from the positive real axis, atan2(imag, real),
+    in radians (degrees with ``deg``). As in JAX, the result of real input is the default
+    float dtype unless ``z`` is a floating array (of 1 or more dimensions), which keeps its
+    dtype; complex64 gives float32.
+
+    Example:
+        >>> enp.angle(enp.array([-2.0, 1j, 3.0]))
+        Array([3.1415927, 1.5707964, 0.       ], dtype=float32)
+    """
+    enp = _enp()
+    x = _lift(z)
+    if dtypes.is_complex(x.dtype):
+        out = enp.arctan2(lax.imag(x), lax.real(x))
+        return enp.degrees(out) if deg else out
+    dt = np.dtype(x.dtype)
+    if not dtypes.is_float(dt) or x.ndim == 0:
+        dt = dtypes.default_float()
+    re = lax.convert_element_type(x, dt)
+    out = enp.arctan2(lax.broadcast_in_dim(_to(0, re.dtype), re.shape, ()), re)
+    return enp.degrees(out) if deg else out
+
+
+# --- floating-point decomposition, spacing ---------------------------------------------------
+
+_UINT = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+
+
+def _fparams(dt):
+    info = dtypes.finfo(dt)
+    nmant, minexp, maxexp = int(info.nmant), int(info.minexp), int(info.maxexp)
+    nexp = np.dtype(dt).itemsize * 8 - 1 - nmant
+    return nmant, minexp, maxexp, nexp, 1 - minexp
+
+
+def _uconst(v, like):
+    return lax.broadcast_in_dim(_lift(np.asarray(v, like.dtype)), like.shape, ())
+
+
+def _frexp(x):
+    """(mantissa, int32 exponent, mask of 0/inf/NaN) of ``x`` by its bits, so that subnormal
+    inputs decompose exactly even where the backend flushes them to zero in arithmetic."""
+    dt = x.dtype
+    nmant, minexp, _, nexp, bias = _fparams(dt)
+    ut = _UINT[np.dtype(dt).itemsize]
+    width = 8 * ut.itemsize
+    b = lax.bitcast_convert_type(x, ut)
+    sign = lax.bitwise_and(b, _uconst(1 << (width - 1), b))
+    mag = lax.bitwise_and(b, _uconst((1 << (width - 1)) - 1, b))
+    frac_mask = (1 << nmant) - 1
+    ef = lax.shift_right_logical(mag, _uconst(nmant, mag))
+    f = lax.bitwise_and(mag, _uconst(frac_mask, mag))
+    i32 = np.dtype(np.int32)
+    e_normal = lax.sub(_to(ef, i32), _const(bias - 1, _to(ef, i32)))
+    # A subnormal: f = 2**p * 1.xxx with p the position of its highest set bit (counted in
+    # 32 bits at least: IREE's SPIR-V lowering has no 16-bit ctlz).
+    wide = _to(f, np.dtype(np.uint32)) if width < 32 else f
+    p = lax.sub(_const(max(width, 32) - 1, _to(ef, i32)), _to(lax.clz(wide), i32))
+    e_sub = lax.add(p, _const(minexp - nmant + 1, p))
+    shift = _to(lax.max(lax.sub(_const(nmant, p), p), _const(0, p)), ut)
+    f_sub = lax.bitwise_and(lax.shift_left(f, shift), _uconst(frac_mask, f))
+    is_sub = lax.eq(ef, _uconst(0, ef))
+    e = lax.select(is_sub, e_sub, e_normal)
+    fm = lax.select(is_sub, f_sub, f)
+    mb = lax.bitwise_or(lax.bitwise_or(sign, fm), _uconst((bias - 1) << nmant, b))
+    m = lax.bitcast_convert_type(mb, dt)
+    special = lax.bitwise_or(lax.eq(mag, _uconst(0, mag)),
+                             lax.eq(ef, _uconst((1 << nexp) - 1, ef)))
+    return lax.select(special, x, m), lax.select(special, _const(0, e), e), special
+
+
+@eager
+def frexp(x):
+    """``(mantissa, exponent)`` with ``x == mantissa * 2**exponent``, ``0.5 <= |mantissa| <
+    1`` (0, inf and NaN keep ``x`` and exponent 0); the exponent is int32."""
+    (x,) = _promote_inexact(x)
+    m, e, special = _frexp(x)
+    # JAX's derivative of the mantissa, t * 2**-e, through a term that is +0 in value (the
+    # bits carry none; see ldexp); 0, inf and NaN are their own mantissas already.
+    _, minexp, maxexp, _, _ = _fparams(x.dtype)
+    k = lax.max(lax.min(lax.neg(e), _const(maxexp - 1, e)), _const(minexp, e))
+    slope = lax.mul(lax.sub(lax.stop_gradient(x), x), _pow2(k, x.dtype))
+    return lax.select(special, m, lax.sub(m, slope)), e
+
+
+def _pow2(k, dt):
+    """2**k for int32 ``k`` within the normal exponent range of ``dt``, exactly (by bits)."""
+    nmant, _, _, _, bias = _fparams(dt)
+    ut = _UINT[np.dtype(dt).itemsize]
+    biased = _to(lax.add(k, _const(bias, k)), ut)
+    return lax.bitcast_convert_type(lax.shift_left(biased, _uconst(nmant, biased)), dt)
+
+
+@eager
+def ldexp(x1, x2):
+    """``x1 * 2**x2`` elementwise (``x2`` integer): exact, overflowing to infinity; a subnormal
+    result is rounded once, or flushed to zero where the backend flushes subnormals (the
+    CPU does)."""
+    (x,) = _promote_inexact(x1)
+    (n,) = _numeric(*_promote(x2))      # a bool exponent is 0 or 1, as in JAX
+    if not dtypes.is_int(n.dtype):
+        _error(f"ldexp: x2 must be an integer array, got {n.dtype}")
+    x, n = _broadcast(x, n, name="ldexp")
+    dt = x.dtype
+    _, minexp, maxexp, _, _ = _fparams(dt)
+    big = 4096
+    if dtypes.is_unsigned(n.dtype):
+        n = lax.min(n, _const(big, n))
+    elif n.dtype.itemsize > 2:
+        n = lax.max(lax.min(n, _const(big, n)), _const(-big, n))
+    n = _to(n, np.int32)
+    m, e, special = _frexp(x)
+    total = lax.add(lax.add(e, n), _const(-1, e))        # x == (2 m) * 2**total
+    lo, hi = _const(minexp, total), _const(maxexp - 1, total)
+    s1 = lax.max(lax.min(total, hi), lo)
+    s2 = lax.max(lax.min(lax.sub(total, s1), hi), lo)
+    r = lax.mul(lax.mul(lax.mul(m, _const(2, m)), _pow2(s2, dt)), _pow2(s1, dt))
+    # The mantissa comes from the bits, which carry no derivative: x enters once more through
+    # a term that is +0 in value (stop_gradient(x) - x, times 2**n) and has JAX's slope 2**n
+    # (its ldexp is x1 * 2**x2). Subtracting +0 keeps r's value, -0.0 included.
+    scale = _pow2(lax.max(lax.min(n, hi), lo), dt)
+    r = lax.sub(r, lax.mul(lax.sub(lax.stop_gradient(x), x), scale))
+    return lax.select(special, x, r)
+
+
+@eager
+def modf(x):
+    """``(fractional, integral)`` parts of ``x``, both with ``x``'s sign (NumPy's values for
+    infinities: fractional part 0)."""
+    enp = _enp()
+    (x,) = _promote_inexact(x)
+    whole = enp.trunc(x)
+    frac = lax.sub(x, whole)
+    frac = lax.select(lax.eq(lax.abs(x), _const(np.inf, x)), _const(0, x), frac)
+    return enp.copysign(frac, x), whole
+
+
+@eager
+def spacing(x, /):
+    """The distance from ``x`` to the next representable number away from zero (the
+    smallest subnormal, signed, where that distance rounds to 0).
+
+    Example:
+        >>> enp.spacing(enp.float32(1.0))
+        Array(1.1920929e-07, dtype=float32)
+    """
+    enp = _enp()
+    (a,) = _promote_inexact(x)
+    inf = _const(np.inf, a)
+    if a.dtype == np.float16:
+        return lax.sub(enp.nextafter(a, inf), a)
+    r = lax.sub(enp.nextafter(a, enp.copysign(inf, a)), a)
+    tiny = _const(float(np.finfo(a.dtype).smallest_subnormal), a)
+    return enp.where(r == 0, enp.copysign(tiny, a), r)
+
+
+# --- gcd, lcm --------------------------------------------------------------------------------
+
+def _int_pair(name, x1, x2):
+    x, y = _promote_broadcast(x1, x2, name=name)
+    if not dtypes.is_int(x.dtype):
+        _error(f"{name}: arguments must be integers, got {x.dtype}")
+    return x, y
+
+
+def _gcd(x, y):
+    """Euclid's algorithm, elementwise. Signed integers run on -|x| and -|y|, which never
+    overflow (|INT_MIN| does, and the loop never ended on it); the result is negated back
+    (gcd(INT_MIN, 0) wraps to INT_MIN, as NumPy's)."""
+    enp = _enp()
+    signed = not dtypes.is_unsigned(x.dtype)
+
+    def cond(c):
+        return enp.any(lax.ne(c[1], _const(0, c[1])))
+
+    def body(c):
+        a, b = c
+        nz = lax.ne(b, _const(0, b))
+        safe = lax.select(nz, b, _const(1, b))
+        a, b = lax.select(nz, b, a), lax.select(nz, lax.rem(a, safe), _const(0, b))
+        swap = lax.gt(a, b) if signed else lax.lt(a, b)      # the larger magnitude first
+        return lax.select(swap, b, a), lax.select(swap, a, b)
+
+    if signed:
+        x, y = (lax.neg(enp.abs(v)) for v in (x, y))
+        return lax.neg(lax.while_loop(cond, body, (x, y))[0])
+    return lax.while_loop(cond, body, (x, y))[0]
+
+
+@eager
+def gcd(x1, x2):
+    """Greatest common divisor of ``|x1|`` and ``|x2|``, elementwise (integers; gcd(0, 0) is
+    0)."""
+    return _gcd(*_int_pair("gcd", x1, x2))
+
+
+@eager
+def lcm(x1, x2):
+    """Least common multiple of ``|x1|`` and ``|x2|``, elementwise (integers; 0 if either is
+    0)."""
+    enp = _enp()
+    x, y = _int_pair("lcm", x1, x2)
+    d = _gcd(x, y)
+    zero = lax.eq(d, _const(0, d))
+    safe = lax.select(zero, _const(1, d), d)
+    # |x| * (|y| / gcd), wrapping on overflow as NumPy's and JAX's (the sign of the wrap too)
+    return lax.select(zero, _const(0, d), lax.mul(enp.abs(x), enp.abs(lax.div(y, safe))))

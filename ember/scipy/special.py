@@ -14,7 +14,7 @@ from ember.frontend.autodiff import jvp as _jvp
 from ember.frontend.custom_derivatives import custom_jvp
 from ember.frontend.eager import eager
 from ember.nn import logsumexp
-from ember.numpy._extra import _static_int
+from ember.numpy import _static_int
 
 __all__: list[str] = ["erf", "erfc", "erfinv", "logit", "expit", "gammaln", "logsumexp",
                       "xlogy", "digamma", "psi", "ndtr", "ndtri", "log_ndtr", "i0", "i0e", "i1",
