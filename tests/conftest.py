@@ -219,6 +219,19 @@ def both_x64():
 
 
 @pytest.fixture
+def jax():
+    """JAX, the oracle of the tests that take it: they are skipped, with the reason, where it
+    is missing, and the rest of their module still runs."""
+    return pytest.importorskip("jax", reason="JAX is this test's oracle")
+
+
+@pytest.fixture
+def jnp(jax):
+    """jax.numpy, as the ``jax`` fixture."""
+    return jax.numpy
+
+
+@pytest.fixture
 def rng():
     return np.random.default_rng(0)
 

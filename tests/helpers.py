@@ -8,6 +8,7 @@ import inspect
 import numpy as np
 import pytest
 
+import ember
 from ember.backends import vulkan
 
 HAS_VULKAN = bool(vulkan.devices())     # the backend's own enumeration
@@ -46,6 +47,14 @@ def close(got, want, tol=1e-5):
     if g.dtype.kind != "b":
         g, w = g.astype(np.float64), w.astype(np.float64)
     np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
+
+
+def eager_and_jit(f, jf, *args, tol=1e-5):
+    """``f`` on ember, eagerly and under ``ember.jit``, against ``jf`` (the JAX or NumPy
+    oracle) on the same ``args``, with :func:`close`."""
+    want = jf(*args)
+    close(f(*args), want, tol)
+    close(ember.jit(f)(*args), want, tol)
 
 
 def public_functions(prefix, module):

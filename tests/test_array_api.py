@@ -7,6 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
+from helpers import close
 
 import ember
 import ember.numpy as enp
@@ -141,3 +142,46 @@ def test_finfo_limits_are_python_floats():
     assert enp.finfo(enp.asarray([1.0], enp.float32)).eps == float(np.finfo(np.float32).eps)
     assert pickle.loads(pickle.dumps(enp.finfo(np.float32))).max == \
         float(np.finfo(np.float32).max)
+
+
+# --- the array API's spellings of products and manipulation, against JAX -------------------
+
+# ember warns when it narrows 64-bit NumPy input (x64 off), as JAX does: not what these
+# tests check.
+_ignore_narrowing = pytest.mark.filterwarnings("ignore:.*64-bit types are off")
+
+_RNG = np.random.default_rng(17)
+X = _RNG.normal(size=(4, 6)).astype(np.float32)
+V = _RNG.normal(size=(6,)).astype(np.float32)
+
+
+@_ignore_narrowing
+@pytest.mark.parametrize("dt", [np.float32, np.int32])
+def test_array_api_spellings(dt, jnp):
+    rng = np.random.default_rng(18)
+    x, v = X.astype(dt) * (3 if dt == np.int32 else 1), V.astype(dt)
+    stack = rng.normal(size=(2, 6, 4)).astype(dt)
+
+    def run(m):
+        return (m.vecdot(x, v), m.vecdot(x, x, axis=0), m.vecdot(stack, x.T[None], axis=-2),
+                m.matvec(x, v), m.matvec(stack, x[0, :4]), m.vecmat(x[:, 0], x),
+                m.vecmat(v, stack), m.matrix_transpose(stack), m.permute_dims(stack, (2, 0, 1)),
+                m.concat([x, x[:1]]), m.concat([x, v], axis=None), m.unstack(x, axis=-1),
+                m.unstack(stack))
+
+    close(run(enp), run(jnp))
+    close(ember.jit(lambda: run(enp))(), run(jnp))
+
+
+SPELLING_ERRORS = [
+    (lambda: enp.vecdot(X, V[:4]), TracingError, "vecdot: axes must match"),
+    (lambda: enp.matvec(V, V), TracingError, "matvec"),
+    (lambda: enp.matrix_transpose(V), TracingError, "matrix_transpose"),
+    (lambda: enp.unstack(np.float32(1)), TracingError, "unstack"),
+]
+
+
+@pytest.mark.parametrize("call, error, match", SPELLING_ERRORS)
+def test_spelling_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

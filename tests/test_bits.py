@@ -2,13 +2,15 @@
 
 import numpy as np
 import pytest
+from helpers import close, eager_and_jit
 from hypothesis import given, settings
 from hypothesis.extra import numpy as hnp
 
 import ember
 import ember.lax as lax
 import ember.numpy
-from ember.errors import TracingError
+import ember.numpy as enp
+from ember.errors import ArgumentError, TracingError
 from ember.numpy import _bits as enb
 
 DTYPES = ["int8", "int32", "uint16", "uint32"]
@@ -155,3 +157,47 @@ def test_bad_inputs_raise():
         lax.bitcast_convert_type(np.ones(3, np.float32), np.int16)
     with pytest.raises(TracingError, match="left_shift"):
         enb.left_shift(np.ones(3, np.float32), 1)
+
+
+# --- bitwise_invert, packbits, unpackbits against JAX ------------------------------------
+
+# ember warns when it narrows 64-bit NumPy input (x64 off), as JAX does: not what these
+# tests check.
+_ignore_narrowing = pytest.mark.filterwarnings("ignore:.*64-bit types are off")
+
+_RNG = np.random.default_rng(91)
+X = _RNG.normal(size=(4, 6)).astype(np.float32)
+N = _RNG.integers(-5, 6, size=(4, 6)).astype(np.int32)
+
+
+@_ignore_narrowing
+def test_bitwise_invert(jnp):
+    for a in [np.array([0, 7, 255], np.uint8), N, np.array([True, False])]:
+        eager_and_jit(enp.bitwise_invert, jnp.bitwise_invert, a)
+
+
+@_ignore_narrowing
+def test_packbits_unpackbits(jnp):
+    rng = np.random.default_rng(92)
+    bits = rng.integers(0, 2, size=(3, 11)).astype(np.int32)
+    for a, axis, order in [(bits, None, "big"), (bits, 1, "little"), (bits > 0, 0, "big"),
+                           (bits[:, :8], -1, "big"), (np.zeros(0, np.uint8), None, "big")]:
+        close(enp.packbits(a, axis, order), jnp.packbits(a, axis, order))
+    u = rng.integers(0, 256, size=(2, 3)).astype(np.uint8)
+    for axis, count, order in [(None, None, "big"), (0, 5, "little"), (1, 30, "big"),
+                               (1, -3, "big"), (-1, 0, "little")]:
+        close(enp.unpackbits(u, axis, count, order), jnp.unpackbits(u, axis, count, order))
+    close(ember.jit(lambda u: enp.packbits(enp.unpackbits(u, axis=1), axis=1))(u), u)
+
+
+PACK_ERRORS = [
+    (lambda: enp.packbits(X), TracingError, "integer or boolean"),
+    (lambda: enp.packbits(N, bitorder="middle"), ArgumentError, "bitorder"),
+    (lambda: enp.unpackbits(N), TracingError, "uint8"),
+]
+
+
+@pytest.mark.parametrize("call, error, match", PACK_ERRORS)
+def test_pack_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -1,13 +1,14 @@
 """ember.numpy.linalg's decompositions and what is built on them (solve, inv, det, slogdet,
 cholesky, qr, eigh, svd, pinv, lstsq, matrix_rank, cond, matrix_power, multi_dot) against
-NumPy's LAPACK results in float64: stacks of matrices, rectangular shapes, singular and
-rank-deficient input, under jit and eagerly."""
+NumPy's LAPACK results in float64: stacks of matrices, rectangular shapes, singular,
+rank-deficient, empty, tiny and huge input, under jit and eagerly."""
 
 import numpy as np
 import pytest
 
 import ember
 import ember.numpy as enp
+import ember.scipy.linalg as sla
 from ember.errors import TracingError
 
 LA = enp.linalg
@@ -182,7 +183,6 @@ def test_svd_of_odd_sizes():
 def test_scipy_linalg_solvers():
     """ember.scipy.linalg against NumPy: triangular solves (lower/upper, transposed, unit
     diagonal; a stack of matrices) and Cholesky solves."""
-    import ember.scipy.linalg as sla
     tri = f64(A) + 4 * np.eye(4)
     b = f64(B)
 
@@ -218,3 +218,69 @@ def test_eigh_symmetrizes_its_input_as_jax():
               np.linalg.eigvalsh(f64(a), UPLO=uplo), 1e-5)
     w, v = LA.eigh(a)
     close(v @ (np.asarray(w)[..., None] * np.asarray(v).swapaxes(-1, -2)), sym, 1e-4)
+
+
+def test_empty_determinant_inverse_and_solve():
+    """0 x 0 matrices: det 1 (as NumPy and JAX), inv and solve empty, eagerly and under jit;
+    a stack of them too; scipy.linalg's det and lu_factor as well."""
+    e, e3 = np.zeros((0, 0), np.float32), np.zeros((3, 0, 0), np.float32)
+    b = np.zeros((0,), np.float32)
+    for how, f in (("eager", lambda g: g), ("jit", ember.jit)):
+        got = [f(LA.det)(e), f(LA.det)(e3), f(LA.inv)(e3), f(LA.solve)(e, b),
+               f(LA.slogdet)(e)[1], f(sla.det)(e)]
+        want = [1.0, np.ones(3), np.zeros((3, 0, 0)), np.zeros((0,)), 0.0, 1.0]
+        labels = ["det", "det stack", "inv", "solve", "slogdet", "scipy det"]
+        for label, g, w in zip(labels, got, want, strict=True):
+            try:
+                close(g, w)
+            except AssertionError as err:
+                raise AssertionError(f"{label} {how}: {err}") from None
+        piv = f(sla.lu_factor)(e)[1]       # the pivots: exactly, int32
+        assert isinstance(piv, ember.Array) and piv.dtype == np.int32, (how, piv)
+        np.testing.assert_array_equal(np.asarray(piv), np.zeros((0,), np.int32))
+
+
+def test_cond_of_singular_matrices_is_inf():
+    """NumPy and JAX give inf for every p on a singular matrix (the NaNs of its inverse's
+    norm are turned into inf); a matrix with NaNs keeps NaN."""
+    sing = np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [1.0, 3.0]]], np.float32)
+    nan = np.array([[np.nan, 1.0], [0.0, 1.0]], np.float32)
+    ps = ("fro", -1, np.inf)        # (1 and -inf take the same paths as -1 and inf)
+    outs = ember.jit(lambda s, n: [LA.cond(s, p) for p in ps] + [LA.cond(n, "fro")])(sing, nan)
+    for p, got in zip(ps, outs, strict=False):
+        want = np.linalg.cond(f64(sing), p)
+        assert np.isinf(np.asarray(got)[0]), (p, got)
+        close(got[1:], want[1:], 1e-5)
+    assert np.isnan(np.asarray(outs[-1]))
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: LA.cond(np.ones((2, 3, 4), np.float32), 1), r"cond: for p=1 x must be square"),
+    (lambda: LA.cond(np.zeros((0, 0), np.float32)), r"cond: .*non-empty"),
+])
+def test_cond_errors(call, match):
+    with pytest.raises(TracingError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("scale", [1e-20, 1e20, 2.0 ** 60])
+def test_svd_and_qr_of_tiny_and_huge_matrices(scale):
+    """Sums of squares of entries of 1e-20 underflow in float32 and those of 1e20 overflow:
+    the matrix is scaled by a power of two first (as LAPACK scales), so the singular values,
+    R and what is built on them (rank, cond, pinv, the 2-norm) come out as for the matrix
+    of moderate entries, scaled; float64 NumPy is the oracle."""
+    a64 = np.array([[1.0, 2.0, 0.5], [3.0, 4.0, -1.0]]) * scale
+    a = a64.astype(np.float32)
+    np.testing.assert_allclose(np.asarray(enp.linalg.svd(a, compute_uv=False)),
+                               np.linalg.svd(a64, compute_uv=False), rtol=1e-5)
+    u, s, vh = (np.asarray(v) for v in enp.linalg.svd(a, full_matrices=False))
+    np.testing.assert_allclose((u * s) @ vh, a64, rtol=1e-5, atol=1e-6 * scale)
+    r = np.asarray(enp.linalg.qr(a.T)[1])
+    np.testing.assert_allclose(np.abs(r), np.abs(np.linalg.qr(a64.T)[1]), rtol=1e-5,
+                               atol=1e-6 * scale)
+    assert int(enp.linalg.matrix_rank(a)) == 2
+    np.testing.assert_allclose(float(enp.linalg.cond(a)), np.linalg.cond(a64), rtol=1e-4)
+    np.testing.assert_allclose(float(enp.linalg.norm(a, 2)), np.linalg.norm(a64, 2), rtol=1e-5)
+    want = np.linalg.pinv(a64)
+    np.testing.assert_allclose(np.asarray(enp.linalg.pinv(a)), want, rtol=1e-4,
+                               atol=1e-5 * np.abs(want).max())

@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
+from helpers import close
 
 import ember
 import ember.numpy as enp
-from ember.errors import EmberError
+from ember.errors import ArgumentError, EmberError, TracingError
 
 X = np.arange(3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
 
@@ -166,3 +167,64 @@ def test_concrete_0d_arrays_as_slice_bounds():
         ember.jit(lambda x, n: x[:n])(xn, 3)
     with pytest.raises(TypeError, match="slice bounds must be integers"):
         x[:np.asarray(2.0)]
+
+
+# --- index helpers, grids and concatenators (ember/numpy/_index_tricks.py) against JAX --------
+
+# ember warns when it narrows 64-bit NumPy input (x64 off), as JAX does: not what these
+# tests check.
+_ignore_narrowing = pytest.mark.filterwarnings("ignore:.*64-bit types are off")
+
+_RNG = np.random.default_rng(17)
+X46 = _RNG.normal(size=(4, 6)).astype(np.float32)
+V6 = _RNG.normal(size=(6,)).astype(np.float32)
+
+
+@_ignore_narrowing
+def test_index_helpers(jnp):
+    close(enp.diag_indices(3), jnp.diag_indices(3))
+    close(enp.diag_indices(2, 4), jnp.diag_indices(2, 4))
+    close(enp.diag_indices_from(np.ones((3, 3, 3))), jnp.diag_indices_from(np.ones((3, 3, 3))))
+    for k in [-1, 0, 2]:
+        close(enp.tril_indices_from(X46, k), jnp.tril_indices_from(X46, k))
+        close(enp.triu_indices_from(X46, k), jnp.triu_indices_from(X46, k))
+    rows, cols = np.array([0, 3]), np.array([5, 1, 2])
+    close(enp.ix_(rows, cols), jnp.ix_(rows, cols))
+    close(enp.asarray(X46)[enp.ix_(rows, cols)], X46[np.ix_(rows, cols)])
+    close(ember.jit(lambda x, r, c: x[enp.ix_(r, c)])(X46, rows, cols), X46[np.ix_(rows, cols)])
+    close(ember.jit(lambda x: x[enp.tril_indices_from(x)])(X46), X46[np.tril_indices_from(X46)])
+
+
+@_ignore_narrowing
+def test_grids_and_concatenators(jnp):
+    for key in [slice(0, 5), (slice(0, 3), slice(-1, 1, 0.5)), (slice(0, 1, 5j), slice(2))]:
+        close(enp.mgrid[key], jnp.mgrid[key])
+        close(enp.ogrid[key], jnp.ogrid[key])
+    close(enp.r_[1:4, 0, V6[:2], [7, 8]], jnp.r_[1:4, 0, V6[:2], [7, 8]])
+    close(enp.r_[-1:1:5j], jnp.r_[-1:1:5j])
+    close(enp.r_["0,2", [1, 2], [3, 4]], jnp.r_["0,2", [1, 2], [3, 4]])
+    close(enp.r_["1,2,0", [1, 2], [3, 4]], jnp.r_["1,2,0", [1, 2], [3, 4]])
+    close(enp.r_["r", [1, 2]], jnp.r_["r", [1, 2]])
+    close(enp.r_["c", 1:3], jnp.r_["c", 1:3])
+    close(enp.r_[X46, X46], jnp.r_[X46, X46])
+    close(enp.c_[V6, V6], jnp.c_[V6, V6])
+    close(enp.c_[X46, X46], jnp.c_[X46, X46])
+    close(enp.c_[np.array([[1, 2]]), 0, 0, np.array([[4, 5]])],
+          jnp.c_[np.array([[1, 2]]), 0, 0, np.array([[4, 5]])])
+    assert enp.s_[1:2, ::3] == np.s_[1:2, ::3] and enp.index_exp[2] == np.index_exp[2]
+    close(ember.jit(lambda x: enp.r_[x, 0.0, x])(V6), jnp.r_[V6, 0.0, V6])
+
+
+INDEX_TRICK_ERRORS = [
+    (lambda: enp.diag_indices_from(X46), TracingError, "equal length"),
+    (lambda: enp.tril_indices_from(V6), TracingError, "2-D"),
+    (lambda: enp.ix_(X46), TracingError, "1-D"),
+    (lambda: enp.mgrid[1], ArgumentError, "slices"),
+    (lambda: enp.r_["bad", V6], ArgumentError, "directive"),
+]
+
+
+@pytest.mark.parametrize("call, error, match", INDEX_TRICK_ERRORS)
+def test_index_trick_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

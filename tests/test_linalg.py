@@ -1,6 +1,7 @@
 """ember.numpy linear algebra beyond the first cut (tensordot, einsum with ellipsis, diagonals
-and broadcasting, kron, trace, diagonal, diag, cross, linalg.norm) against NumPy; the
-decompositions are in test_decompositions.py."""
+and broadcasting, kron, trace, diagonal, diag, cross, linalg.norm) and ember.numpy.linalg's
+array-API names (matrix_norm, vector_norm, vecdot, matmul, ..., tensorinv, tensorsolve)
+against NumPy; the decompositions are in test_decompositions.py."""
 
 import ml_dtypes
 import numpy as np
@@ -53,7 +54,7 @@ def run_all(cases, *args):
 @pytest.mark.parametrize("rows", [3, 5, 7, 13, 16])
 def test_batched_matmul_of_row_scaled_operand(rows):
     """IREE 3.13's data tiling shifted the second batch's rows by one when the left operand's
-    kernel read a value broadcast along rows (ember.passes.lowering._batched_lhs): 3, 5-7 and
+    kernel read a value broadcast along rows (ember.rules.lowering._batched_lhs): 3, 5-7 and
     13 rows of 5 at batch 2 came out wrong; 16 keeps the fused packing."""
     x, w, s = rand((2, rows, 5), seed=1), rand((2, 5, 4), seed=2), rand((2, rows), seed=3)
 
@@ -310,6 +311,13 @@ def test_norm_errors():
         enp.linalg.norm(m, 3)
 
 
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0)])
+def test_max_norms_of_empty_matrices_are_zero(shape):
+    x = np.zeros(shape, np.float32)
+    for o in (1, np.inf):
+        assert float(enp.linalg.norm(x, o)) == np.linalg.norm(x, o) == 0.0
+
+
 # --- dtypes ---------------------------------------------------------------------------------
 
 _DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
@@ -403,3 +411,150 @@ def test_products_with_a_broadcast_operand():
     jf = ember.jit(lambda y: enp.broadcast_to(y[:, 0], (4, 6)) @ y)
     assert "ember.dot_general" in jf.lower(y).as_text("optimized")
     check(jf(y), np.broadcast_to(y[:, 0], (4, 6)) @ y)
+
+
+# --- ember.numpy.linalg: the array API's names, tensorinv, tensorsolve ----------------------
+
+LA = enp.linalg
+INF = np.inf
+_RNG = np.random.default_rng(7)
+M3 = _RNG.standard_normal((2, 3, 4)).astype(np.float32)           # a stack of matrices
+SQ = _RNG.standard_normal((3, 3)).astype(np.float32) + 3 * np.eye(3, dtype=np.float32)
+V3 = _RNG.standard_normal((2, 3)).astype(np.float32)              # a stack of 3-vectors
+IM = _RNG.integers(-5, 5, (3, 4)).astype(np.int32)
+T6 = _RNG.standard_normal((6, 6)).astype(np.float32) + 4 * np.eye(6, dtype=np.float32)
+MAT_ORDS = ("fro", "nuc", 1, -1, 2, -2, INF, -INF)
+VEC_CASES = ((2, None, False), (1, 1, False), (INF, (0, 2), True), (-INF, -1, False),
+             (0, None, True), (3, 0, False), (-1.5, (1, 2), False))
+
+
+def f64(x):
+    return np.asarray(x, np.float64)
+
+
+def close(got, want, tol=2e-5, dtype=np.float32):
+    """``got`` (an ember Array of ``dtype``) within ``tol`` of ``want`` relative to its
+    largest finite entry; NaNs and infs where ``want`` has them."""
+    assert isinstance(got, ember.Array), type(got)
+    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
+    want = np.asarray(want, np.float64)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    scale = max(1.0, float(np.max(np.abs(want[np.isfinite(want)]), initial=0)))
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=0, atol=tol * scale,
+                               equal_nan=True)
+
+
+def same(got, want, dtype):
+    assert isinstance(got, ember.Array), type(got)
+    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def check_all(labels, gots, wants, tol=2e-5):
+    """``close`` for each of ``gots``, ``same`` where the want is (exact value, dtype)."""
+    for label, got, want in zip(labels, gots, wants, strict=True):
+        try:
+            if isinstance(want, tuple):     # (exact value, dtype)
+                same(got, *want)
+            else:
+                close(got, want, tol)
+        except AssertionError as e:
+            raise AssertionError(f"{label}: {e}") from None
+
+
+def _array_api(m3, sq, v3, im, t6):
+    outs = [LA.matrix_norm(m3, ord=o) for o in MAT_ORDS]
+    outs += [LA.matrix_norm(m3, keepdims=True), LA.matrix_norm(im, ord=INF)]
+    outs += [LA.vector_norm(m3, ord=o, axis=ax, keepdims=kd) for o, ax, kd in VEC_CASES]
+    outs += [LA.vector_norm(im, ord=1, axis=1),
+             LA.vecdot(m3, m3[0], axis=-2), LA.vecdot(im, im),
+             LA.matmul(m3, m3[0].T), LA.matmul(im, im.T, preferred_element_type=np.float32),
+             LA.tensordot(m3, m3[0], axes=((1, 2), (0, 1))), LA.tensordot(sq, sq, axes=1),
+             LA.matrix_transpose(m3), LA.cross(v3, v3[::-1]), LA.cross(v3.T, sq[:, :2], axis=0),
+             LA.outer(v3[0], im[0]), LA.diagonal(m3, offset=1), LA.diagonal(im, offset=-1),
+             LA.trace(m3), LA.trace(im, offset=1), LA.trace(m3, dtype=np.float16),
+             LA.tensorinv(t6.reshape(6, 2, 3), ind=1), LA.tensorinv(t6.reshape(2, 3, 3, 2)),
+             LA.tensorsolve(t6.reshape(2, 3, 6), v3),
+             LA.tensorsolve(t6.reshape(6, 2, 3).transpose(1, 0, 2), v3, axes=(1,))]
+    return outs
+
+
+def _array_api_wants(m3, sq, v3, im, t6):
+    npl = np.linalg
+    wants = [npl.matrix_norm(m3, ord=o) for o in MAT_ORDS]
+    wants += [npl.matrix_norm(m3, keepdims=True), npl.matrix_norm(im, ord=INF)]
+    wants += [npl.vector_norm(m3, ord=o, axis=ax, keepdims=kd) for o, ax, kd in VEC_CASES]
+    wants += [npl.vector_norm(im, ord=1, axis=1),
+              np.vecdot(m3, m3[0], axis=-2), (np.vecdot(im, im), np.int32),
+              m3 @ m3[0].T, (im @ im.T).astype(np.float32),
+              np.tensordot(m3, m3[0], axes=((1, 2), (0, 1))), np.tensordot(sq, sq, axes=1),
+              (np.swapaxes(m3, -1, -2), np.float32), npl.cross(v3, v3[::-1]),
+              np.cross(v3.T, sq[:, :2], axis=0), np.outer(v3[0], im[0]),
+              npl.diagonal(m3, offset=1), (npl.diagonal(im, offset=-1), np.int32),
+              npl.trace(m3), (npl.trace(im, offset=1), np.int32), npl.trace(m3),
+              npl.tensorinv(t6.reshape(6, 2, 3), ind=1), npl.tensorinv(t6.reshape(2, 3, 3, 2)),
+              npl.tensorsolve(t6.reshape(2, 3, 6), v3),
+              npl.tensorsolve(t6.reshape(6, 2, 3).transpose(1, 0, 2), v3, axes=(1,))]
+    return wants
+
+
+def test_array_api_functions_match_numpy():
+    args = (M3, SQ, V3, IM, T6)
+    gots = ember.jit(_array_api)(*args)
+    wants = _array_api_wants(*(f64(a) if a.dtype == np.float32 else a for a in args))
+    labels = [f"matrix_norm {o}" for o in MAT_ORDS] + ["matrix_norm keepdims", "int inf"]
+    labels += [f"vector_norm {c}" for c in VEC_CASES]
+    labels += ["vector_norm int", "vecdot", "vecdot int", "matmul", "matmul preferred",
+               "tensordot pairs", "tensordot 1", "matrix_transpose", "cross", "cross axis 0",
+               "outer", "diagonal", "diagonal int", "trace", "trace int", "trace float16",
+               "tensorinv 1", "tensorinv 2", "tensorsolve", "tensorsolve axes"]
+    trace16 = gots.pop(labels.index("trace float16"))
+    wants.pop(labels.index("trace float16"))
+    labels.remove("trace float16")
+    check_all(labels, gots, wants, 1e-4)
+    close(trace16, np.trace(f64(M3), axis1=-2, axis2=-1), 3e-3, np.float16)
+    # Eagerly, and integers in floating point as NumPy (JAX's vector_norm keeps ints).
+    close(LA.vector_norm(IM, ord=INF), np.linalg.vector_norm(IM, ord=INF))
+    close(LA.matrix_norm(M3, ord="nuc"), np.linalg.matrix_norm(f64(M3), ord="nuc"), 1e-5)
+    close(LA.vector_norm(np.zeros((0,), np.float32), ord=INF), 0.0)      # JAX's initial=0
+
+
+def test_tensorsolve_with_several_axes_as_numpy():
+    a = np.transpose((3 * np.eye(6) + np.tri(6, k=-1)).astype(np.float32).reshape(2, 3, 2, 3),
+                     (2, 0, 3, 1)).copy()
+    b = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(np.asarray(enp.linalg.tensorsolve(a, b, axes=(0, 2))),
+                               np.linalg.tensorsolve(a, b, axes=(0, 2)), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: LA.matrix_norm(V3[0]), r"matrix_norm: .*at least 2.*\(3,\)"),
+    (lambda: LA.vector_norm(V3, ord="fro"), r"vector_norm: invalid norm order"),
+    (lambda: LA.cross(M3, M3), r"cross: x1 of shape \(2, 3, 4\).*size 3"),
+    (lambda: LA.outer(M3, V3[0]), r"outer: x1 and x2 must be 1-D"),
+    (lambda: LA.diagonal(V3[0]), r"diagonal: x must have at least 2"),
+    (lambda: LA.trace(V3[0]), r"trace: x must have at least 2"),
+    (lambda: LA.tensorinv(M3, ind=1), r"tensorinv: the product of the first"),
+    (lambda: LA.tensorinv(M3, ind=0), r"tensorinv: ind must be a positive"),
+    (lambda: LA.tensorsolve(T6, V3), r"tensorsolve: the leading dimensions"),
+])
+def test_array_api_errors(call, match):
+    with pytest.raises(TracingError, match=match):
+        call()
+
+
+def test_preferred_element_type_is_where_products_accumulate():
+    # int8 products of 100 * 100 wrapped when the result was cast after the product.
+    a = np.full(10, 100, np.int8)
+    b = np.array([100, -100, 100], np.int8)
+    wide = a.astype(np.int64)
+    got = ember.jit(lambda a, b: (
+        enp.einsum("i,i->", a, a, preferred_element_type=np.int32),
+        enp.vecdot(a[:8], a[:8], preferred_element_type=np.int32),
+        enp.convolve(b, a[:2], preferred_element_type=np.int32),
+        enp.correlate(b, a[:2], mode="full", preferred_element_type=np.int32)))(a, b)
+    wants = [wide @ wide, wide[:8] @ wide[:8], np.convolve(b.astype(np.int64), wide[:2]),
+             np.correlate(b.astype(np.int64), wide[:2], mode="full")]
+    for g, w in zip(got, wants, strict=True):
+        assert g.dtype == np.int32
+        np.testing.assert_array_equal(np.asarray(g), w)

@@ -5,13 +5,15 @@ Many reductions share one jitted program per (axis, keepdims) case to keep compi
 
 import warnings
 
+import helpers
 import ml_dtypes
 import numpy as np
 import pytest
+from helpers import eager_and_jit
 
 import ember
 import ember.numpy as enp
-from ember.errors import EmberError
+from ember.errors import ArgumentError, ConcretizationError, EmberError, TracingError
 
 RNG = np.random.default_rng(0)
 X3 = RNG.uniform(-3, 3, (3, 4, 5)).astype(np.float32)
@@ -574,3 +576,124 @@ def test_round_of_float16_with_decimals_as_jax(decimals):
     got = np.asarray(enp.round(x, decimals))
     want = np.asarray(jnp.round(x, decimals))
     np.testing.assert_array_equal(got, want)
+
+
+# --- histograms (against JAX) -----------------------------------------------------------
+
+# ember warns when it narrows 64-bit NumPy input (x64 off), as JAX does: not what these
+# tests check.
+_ignore_narrowing = pytest.mark.filterwarnings("ignore:.*64-bit types are off")
+
+_HRNG = np.random.default_rng(17)
+X = _HRNG.normal(size=(4, 6)).astype(np.float32)
+V = _HRNG.normal(size=(6,)).astype(np.float32)
+N = _HRNG.integers(-5, 6, size=(4, 6)).astype(np.int32)
+S = _HRNG.normal(size=(40, 3)).astype(np.float32)
+
+
+@_ignore_narrowing
+@pytest.mark.parametrize("data", [X, N, np.full((5,), 2.0, np.float32)])
+def test_histogram(data, jnp):
+    for bins, rng_, density in [(10, None, None), (3, (-1.0, 2.0), True),
+                                (np.array([-3.0, -1.0, 0.0, 5.0]), None, False)]:
+        helpers.close(enp.histogram_bin_edges(data, bins, rng_),
+                      jnp.histogram_bin_edges(data, bins, rng_))
+        helpers.close(enp.histogram(data, bins, rng_, density=density),
+                      jnp.histogram(data, bins, rng_, density=density))
+    w = np.abs(X).ravel()[:data.size].reshape(data.shape)
+    helpers.close(enp.histogram(data, 4, weights=w, density=True),
+                  jnp.histogram(data, 4, weights=w, density=True))
+
+
+@_ignore_narrowing
+def test_histogram_jit(jnp):
+    eager_and_jit(lambda x: enp.histogram(x, 6), lambda x: jnp.histogram(x, 6), X)
+    eager_and_jit(lambda x, w: enp.histogram(x, 3, (0.0, 1.0), w, True),
+                  lambda x, w: jnp.histogram(x, 3, (0.0, 1.0), w, True), X, X * X)
+
+
+@_ignore_narrowing
+def test_histogramdd_and_2d(jnp):
+    for bins, rng_, w, density in [(3, None, None, None), ((2, 3, 4), None, S[:, 0], True),
+                                   ([2, np.array([-1.0, 0.0, 1.0]), 3],
+                                    [None, (-2.0, 2.0), (0.0, 1.0)], None, False)]:
+        helpers.close(enp.histogramdd(S, bins, rng_, w, density),
+                      list(jnp.histogramdd(S, bins, rng_, w, density)), tol=1e-4)
+    x, y = S[:, 0], S[:, 1]
+    for bins in [4, [2, 5], np.array([-1.0, 0.0, 1.0]), [np.array([-1.0, 1.0]), 3]]:
+        helpers.close(enp.histogram2d(x, y, bins), jnp.histogram2d(x, y, bins))
+    helpers.close(enp.histogram2d(x, y, 3, [(-1, 1), (0, 2)], weights=np.abs(x), density=True),
+                  jnp.histogram2d(x, y, 3, [(-1, 1), (0, 2)], weights=np.abs(x), density=True))
+    eager_and_jit(lambda s: enp.histogramdd(s, 2), lambda s: list(jnp.histogramdd(s, 2)), S)
+
+
+HISTOGRAM_ERRORS = [
+    (lambda: enp.histogram(X, "auto"), ArgumentError, "string"),
+    (lambda: enp.histogram(X, 0), TracingError, "positive"),
+    (lambda: enp.histogram(X, 3, weights=V), TracingError, "weights"),
+    (lambda: enp.histogram(X, 3, range=(1.0,)), TracingError, "range"),
+    (lambda: ember.jit(lambda b: enp.histogram(X, b))(np.int32(3)), ConcretizationError,
+     "bins"),
+    (lambda: enp.histogramdd(V), TracingError, "2-D"),
+    (lambda: enp.histogramdd(S, [2, 3]), TracingError, "per dimension"),
+]
+
+
+@pytest.mark.parametrize("call, error, match", HISTOGRAM_ERRORS)
+def test_histogram_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+# --- bincount of bools, quantiles of infinities (against JAX) ------------------------------
+
+@_ignore_narrowing
+def test_bincount_of_bools(jnp):
+    b = np.array([True, False, True, True])
+    w = np.arange(4.0, dtype=np.float32)
+    helpers.close(enp.bincount(b), jnp.bincount(b), 1e-6)
+    helpers.close(enp.bincount(b, weights=w, minlength=4),
+                  jnp.bincount(b, weights=w, minlength=4), 1e-6)
+    helpers.close(ember.jit(lambda x: enp.bincount(x, length=3))(b), jnp.bincount(b, length=3),
+                  1e-6)
+
+
+METHODS = ["linear", "lower", "higher", "midpoint", "nearest"]
+QS = np.array([0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0])
+
+
+@_ignore_narrowing
+@pytest.mark.parametrize("method", METHODS)
+def test_quantile_of_infinities_follows_jax(method, jnp):
+    rng = np.random.default_rng(24)
+    # JAX's formulas, lo * (1 - g) + hi * g for linear and (lo + hi) / 2 for midpoint, give
+    # inf where NumPy's lerp gives inf - inf = NaN; JAX's nearest takes the lower value at a
+    # tie (NumPy the even index).
+    for a in [[1.0, np.inf], [-np.inf, np.inf], [1.0, 2.0, np.inf, np.inf], [-np.inf, -np.inf, 1.0],
+              [-np.inf, 0.0, np.inf], [4.0, 1.0, 3.0, 2.0]]:
+        a = np.array(a, np.float32)
+        helpers.close(enp.quantile(a, QS, method=method), jnp.quantile(a, QS, method=method), 1e-6)
+        helpers.close(enp.percentile(a, QS * 100, method=method),
+                      jnp.percentile(a, QS * 100, method=method), 1e-6)
+    x = rng.normal(size=(3, 8)).astype(np.float32)
+    x[0, 3], x[1, :2] = np.inf, -np.inf
+    q = QS.astype(np.float32)
+    got = ember.jit(lambda x, q: enp.quantile(x, q, axis=1, method=method))(x, q)
+    helpers.close(got, jnp.quantile(x, q, axis=1, method=method), 1e-6)
+
+
+@_ignore_narrowing
+@pytest.mark.parametrize("method", METHODS)
+def test_nanquantile_methods(method, jnp):
+    rng = np.random.default_rng(25)
+    x = rng.normal(size=(5, 8)).astype(np.float32)
+    x[0, 3], x[1, :2] = np.inf, -np.inf
+    x[2, 1], x[3, :], x[4, ::2] = np.nan, np.nan, np.nan
+    for axis in (0, 1, None):
+        helpers.close(enp.nanquantile(x, QS, axis=axis, method=method),
+                      jnp.nanquantile(x, QS, axis=axis, method=method), 1e-6)
+        helpers.close(enp.nanpercentile(x, 30.0, axis=axis, method=method, keepdims=True),
+                      jnp.nanpercentile(x, 30.0, axis=axis, method=method, keepdims=True), 1e-6)
+    q = QS.astype(np.float32)
+    got = ember.jit(lambda x, q: enp.nanquantile(x, q, axis=1, method=method))(x, q)
+    helpers.close(got, jnp.nanquantile(x, q, axis=1, method=method), 1e-6)

@@ -3,10 +3,11 @@ share one jitted program per dtype; a few run eagerly; bad input gives ember err
 
 import numpy as np
 import pytest
+from helpers import close
 
 import ember
 import ember.numpy as enp
-from ember.errors import TracingError
+from ember.errors import ArgumentError, ConcretizationError, TracingError
 
 _NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.uint64): np.dtype(np.uint32),
            np.dtype(np.float64): np.dtype(np.float32)}
@@ -401,3 +402,195 @@ def test_axis_and_shape_errors_are_numpys_classes(call, numpy_error):
     with pytest.raises(numpy_error) as info:
         call(enp, x)
     assert isinstance(info.value, TracingError) and "test_shape.py" in str(info.value)
+
+
+# --- delete, insert, block, diagflat, resize, fill_diagonal against JAX -------------------
+
+# ember warns when it narrows 64-bit NumPy input (x64 off), as JAX does: not what these
+# tests check.
+_ignore_narrowing = pytest.mark.filterwarnings("ignore:.*64-bit types are off")
+
+_RNG = np.random.default_rng(17)
+X = _RNG.normal(size=(4, 6)).astype(np.float32)
+V = _RNG.normal(size=(6,)).astype(np.float32)
+N = _RNG.integers(-5, 6, size=(4, 6)).astype(np.int32)
+
+
+@_ignore_narrowing
+def test_delete(jnp):
+    for obj, axis in [(1, 1), (-1, 0), (slice(None, None, 2), 1), (slice(3, 1, -1), None),
+                      (np.array([0, 2, 2, -1]), 1), (np.array([True, False, True, False]), 0),
+                      (np.array([], np.int32), 0), (np.arange(4), 0)]:
+        close(enp.delete(X, obj, axis), jnp.delete(X, obj, axis))
+    idx = np.array([4, 0, -1])
+    close(ember.jit(lambda x, i: enp.delete(x, i, axis=1, assume_unique_indices=True))(X, idx),
+          jnp.delete(X, idx, axis=1, assume_unique_indices=True))
+
+
+@_ignore_narrowing
+def test_insert(jnp):
+    for obj, vals, axis in [(1, 9.0, None), (2, V[:4], 1), (np.array([0, 6, 3]), V[:3], 1),
+                            (-1, 5, 0), (slice(0, 4, 2), X[:2], 0), (0, V, 0),
+                            (np.array([1]), np.array([[1.0], [2.0], [3.0], [4.0]]), 1)]:
+        close(enp.insert(X, obj, vals, axis), jnp.insert(X, obj, vals, axis))
+    close(enp.insert(N, 3, 2.7, axis=1), jnp.insert(N, 3, 2.7, axis=1))   # cast to a's dtype
+    close(ember.jit(lambda x, i, v: enp.insert(x, i, v, axis=0))(X, np.int32(2), V),
+          jnp.insert(X, 2, V, axis=0))
+
+
+@_ignore_narrowing
+def test_block(jnp):
+    a, b, c = X[:2, :2], X[:2, 2:], X[2:]
+    cases = [[a, b], [[a, b], [c]], [1.0, V], [[[a]], [[a]]], X]
+    for arrays in cases:
+        close(enp.block(arrays), jnp.block(arrays))
+    close(ember.jit(lambda x: enp.block([[x, x], [x, x]]))(a), jnp.block([[a, a], [a, a]]))
+
+
+@_ignore_narrowing
+def test_diagflat_resize_fill_diagonal(jnp):
+    rng = np.random.default_rng(19)
+    for v, k in [(V, 0), (X[:2, :2], 2), (N[0], -1), (np.float32(3.0), 0)]:
+        close(enp.diagflat(v, k), jnp.diagflat(v, k))
+    for a, shape in [(V, (3, 5)), (N, 4), (X, (2, 2)), (np.zeros(0, np.float32), (2, 3)),
+                     (V, (0,))]:
+        close(enp.resize(a, shape), jnp.resize(a, shape))
+    cube = rng.normal(size=(3, 3, 3)).astype(np.float32)
+    for a, val in [(X, 7.0), (X.T, V[:3]), (cube, -1.0), (N, 2.6), (X, V[:1])]:
+        close(enp.fill_diagonal(a, val, inplace=False), jnp.fill_diagonal(a, val, inplace=False))
+    close(ember.jit(lambda a, v: enp.fill_diagonal(a, v, inplace=False))(X, V),
+          jnp.fill_diagonal(X, V, inplace=False))
+
+
+MANIPULATION_ERRORS = [
+    (lambda: enp.delete(X, 9, axis=0), TracingError, "out of bounds"),
+    (lambda: enp.delete(X, np.array([1.5])), TracingError, "integer or bool"),
+    (lambda: ember.jit(lambda x, i: enp.delete(x, i))(X, np.array([1])), ConcretizationError,
+     "assume_unique_indices"),
+    (lambda: enp.insert(X, np.ones((2, 2), np.int32), 1.0), TracingError, "1-D"),
+    (lambda: enp.insert(X, np.array([0.5]), 1.0), TracingError, "integer"),
+    (lambda: enp.block([[X], X]), TracingError, "depths"),
+    (lambda: enp.block([]), TracingError, "empty"),
+    (lambda: enp.block((X, X)), ArgumentError, "tuple"),
+    (lambda: enp.resize(V, (-1, 2)), TracingError, "non-negative"),
+    (lambda: enp.fill_diagonal(X, 1.0), ArgumentError, "inplace=False"),
+    (lambda: enp.fill_diagonal(X, 1.0, wrap=True, inplace=False), ArgumentError, "wrap"),
+    (lambda: enp.fill_diagonal(V, 1.0, inplace=False), TracingError, "2-D"),
+    (lambda: enp.fill_diagonal(np.ones((2, 3, 3)), 1.0, inplace=False), TracingError, "equal"),
+]
+
+
+@pytest.mark.parametrize("call, error, match", MANIPULATION_ERRORS)
+def test_manipulation_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+# --- concrete arrays as shapes, sizes and axes (against JAX) ---------------------------------
+
+X6 = np.arange(6.0, dtype=np.float32)
+X23 = np.random.default_rng(23).normal(size=(2, 3)).astype(np.float32)
+
+
+SHAPE_CASES = {
+    "repeat": lambda m, a: m.repeat(X6[:3], a(np.array([1, 2, 3]))),
+    "repeat_axis": lambda m, a: m.repeat(X23, a(np.array([2, 1])), axis=a(np.int64(0))),
+    "reshape": lambda m, a: m.reshape(X6, a(np.array([2, 3]))),
+    "tile": lambda m, a: m.tile(X6, a(np.array([2]))),
+    "split": lambda m, a: m.split(X6, a(np.array([1, 2]))),
+    "hsplit": lambda m, a: m.hsplit(X23, a(np.array([1]))),
+    "pad": lambda m, a: m.pad(X6, a(np.array([[1, 2]]))),
+    "transpose": lambda m, a: m.transpose(X23, a(np.array([1, 0]))),
+    "zeros": lambda m, a: m.zeros(a(np.array([2, 3]))),
+    "full": lambda m, a: m.full(a(np.array([2, 3])), 2.0),
+    "broadcast_to": lambda m, a: m.broadcast_to(X6, a(np.array([2, 6]))),
+    "sum_0d_axis": lambda m, a: m.sum(X23, axis=a(np.array(1))),
+    "mean_axes": lambda m, a: m.mean(X23, axis=a(np.array([0, 1]))),
+    "moveaxis": lambda m, a: m.moveaxis(X23, a(np.array([0])), a(np.array([1]))),
+    "unravel_index": lambda m, a: m.unravel_index(np.array([3, 4]), a(np.array([2, 3]))),
+    "zeros_like": lambda m, a: m.zeros_like(X6, shape=a(np.array([3, 1]))),
+    "roll_vector": lambda m, a: m.roll(X23, a(np.array([1, 2])), axis=a(np.array([0, 1]))),
+}
+
+
+def _ember_array(v):
+    return ember.device_put(v) if isinstance(v, np.ndarray) else v
+
+
+@_ignore_narrowing
+@pytest.mark.parametrize("host", ["numpy", "ember"])
+@pytest.mark.parametrize("name", sorted(SHAPE_CASES))
+def test_concrete_arrays_as_shape_arguments(name, host, jnp):
+    # An eager call traced every array argument, so one that gives a shape, a size or an
+    # axis raised ConcretizationError; JAX takes concrete arrays there.
+    case = SHAPE_CASES[name]
+    close(case(enp, (lambda v: v) if host == "numpy" else _ember_array),
+          case(jnp, lambda v: v), 1e-6)
+
+
+@_ignore_narrowing
+def test_static_arrays_are_cached_by_value_and_data_stays_an_argument(jnp):
+    for shape in ([2, 3], [3, 2], [6, 1]):
+        close(enp.reshape(X6, np.array(shape)), jnp.reshape(X6, np.array(shape)), 1e-6)
+    # The same signature once with a NumPy scalar axis, then a 0-d array: this recursed.
+    close(enp.sum(X23, axis=np.int64(0)), jnp.sum(X23, axis=0), 1e-6)
+    close(enp.sum(X23, axis=np.array(1)), jnp.sum(X23, axis=1), 1e-6)
+    # The data of a call that also takes a static array keeps its own value per call.
+    reps = np.array([1, 0, 2])
+    for k in range(3):
+        data = (X6[:3] + k).astype(np.float32)
+        close(enp.repeat(data, reps), jnp.repeat(data, reps), 1e-6)
+
+
+@_ignore_narrowing
+def test_roll_by_traced_shifts_along_several_axes(jnp):
+    a = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    for shift, axis in [(np.array([1, -5], np.int32), (0, 2)), (np.int32(2), (1, 2)),
+                        (np.array([3], np.int32), None), (np.array([1, 2], np.int32), 1)]:
+        got = ember.jit(lambda x, s, ax=axis: enp.roll(x, s, axis=ax))(a, shift)
+        close(got, jnp.roll(a, shift, axis=axis), 1e-6)
+
+
+# --- repeat with traced counts, trim_zeros (against JAX) ------------------------------------
+
+@_ignore_narrowing
+@pytest.mark.parametrize("total", [0, 3, 6, 7, 9])
+def test_repeat_traced_counts_with_a_static_total(total, jax, jnp):
+    v = np.array([1, 2, 0, 3], np.int32)
+    m = np.arange(8.0, dtype=np.float32).reshape(4, 2)
+
+    def rep(mod, axis=None, t=total):
+        return lambda a, r: mod.repeat(a, r, axis=axis, total_repeat_length=t)
+
+    close(ember.jit(rep(enp))(v, v), jax.jit(rep(jnp))(v, v), 1e-6)
+    close(ember.jit(rep(enp, 0))(m, v), rep(jnp, 0)(m, v), 1e-6)
+    two = np.array([2], np.int32)
+    close(ember.jit(rep(enp, 1))(m, two), rep(jnp, 1)(m, two), 1e-6)
+    close(ember.jit(rep(enp))(np.float32(3), np.int32(2)), rep(jnp)(np.float32(3), 2), 1e-6)
+    # Concrete counts whose sum is not the total: cut, or the last element repeated (JAX's).
+    close(rep(enp, 0)(m, [1, 0, 2, 1]), rep(jnp, 0)(m, np.array([1, 0, 2, 1])), 1e-6)
+    close(rep(enp, 1)(m, 2), rep(jnp, 1)(m, 2), 1e-6)
+
+
+@_ignore_narrowing
+def test_repeat_traced_counts_need_a_total():
+    with pytest.raises(ConcretizationError, match="repeat"):
+        ember.jit(lambda a, r: enp.repeat(a, r))(X6, np.ones(6, np.int32))
+
+
+@_ignore_narrowing
+def test_trim_zeros(jax, jnp):
+    a1 = np.array([0, 0, 2, 0, 1, 4, 3, 0, 0, 0], np.int32)
+    a2 = np.zeros((4, 5), np.float32)
+    a2[1:3, 1:4] = 1
+    for a in (a1, a2, np.zeros(3, np.float32), np.zeros((2, 0), np.float32)):
+        axes = [None, 0, -1] if a.ndim == 1 else [None, 0, 1, (0, 1)]
+        for trim in ("fb", "f", "b", "B", "x"):
+            for axis in axes:
+                close(enp.trim_zeros(a, trim, axis), jnp.trim_zeros(a, trim, axis), 1e-6)
+    close(enp.trim_zeros(ember.device_put(a1)), jnp.trim_zeros(a1), 1e-6)
+    # The result's shape depends on the values: JAX also needs a concrete argument.
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(jnp.trim_zeros)(a1)
+    with pytest.raises(ConcretizationError, match="trim_zeros"):
+        ember.jit(enp.trim_zeros)(a1)

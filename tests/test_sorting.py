@@ -3,13 +3,14 @@
 import ml_dtypes
 import numpy as np
 import pytest
+from helpers import close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ember
 import ember.numpy as enp
 from ember import lax
-from ember.errors import EmberError
+from ember.errors import EmberError, TracingError
 
 RNG = np.random.default_rng(1)
 F = RNG.integers(-3, 4, (4, 9)).astype(np.float32)    # many ties
@@ -353,3 +354,72 @@ def test_sorts_of_one_computed_value_in_one_program(name):
     for g, w in zip(got, want):
         g = np.asarray(g)
         np.testing.assert_array_equal(g[:len(w)], w)
+
+
+# --- partition, lexsort, JAX's index dtypes under x64 (against JAX) -------------------------
+
+# ember warns when it narrows 64-bit NumPy input (x64 off), as JAX does: not what these
+# tests check.
+_ignore_narrowing = pytest.mark.filterwarnings("ignore:.*64-bit types are off")
+
+_PRNG = np.random.default_rng(17)
+X = _PRNG.normal(size=(4, 6)).astype(np.float32)
+V = _PRNG.normal(size=(6,)).astype(np.float32)
+N = _PRNG.integers(-5, 6, size=(4, 6)).astype(np.int32)
+
+
+@_ignore_narrowing
+@pytest.mark.parametrize("a", [X, N, np.array([3, 0, 2, 0, 1], np.uint8)])
+def test_partition(a, jnp):
+    for kth, axis in [(0, -1), (2, -1), (-1, 0), (1, 0)]:
+        if a.ndim == 1 and axis == 0 and kth == 1:
+            continue
+        close(enp.partition(a, kth, axis), jnp.partition(a, kth, axis))
+        idx = np.asarray(enp.argpartition(a, kth, axis))
+        assert idx.dtype == np.int32
+        part = np.take_along_axis(a, idx, axis)
+        close(part, np.asarray(jnp.partition(a, kth, axis)))
+    close(ember.jit(lambda a: enp.partition(a, 1, 0))(a), jnp.partition(a, 1, 0))
+
+
+@_ignore_narrowing
+def test_lexsort(jnp):
+    k1, k2 = N % 2, N % 3
+    for keys, axis in [([k1[0]], -1), ([k1[0], k2[0]], -1), ([k2, k1], 0), ([X, k1], 1),
+                       ((np.array([2.0, np.nan, 1.0]), np.array([1, 1, 1])), -1)]:
+        close(enp.lexsort(keys, axis), jnp.lexsort(keys, axis))
+    close(enp.lexsort([np.int32(1)]), jnp.lexsort([np.int32(1)]))
+    close(ember.jit(lambda a, b: enp.lexsort([a, b]))(X[0], k1[0]), jnp.lexsort([X[0], k1[0]]))
+
+
+PARTITION_ERRORS = [
+    (lambda: enp.partition(V, 6), TracingError, "out of bounds"),
+    (lambda: enp.lexsort([]), TracingError, "len > 0"),
+    (lambda: enp.lexsort([V, X]), TracingError, "same shape"),
+]
+
+
+@pytest.mark.parametrize("call, error, match", PARTITION_ERRORS)
+def test_partition_and_lexsort_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+@_ignore_narrowing
+def test_x64_index_results_are_int32(both_x64, jnp):
+    # JAX's searchsorted indices are int32 for any axis that fits (digitize's too), and
+    # argpartition's come from lax.top_k (int32); ember gave the default int (int64).
+    a = np.array([1.0, 3.0, 5.0, 7.0])
+    v = np.array([2.0, 6.0, 7.0])
+    for f in [lambda m: m.searchsorted(a, v), lambda m: m.searchsorted(a, v, side="right"),
+              lambda m: m.searchsorted(a, v, sorter=np.arange(4)),
+              lambda m: m.searchsorted(a.astype(np.int32), np.int32(3)),
+              lambda m: m.digitize(v, a), lambda m: m.digitize(v, a[::-1], right=True),
+              lambda m: m.digitize(v, np.array([]))]:
+        close(f(enp), f(jnp), 1e-6)
+        close(ember.jit(lambda f=f: f(enp))(), f(jnp), 1e-6)
+    # argpartition: JAX's dtype; its order past kth differs (ember's matches partition's).
+    p = np.array([5.0, 2.0, 9.0, 1.0])
+    for got in (enp.argpartition(p, 1), ember.jit(lambda: enp.argpartition(p, 1))()):
+        assert got.dtype == jnp.argpartition(p, 1).dtype
+        close(p[np.asarray(got)], jnp.partition(p, 1), 1e-6)

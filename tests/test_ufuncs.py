@@ -7,6 +7,7 @@ oracle. One jitted program per group of functions and dtype keeps compiles few.
 import ml_dtypes
 import numpy as np
 import pytest
+from helpers import close
 
 import ember
 import ember.numpy as enp
@@ -328,3 +329,103 @@ def test_fmax_fmin_of_signed_zeros_follow_jax():
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     ints = np.int32([1, 5]), np.int32([3, 2])
     np.testing.assert_array_equal(np.asarray(enp.fmax(*ints)), np.fmax(*ints))
+
+
+# --- angle, and the dtypes and weak types of arithmetic on bools and Python scalars as JAX's ---
+
+# ember warns when it narrows 64-bit NumPy input (x64 off), as JAX does: not what these
+# tests check.
+_ignore_narrowing = pytest.mark.filterwarnings("ignore:.*64-bit types are off")
+
+
+def typed(got, want):
+    """``close`` (to 1e-6), and the same weak type."""
+    close(got, want, 1e-6)
+    assert got.weak_type == want.weak_type, (got.weak_type, want.weak_type)
+
+
+@_ignore_narrowing
+@pytest.mark.parametrize("x64", [False, True])
+def test_angle(x64, jax, jnp):
+    ember.config.update("enable_x64", x64)
+    jax.config.update("jax_enable_x64", x64)
+    try:
+        special = [1.0, -2.0, -0.0, 0.0, np.nan, -np.inf, np.inf]
+        for v in [3, -3.0, np.float16(-1), np.array(special, np.float16),
+                  np.array(special, ml_dtypes.bfloat16),
+                  np.array(special, np.float32), np.array([1, -2, 0]), np.array([True, False])]:
+            for deg in (False, True):
+                typed(enp.angle(v, deg=deg), jnp.angle(v, deg=deg))
+                close(ember.jit(lambda x, d=deg: enp.angle(x, deg=d))(v), jnp.angle(v, deg=deg),
+                      1e-6)
+    finally:
+        ember.config.update("enable_x64", False)
+        jax.config.update("jax_enable_x64", False)
+
+
+BOOL_OPS = ["floor_divide", "remainder", "fmod", "power", "left_shift", "right_shift",
+            "divmod"]
+
+
+@_ignore_narrowing
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize("op", BOOL_OPS)
+def test_bool_arithmetic_dtypes_follow_jax(op, x64, jax, jnp):
+    # JAX makes bools int32 numbers here (promote_dtypes_numeric), under x64 too, and keeps
+    # a Python int operand's weak type; ember gave the default int, strongly typed.
+    ember.config.update("enable_x64", x64)
+    jax.config.update("jax_enable_x64", x64)
+    try:
+        b = np.array([True, False, True])
+        t = np.array([True, True, True])
+        others = [t, 1, np.int8(1), np.array([1, 2, 1], np.int8), np.array([1, 1, 2], np.uint8)]
+        if op not in ("left_shift", "right_shift"):
+            others.append(2.0)
+        for o in others:
+            for args in ((b, o), (o, b)):
+                if op == "fmod" and o is t and args[1] is b:
+                    continue    # JAX's bool x fmod False is x (XLA's rem by 0); ember's 0
+                want = getattr(jnp, op)(*args)
+                got = getattr(enp, op)(*args)
+                if op == "divmod":
+                    for g, w in zip(got, want):
+                        typed(g, w)
+                else:
+                    typed(got, want)
+        typed(enp.square(b), jnp.square(b))
+    finally:
+        ember.config.update("enable_x64", False)
+        jax.config.update("jax_enable_x64", False)
+
+
+@_ignore_narrowing
+def test_x64_power_by_a_numpy_integer_and_rint(both_x64, jnp):
+    # A concrete integer exponent keeps the base's dtype in JAX (integer_pow), a NumPy
+    # scalar or 0-d array included; rint makes integers and bools the default float.
+    b = np.array([True, False])
+    i8 = np.array([2, -3], np.int8)
+    for x1, x2 in [(b, np.int8(2)), (i8, np.int32(3)), (i8, np.array(3)),
+                   (np.array([1.5], np.float16), np.int64(3)), (i8, np.uint8(0)),
+                   (i8, np.True_), (b, np.array(True))]:
+        typed(enp.power(x1, x2), jnp.power(x1, x2))
+    for v in (b, i8, np.array([1, 2], np.uint32), 3, 2.5, np.array([0.5, 1.5], np.float32)):
+        typed(enp.rint(v), jnp.rint(v))
+    f = np.array([1.5, 2.0], np.float32)
+    close(enp.ldexp(f, b), jnp.ldexp(f, b), 1e-6)
+
+
+@_ignore_narrowing
+@pytest.mark.parametrize("base, n", [(2, 3), (2.0, -1), (2.0, 0), (2, 0), (-3, 3), (2.5, 2),
+                                     (np.float32(2), -2)])
+def test_power_of_python_scalars_as_jax(base, n, jnp):
+    """A Python scalar base to a static integer power: exact and weakly typed as JAX's (it
+    took the general path: 2 ** 3 was strong, 2 ** -1 was 0 where JAX raises)."""
+    typed(enp.power(base, n), jnp.power(base, n))
+
+
+@_ignore_narrowing
+def test_python_int_to_a_negative_power_raises_as_jax(jnp):
+    with pytest.raises(TypeError):
+        jnp.power(2, -1)
+    with pytest.raises(ember.errors.TracingError, match="negative integer powers"):
+        enp.power(2, -1)
