@@ -14,7 +14,6 @@ from ember.errors import ArgumentError, TracingError
 jnp = pytest.importorskip("jax.numpy", reason="jax.numpy is this module's oracle")
 pytestmark = pytest.mark.filterwarnings("ignore:.*64-bit types are off")
 
-
 _RNG = np.random.default_rng(41)
 X = _RNG.normal(size=(4, 6)).astype(np.float32)
 V = _RNG.normal(size=(6,)).astype(np.float32)

@@ -4,6 +4,7 @@ errors."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from helpers import eager_and_jit
@@ -13,9 +14,6 @@ from ember.errors import ArgumentError
 
 jnp = pytest.importorskip("jax.numpy", reason="jax.numpy is this module's oracle")
 pytestmark = pytest.mark.filterwarnings("ignore:.*64-bit types are off")
-
-
-import ml_dtypes  # noqa: E402
 
 _RNG = np.random.default_rng(81)
 X = _RNG.normal(size=(4, 6)).astype(np.float32)

@@ -15,7 +15,6 @@ from ember.errors import ConcretizationError, TracingError
 jnp = pytest.importorskip("jax.numpy", reason="jax.numpy is this module's oracle")
 pytestmark = pytest.mark.filterwarnings("ignore:.*64-bit types are off")
 
-
 P1 = np.array([1.0, -2.0, 0.5, 3.0], np.float32)
 P2 = np.array([2.0, 1.0], np.float32)
 PI = np.array([1, 2, 3], np.int32)

@@ -15,7 +15,6 @@ from ember.errors import ArgumentError, TracingError
 jnp = pytest.importorskip("jax.numpy", reason="jax.numpy is this module's oracle")
 pytestmark = pytest.mark.filterwarnings("ignore:.*64-bit types are off")
 
-
 _RNG = np.random.default_rng(51)
 V = _RNG.normal(size=(6,)).astype(np.float32)
 N = _RNG.integers(-5, 6, size=(4, 6)).astype(np.int32)
