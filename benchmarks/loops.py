@@ -19,7 +19,7 @@ IREE runs such a loop on the host, one command buffer per step; XLA runs it in i
 code. IREE copies a carried buffer before each op that reads it unless
 ``ember-pin-loop-carries`` placed the carry on the device ("ember-unpinned" is ember without
 that pass). The host records steps ahead of the device, and every step in flight holds blocks
-of IREE's block pool, which it keeps (ember/passes/lower_control_flow.py).
+of IREE's block pool, which it keeps (ember/dialects/control_flow.py).
 Figures (2-core development machine, 2026-12-03, idle, two runs): the row fill 2.8-3.2 ms,
 the same without chunks 0.97-0.99x, unpinned 8.7-11.5x (28-33 ms), JAX 0.14-0.17x (0.41-0.56
 ms); as a while_loop 2.9-3.3 ms, unpinned 10.2-11.3x, JAX 0.16-0.17x; the 64-step scan

@@ -45,7 +45,7 @@ Met: no more dispatches than hand-batched everywhere, within 1.2x of hand-batche
 loop but for the MLP, JAX's speed (the MLP: on 2026-12-02, not on 2026-12-01). Since the
 CPU driver follows a program's loop iterations (``ember/backends/cpu.py``), the 256-pair
 distance runs on local-sync. A vmapped while_loop whose body is scalar code per lane is an
-``ember.map`` (``ember/passes/batch_control_flow.py``): one dispatch in which each lane runs
+``ember.map`` (``ember/dialects/control_flow.py``): one dispatch in which each lane runs
 its own loop, no condition read back to the host per step.
 
 The MLP: until 2026-12-01 it ran 3.5-4.7 ms here (0.78-0.92x JAX's speed, 22-40x the loop):
@@ -387,7 +387,7 @@ def run_case(rep: Report, case: Case, jax, jnp, quick: bool) -> None:
     else:
         parts.append("JAX n/a")
     # The target is that batching keeps fusion: as many dispatches as hand-batched, or fewer
-    # (a batched while_loop takes several steps per iteration, see batch_control_flow.py).
+    # (a batched while_loop takes several steps per iteration, see dialects/control_flow.py).
     kept = disp["vmap"] <= disp["hand"]
     parts.append(f"dispatches {disp['vmap']} vs {disp['hand']} (<=: "
                  f"{'MET' if kept else 'MISSED'})")

@@ -10,7 +10,7 @@ def _env_flag(name: str) -> bool:
 
 
 # The steps of a host loop IREE may record before ember makes the host wait for the device
-# (ember/passes/lower_control_flow.py says why).
+# (ember/dialects/control_flow.py says why).
 DEFAULT_LOOP_RUN_AHEAD = 32
 
 

@@ -222,7 +222,7 @@ def _long_loops(xs, lo, hi):
 
 def test_long_loops_run_in_chunks(rng, run_ahead):
     """Loops longer than loop_run_ahead run in chunks the host waits for (see
-    lower_control_flow): the same results as one loop, for a length that is not a
+    ember/dialects/control_flow.py): the same results as one loop, for a length that is not a
     multiple of the chunk, in reverse, and from a negative start."""
     xs = rng.standard_normal((70, 3)).astype(F32)
     lo, hi = np.int32(-5), np.int32(66)

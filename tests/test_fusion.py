@@ -14,7 +14,7 @@ import ember
 import ember.numpy as enp
 from benchmarks.fusion import KERNELS, ember_function, flag_sets, linalg_text
 from ember.backends.statistics import program_statistics
-from ember.passes.fuse import op_cost
+from ember.rules.cost import op_cost
 
 _UNARY = [("exp", np.exp, enp.exp), ("tanh", np.tanh, enp.tanh), ("neg", np.negative,
           enp.negative), ("abs", np.abs, enp.abs)]
@@ -206,8 +206,8 @@ def test_reductions_of_broadcasts_equal_numpy(i):
 def test_region_iree_cannot_compile_falls_back_to_bare_generics(monkeypatch):
     """Two independent generics in one region fail in IREE 3.13's codegen: forced into one,
     the program is lowered and compiled again without regions, and computes the right thing."""
-    from ember.passes import lower_fusion
-    monkeypatch.setattr(lower_fusion, "_one_dispatch", lambda c, ops: True)
+    from ember.dialects import fusion
+    monkeypatch.setattr(fusion, "_one_dispatch", lambda c, ops: True)
     x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(4, 8)
     lowered = ember.jit(lambda x: (enp.exp((x + x) * 0.5), enp.tanh((x + x) * 0.5))).lower(x)
     assert "flow.dispatch.region" in lowered.as_text("linalg")
@@ -290,7 +290,7 @@ def test_sibling_reductions_under_vmap_with_transposed_results(out_axes):
 
 
 def test_fused_concatenation_of_only_empty_parts():
-    """A fused concatenate whose parts are all empty (lower_fusion indexed the last of none)."""
+    """A fused concatenate whose parts are all empty (the lowering indexed the last of none)."""
     a = np.zeros((2, 0), np.float32)
     got = ember.jit(lambda a, b: enp.concatenate([a * 2, b * 3], axis=-1) + 1)(a, a)
     want = np.concatenate([a * 2, a * 3], axis=-1) + 1

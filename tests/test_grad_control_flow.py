@@ -9,8 +9,8 @@ import pytest
 
 import ember
 import ember.numpy as enp
+from ember.dialects.control_flow import WHILE_MESSAGE, ReverseModeError
 from ember.errors import CompileError, RuntimeFailure
-from ember.passes.autodiff_control_flow import WHILE_MESSAGE, ReverseModeError
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(0.2, 0.9, size=4).astype(np.float32)

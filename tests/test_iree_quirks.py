@@ -22,10 +22,10 @@ loop carries: in-place updates, equal inits, constant  passes/pin_carries, split
 inits, stream conversion miscounts                     forward_while_carries; scf.while
                                                        programs of some size
 several loop carries: runtime rejects copies           lax/_linalg.py:svd_core,
-("indirect buffer reference slot 0")                   passes/lower_sort_scan.py; large loops
+("indirect buffer reference slot 0")                   dialects/sort_scan.py; large loops
 dispatch binding > 32 buffers refused at load          passes/limit_bindings.py; see
                                                        tests/test_many_arguments.py
-fused generics with gathers / shifted indices fail     passes/fuse.py, passes/lower_fusion.py;
+fused generics with gathers / shifted indices fail     passes/fuse.py, dialects/fusion.py;
 ("LLVM Translation failed")                            need ember's fusion regions
 strided extract_slice gathered after a transpose       rules/lowering.py (slice lowering)
 complex128 product with complex(constant, zero)        lax/_fft.py:_real_products; not
@@ -234,7 +234,7 @@ def test_bool_scan_fails():
   } -> tensor<8xi1>, tensor<i1>
   return %r#0 : tensor<8xi1>
 }"""
-    assert_fails(text, "ember/passes/lower_sort_scan.py:_lower_cumulative")
+    assert_fails(text, "ember/dialects/sort_scan.py:_lower_cumulative")
 
 
 def test_argument_updated_in_place():
@@ -269,7 +269,7 @@ def test_vulkan_float64_math_fails():
 
 def test_vulkan_narrow_ctlz_fails():
     assert_fails(unary("math.ctlz", "i16", 4),
-                 "ember/passes/lower_bits.py:_clz",
+                 "ember/dialects/bits.py:_clz",
                  "failed to legalize operation 'math.ctlz'", flags=LAVAPIPE)
 
 

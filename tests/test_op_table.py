@@ -1,5 +1,7 @@
 """The op table: every ember op is declared, documented, lowerable and type-checked."""
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -7,7 +9,8 @@ from ember import dtypes
 from ember._mlir import default_session, ir
 from ember.core import ShapedArray
 from ember.dialects import OPS, OpTypeError, decode_attrs
-from ember.dialects.ops import BINARY, COMPARE, REDUCE, UNARY
+from ember.dialects.arithmetic import BINARY, COMPARE, UNARY
+from ember.dialects.reduction import REDUCE
 from ember.rules.lowering import LOWERINGS, SCALAR
 
 pytestmark = pytest.mark.fast
@@ -71,9 +74,9 @@ _BAD: dict[str, list[tuple[list[ShapedArray], dict]]] = {
 }
 _BAD["ember.argmin"] = _BAD["ember.argmax"]
 
-for _name, _cls in UNARY.items():
+for _name, (_cls, _) in UNARY.items():
     _bad = [([A((3,), BOOL)], {})] if _name != "not" else [([A((3,))], {})]
-    if _cls[0] == "float":
+    if _cls == "float":
         _bad.append(([A((3,), I32)], {}))
     if _name == "round":
         _bad = [(a, {"rounding_method": "away_from_zero"}) for a, _ in _bad]
@@ -95,12 +98,12 @@ for _name, _cls in REDUCE.items():
 
 # Bad inputs of the ops of ember/dialects/{math,indexing,control_flow,bits,sort_scan}.py:
 # each family adds its entries in its own block below.
-# --- math ---
-from ember.dialects.math import MATH_BINARY, MATH_UNARY  # noqa: E402
+# --- math, trig, special ---
+from ember.dialects import math, special, trig  # noqa: E402
 
-for _name in list(MATH_UNARY) + ["signbit"]:
+for _name in [*math.UNARY, *trig.UNARY, *special.UNARY, "signbit"]:
     _BAD[f"ember.{_name}"] = [([A((3,), I32)], {}), ([A((3,), BOOL)], {})]
-for _name in MATH_BINARY:
+for _name in [*math.BINARY, *trig.BINARY, *math.BITWISE]:
     _BAD[f"ember.{_name}"] = [([A((3,)), A((4,))], {}), ([A((3,)), A((3,), "float16")], {}),
                               ([A((3,), I32), A((3,), I32)], {})]
 # --- indexing ---
@@ -360,7 +363,7 @@ def test_call_verifier_rejects_bad_calls():
 NOT_YET_DIFFERENTIABLE: set[str] = set()
 # Replaced by their passes before ember-differentiate reads a callee, or inlined by it;
 # ember.fusion is made by ember-fuse, which runs after ember-differentiate; ember.yield ends
-# a region, whose op's rule differentiates it (ember/passes/autodiff_control_flow.py);
+# a region, whose op's rule differentiates it (ember/dialects/control_flow.py);
 # custom_vjp_bwd and checkpoint_linear exist only inside the pass, which transposes them.
 _TRANSFORMS = {"ember.vmap", "ember.jvp", "ember.vjp", "ember.call", "ember.fusion",
                "ember.yield", "ember.custom_vjp_bwd", "ember.checkpoint_linear"}
@@ -383,9 +386,9 @@ def test_properties_are_declared_with_the_op():
     """Cost classes, recomputability and traits live on the declarations; the passes' and
     backends' tables are derived from them (no second name list to keep in step)."""
     from ember.backends import vulkan
-    from ember.passes.fuse import FUSION_COST, op_cost
     from ember.passes.plan_memory import RECOMPUTE_COST, REMAT_WEIGHT
     from ember.rules.base import COST_CLASSES, TRAITS
+    from ember.rules.cost import FUSION_COST, op_cost
     for name, op in OPS.items():
         assert op.cost is None or op.cost in COST_CLASSES, name
         assert op.traits <= TRAITS, name
@@ -398,3 +401,39 @@ def test_properties_are_declared_with_the_op():
     f64 = {n for (n, dt) in vulkan.unsupported_ops("generic") if dt == "float64"}
     assert {n for n, op in OPS.items() if "f64_math" in op.traits} <= f64
     assert set(COST_CLASSES) == set(FUSION_COST)
+
+
+# Elementwise ops whose lax function has a name of its own (JAX's names).
+_LAX_NAMES = {"and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+              "not": "bitwise_not", "convert": "convert_element_type"}
+
+
+def _accepts(op, dtype) -> bool:
+    try:
+        op.result_avals([ShapedArray((3,), np.dtype(dtype))] * op.num_operands, {})
+        return True
+    except OpTypeError:
+        return False
+
+
+def test_every_elementwise_op_is_a_lax_function():
+    """Each elementwise op is a ``lax`` function (named as the op unless JAX names it
+    otherwise) whose trace emits that op; and each family module is listed in FAMILIES."""
+    import ember
+    from ember import dialects, lax
+    for full, op in OPS.items():
+        if op.family != "elementwise":
+            continue
+        name = full.split(".", 1)[1]
+        fn = getattr(lax, _LAX_NAMES.get(name, name), None)
+        assert callable(fn), f"ember.lax has no function for {full}"
+        if name in ("convert", "round", "bitcast_convert_type", "select", "complex", "real",
+                    "imag", "conj"):
+            continue      # arguments of their own; each is tested in its family's tests
+        dtype = next(dt for dt in ("float32", "int32", "bool") if _accepts(op, dt))
+        args = [np.ones(3, dtype)] * op.num_operands
+        text = ember.jit(fn).lower(*args).as_text()
+        assert full in text, (full, text)
+    modules = {m.__name__ for m in dialects.FAMILIES}
+    declared = {p.stem for p in pathlib.Path(dialects.__file__).parent.glob("*.py")}
+    assert modules == {f"ember.dialects.{m}" for m in declared - {"__init__"}}

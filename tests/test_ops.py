@@ -1430,7 +1430,7 @@ def test_sort():
 
 
 @pytest.mark.xfail(strict=True, reason="ember bug: a sort of one float key and no values has "
-                   "no position tiebreak (lower_sort_scan._tiebreak), and IREE's sort is not "
+                   "no position tiebreak (dialects/sort_scan.py:_tiebreak), and IREE's sort is not "
                    "stable, so -0.0 and 0.0 come out in any order ([0, -0, 0, -0] gave "
                    "[-0, 0, -0, 0]); lax.sort is documented stable, as JAX's")
 def test_sort_keeps_order_of_equal_zeros():

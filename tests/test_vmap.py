@@ -16,7 +16,7 @@ import ember
 import ember.lax as lax
 import ember.nn as nn
 import ember.numpy as enp
-from ember.passes.batching import BATCHING
+from ember.rules.batching import BATCHING
 
 B = 3
 _rng = np.random.default_rng(0)

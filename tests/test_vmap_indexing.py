@@ -1,4 +1,4 @@
-"""Batching rules of the indexing ops (ember/passes/batch_indexing.py): gather, scatter,
+"""Batching rules of the indexing ops (ember/dialects/indexing.py): gather, scatter,
 dynamic_slice and dynamic_update_slice under vmap, NumPy indexing, x.at[...], take_along_axis,
 sort and ember.random under vmap.
 

@@ -9,7 +9,7 @@ from ember.backends.runtime import Device
 NAME = "cpu"
 OPTIONS = {"cpu": "cpu_target", "features": "cpu_features"}
 INSTALL_HINT = "The CPU drivers are part of iree-base-runtime: reinstall it."
-# ember's fusions reach IREE as flow.dispatch.region ops (see ember.passes.lower_fusion).
+# ember's fusions reach IREE as flow.dispatch.region ops (see ember.dialects.fusion).
 DISPATCH_REGIONS = True
 # max_bindings: IREE's HAL module refuses to load a dispatch binding more than 32 buffers
 # ("binding count 34 > 32", IREE_HAL_MODULE_MAX_DESCRIPTOR_BINDING_COUNT), on every target.

@@ -1,9 +1,29 @@
-"""The ember dialect. ``OPS`` maps each op name (``ember.add``) to its declaration."""
+"""The ember dialect: its op families, each one module holding its ops' declarations and all
+of their rules (types, lowering, batching, differentiation).
 
-# Importing a module declares its ops.
-from ember.dialects import ops as _ops  # noqa: F401, I001  (first: the others build on it)
-from ember.dialects import bits, collectives, control_flow, conv, indexing, math  # noqa: F401
-from ember.dialects import autodiff, fusion, sort_scan, vmap  # noqa: F401
+``FAMILIES`` is the one list of them; importing this package declares every op and fills every
+rule table, so a pass that reads ``OPS`` from here sees the whole dialect. ``OPS`` maps each op
+name (``ember.add``) to its declaration.
+"""
+
+from ember.dialects import (
+    arithmetic,
+    autodiff,
+    bits,
+    collectives,
+    contraction,
+    control_flow,
+    conv,
+    fusion,
+    indexing,
+    math,
+    reduction,
+    shape,
+    sort_scan,
+    special,
+    trig,
+    vmap,
+)
 from ember.rules.base import (
     OPS,
     Attr,
@@ -14,4 +34,8 @@ from ember.rules.base import (
     emit,
 )
 
-__all__ = ["OPS", "Attr", "OpDef", "OpTypeError", "aval_of_type", "decode_attrs", "emit"]
+FAMILIES = (arithmetic, math, trig, special, bits, shape, reduction, contraction, conv, indexing,
+            sort_scan, collectives, control_flow, fusion, vmap, autodiff)
+
+__all__ = ["FAMILIES", "OPS", "Attr", "OpDef", "OpTypeError", "aval_of_type", "decode_attrs",
+           "emit"]

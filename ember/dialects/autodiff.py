@@ -12,13 +12,39 @@ results differentiated.
   ``diff_args`` entry.
 
 A tangent or cotangent has its primal's type.
+
+The rest of the family marks what differentiation treats specially: ``stop_gradient`` and
+``checkpoint_name`` (identities with a zero derivative, or named for a checkpoint policy),
+user-defined derivatives and checkpoints. Their rules live here:
+
+- ``custom_jvp_call``: the user's JVP function is inlined; its ops on tangents become linear
+  ops, which reverse mode transposes. ``custom_vjp_call`` (reverse mode only): the user's
+  forward function computes the results and the residuals; a ``custom_vjp_bwd`` linear op
+  stands for the backward function until the transpose calls it.
+- ``ember.checkpoint`` under reverse mode: the residuals of a checkpointed call are not kept
+  for the backward pass; the backward pass recomputes them from the call's arguments and the
+  values its policy saves (JAX's ``jax.checkpoint``, with JAX's policies). The JVP rule of a
+  checkpointed ``ember.call`` (in ``control_flow.py``, with the call) computes its results
+  forward (inlined when the policy saves some of its intermediates, so that they exist) and
+  emits one linear op, ``ember.checkpoint_linear``, reading the tangents, the arguments and
+  the saved values. Its transpose runs reverse mode on the callee again, right where the
+  backward pass needs it, reading only the arguments and the saved values; the forward ops
+  it copies are marked rematerialized. IREE keeps the recomputation: ember-to-linalg reads
+  one operand of each recomputed op (or fusion holding one) through ``distinct_copy``, so
+  IREE's CSE does not merge it back into the forward pass (docs/guide.md, "Checkpointing",
+  has the figures).
 """
 
 from __future__ import annotations
 
+from ember._mlir import ir
+from ember.errors import PassError
+from ember.rules.autodiff import jvp, remap_nested, transpose, vjp_block
 from ember.rules.base import Attr, OpTypeError, aval_of_type, callee_type, define
+from ember.rules.batching import batch_elementwise, batching
+from ember.rules.lowering import lowering
 
-__all__: list[str] = []
+__all__ = ["saveable"]
 
 
 def _verify(kind):
@@ -101,3 +127,190 @@ define("checkpoint_name", 1, _identity, attrs=(Attr("tag", "str"),), family="aut
        doc="Its operand, named for checkpoint policies (save_only_these_names, ...); removed "
            "by ember-differentiate.")
 
+
+# --- stop_gradient, checkpoint_name: identities ---------------------------------------------
+
+@jvp("stop_gradient")
+def _stop_gradient(ad, op, x, out, t, attrs):
+    return [None]
+
+
+@jvp("checkpoint_name")
+def _name_jvp(ad, op, x, out, t, attrs):
+    return [t[0]]       # a name is the identity: so is its derivative
+
+
+# ember-differentiate removes both; a pipeline without it batches and lowers them as the
+# identities they are.
+batching("stop_gradient", "checkpoint_name")(batch_elementwise)
+
+
+@lowering("stop_gradient", "checkpoint_name")
+def _lower_identity(c):
+    return [c.operands[0]]
+
+
+# --- jvp, vjp: replaced by ember-differentiate ----------------------------------------------
+
+@lowering("jvp", "vjp")
+def _lower_underived(c):
+    raise PassError(f"{c.op.location}: error: '{c.op.name}' reached ember-to-linalg; run "
+                    "ember-differentiate first")
+
+
+@batching("jvp", "vjp")
+def _batch_underived(ctx, op, inputs, attrs):
+    raise PassError(f"{op.location}: error: '{op.name}' inside a vmap reached ember-batch; "
+                    "run ember-differentiate first")
+
+
+# --- custom_jvp_call, custom_vjp_call, custom_vjp_bwd ---------------------------------------
+
+def _inline_rule(ad, block, env: dict, tangents: set):
+    """Copy the ops of a user's JVP function: those reading a tangent go with the linear ops
+    (reverse mode transposes them: they must be linear), the others with the primal ops."""
+    for op in block.operations:
+        op = op.operation
+        if op.name == "func.return":
+            return [env[v] for v in op.operands]
+        linear = any(env[v] in tangents for v in op.operands)
+        with ad.linear_ip if linear else ad.primal_ip:
+            new = op.clone()
+        for i, v in enumerate(op.operands):
+            new.operands[i] = env[v]
+        remap_nested(new, env)
+        for old, r in zip(op.results, new.results):
+            env[old] = r
+            if linear:
+                tangents.add(r)
+    raise PassError(f"{block.owner.location}: error: block has no terminator")
+
+
+def _call(ip, fn: str, operands, result_types) -> list:
+    with ip:
+        return list(ir.Operation.create(
+            "ember.call", results=list(result_types), operands=list(operands),
+            attributes={"callee": ir.FlatSymbolRefAttr.get(fn)}).results)
+
+
+@jvp("custom_jvp_call")
+def _custom_jvp(ad, op, x, out, t, attrs):
+    n, m = attrs["num_args"], attrs["num_callee_operands"]
+    block = ad.table[attrs["jvp"]].regions[0].blocks[0]
+    given = {ti for ti in t[:n] if ti is not None}
+    tangents = [ti if ti is not None else ad.zeros(xi) for xi, ti in zip(x[:n], t[:n])]
+    env = dict(zip(block.arguments, x[:n] + tangents + x[m:]))
+    outs = _inline_rule(ad, block, env, given)
+    return outs[len(op.results):]
+
+
+@jvp("custom_vjp_call")
+def _custom_vjp(ad, op, x, out, t, attrs):
+    if not ad.reverse:
+        raise PassError(f"{op.location}: error: can't apply forward-mode autodiff (jvp) to a "
+                        "custom_vjp function.")
+    fwd = ad.table[attrs["fwd"]]
+    k = len(op.results)
+    results = _call(ad.primal_ip, attrs["fwd"], x,
+                    ir.FunctionType(ir.TypeAttr(fwd.attributes["function_type"]).value).results)
+    for r, v in zip(op.results, results[:k]):
+        ad.replace(r, v)
+    tangents = [ti if ti is not None else ad.zeros(xi) for xi, ti in zip(x, t)]
+    with ad.linear_ip:
+        lin = ir.Operation.create(
+            "ember.custom_vjp_bwd", results=[r.type for r in op.results],
+            operands=tangents + results[k:],
+            attributes={"bwd": ir.FlatSymbolRefAttr.get(attrs["bwd"]),
+                        "num_residuals": ir.IntegerAttr.get(
+                            ir.IntegerType.get_signless(64), attrs["num_residuals"])})
+    return list(lin.results)
+
+
+@transpose("custom_vjp_bwd")
+def _t_custom_vjp_bwd(tc, op, cts, lin, attrs):
+    r = attrs["num_residuals"]
+    n = len(op.operands) - r
+    cts = [c if c is not None else tc.zeros(aval_of_type(v.type))
+           for v, c in zip(op.results, cts)]
+    out = _call(tc.ip, attrs["bwd"], list(op.operands)[n:] + cts,
+                [v.type for v in list(op.operands)[:n]])
+    return out + [None] * r
+
+
+@lowering("custom_jvp_call", "custom_vjp_call", "custom_vjp_bwd")
+def _lower_custom(c):
+    raise PassError(f"{c.op.location}: error: '{c.op.name}' reached ember-to-linalg; run "
+                    "ember-differentiate first")
+
+
+@batching("custom_jvp_call", "custom_vjp_call", "custom_vjp_bwd")
+def _batch_custom(ctx, op, inputs, attrs):
+    raise PassError(f"{op.location}: error: '{op.name}' inside a vmap reached ember-batch; "
+                    "run ember-differentiate first")
+
+
+# --- checkpoints: checkpoint_linear -----------------------------------------------------------
+
+_CONTRACTIONS = ("ember.dot_general", "ember.conv")
+
+
+def saveable(policy: str, op) -> bool:
+    """Whether ``policy`` (JAX's policy names; ``save_only_these_names:a,b`` and
+    ``save_any_names_but_these:a,b`` with their names; ``save_from_both_policies:p|q``)
+    saves the results of ``op`` for the backward pass."""
+    name, _, arg = policy.partition(":")
+    if name == "everything_saveable":
+        return True
+    if name == "nothing_saveable":
+        return False
+    if name == "dots_saveable":
+        return op.name in _CONTRACTIONS
+    if name == "dots_with_no_batch_dims_saveable":
+        return op.name == "ember.dot_general" and \
+            len(ir.DenseI64ArrayAttr(op.attributes["lhs_batch"])) == 0
+    if name in ("save_only_these_names", "save_any_names_but_these"):
+        if op.name != "ember.checkpoint_name":
+            return False
+        named = ir.StringAttr(op.attributes["tag"]).value in arg.split(",")
+        return named if name == "save_only_these_names" else not named
+    if name == "save_from_both_policies":
+        first, _, second = arg.partition("|")
+        return saveable(first, op) or saveable(second, op)
+    raise ValueError(f"unknown checkpoint policy {policy!r}")
+
+
+def _table_of(op):
+    module = op.operation
+    while module.name != "builtin.module":
+        module = module.parent
+    return ir.SymbolTable(module)
+
+
+@transpose("checkpoint_linear")
+def _t_checkpoint_linear(tc, op, cts, lin, attrs):
+    n = attrs["num_args"]
+    table = _table_of(op)
+    block = table[attrs["callee"]].regions[0].blocks[0]
+    ops = [o.operation for o in block.operations]
+    operands = list(op.operands)
+    flat = list(attrs["saved"])
+    reuse = {ops[i].results[j]: v
+             for (i, j), v in zip(zip(flat[::2], flat[1::2]), operands[2 * n:])}
+    dargs = [k for k in range(n) if lin[k]]
+    cts_in = {i: c for i, c in enumerate(cts) if c is not None}
+    results = vjp_block(tc.ip, block, operands[n:2 * n], dargs, cts_in, table,
+                        where=str(op.location), reuse=reuse, remat=True)
+    grads = dict(zip(dargs, results[len(op.results):]))
+    return [grads.get(k) for k in range(n)] + [None] * (len(operands) - n)
+
+
+@lowering("checkpoint_linear")
+def _lower_internal(c):
+    raise PassError(f"{c.op.location}: error: '{c.op.name}' exists only inside "
+                    "ember-differentiate")
+
+
+@batching("checkpoint_linear")
+def _batch_internal(ctx, op, inputs, attrs):
+    raise PassError(f"{op.location}: error: '{op.name}' exists only inside "
+                    "ember-differentiate")

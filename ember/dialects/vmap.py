@@ -8,7 +8,9 @@ optional ``axis_name`` names the batch axis for the collectives inside the calle
 
 from __future__ import annotations
 
+from ember.errors import PassError
 from ember.rules.base import Attr, OpTypeError, aval_of_type, callee_type, define
+from ember.rules.lowering import lowering
 
 __all__: list[str] = []
 
@@ -48,3 +50,11 @@ define("vmap", None, None,
               Attr("axis_size", "i64"), Attr("axis_name", "str", None)),
        family="transform", verify_op=_verify_vmap,
        doc="Map a per-example func.func over a batch axis (replaced by ember-batch).")
+
+
+# --- lowering ---------------------------------------------------------------------------------
+
+@lowering("vmap")
+def _lower_unbatched_vmap(c):
+    raise PassError(f"{c.op.location}: error: 'ember.vmap' must be replaced by the ember-batch "
+                    "pass before ember-to-linalg; add ember-batch to the pipeline")

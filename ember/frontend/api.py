@@ -222,7 +222,7 @@ class Lowered:
 
     def compile_linalg(self, build):
         """``build()``, which compiles ``as_text("linalg")``; should IREE fail on a program whose
-        fusions are dispatch regions (``ember.passes.lower_fusion``), it is lowered again
+        fusions are dispatch regions (``ember.dialects.fusion``), it is lowered again
         without them and compiled again: IREE's codegen does not take every region."""
         try:
             return build()

@@ -324,7 +324,8 @@ def bind(name: str, *operands, _weak: bool = False, **attrs) -> list[Tracer]:
             name, results=[tensor_type(o.shape, o.dtype) for o in outs],
             operands=[a.value for a in args], attributes=encode_attrs(opdef, attrs))
     origin = frozenset().union(*(a.origin for a in args)) if args else frozenset()
-    return [Tracer(trace, r, o._replace(weak_type=_weak), origin)
+    # A bool is never weakly typed (JAX's rule): comparisons of Python scalars give bools.
+    return [Tracer(trace, r, o._replace(weak_type=_weak and o.dtype != np.bool_), origin)
             for r, o in zip(op.results, outs)]
 
 

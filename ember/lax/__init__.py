@@ -20,14 +20,11 @@ import numpy as np
 
 from ember import dtypes
 from ember._traceback import user_stacklevel as _user_stacklevel
+from ember.dialects import OPS
 from ember.errors import TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, bind, current_trace, user_where
 
-_UNARY = ("neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "sin", "cos",
-          "tan", "tanh", "logistic", "erf", "floor", "ceil", "is_finite")
-_BINARY = ("add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "eq", "ne", "lt",
-           "le", "gt", "ge")
 _BITWISE = {"bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor", "bitwise_not": "not"}
 
 
@@ -75,10 +72,8 @@ def _unary(name):
 
 
 def _binary(name, op):
-    compare = op in ("eq", "ne", "lt", "le", "gt", "ge")
-
     def f(x, y):
-        weak = _is_weak(x) and _is_weak(y) and not compare
+        weak = _is_weak(x) and _is_weak(y)     # (a bool result is never weak: see bind)
         x, y = _binary_operands(x, y)
         return bind(f"ember.{op}", x, y, _weak=weak)[0]
     f.__name__ = f.__qualname__ = name
@@ -87,10 +82,16 @@ def _binary(name, op):
     return eager(f)
 
 
-for _n in _UNARY:
-    globals()[_n] = _unary(_n)
-for _n in _BINARY:
-    globals()[_n] = _binary(_n, _n)
+# lax.<op> for every elementwise op of the dialect, named as the op, but for those whose lax
+# function has a name or arguments of its own (below, and in _bits.py): a new elementwise op
+# needs no edit here.
+_OWN_FUNCTION = {"and", "or", "xor", "not", "round", "select", "convert", "real", "imag",
+                 "complex", "conj", "shift_left", "shift_right_logical",
+                 "shift_right_arithmetic", "population_count", "clz", "bitcast_convert_type"}
+for _full, _op in OPS.items():
+    _n = _full.split(".", 1)[1]
+    if _op.family == "elementwise" and _n not in _OWN_FUNCTION:
+        globals()[_n] = _unary(_n) if _op.num_operands == 1 else _binary(_n, _n)
 for _n, _op in _BITWISE.items():
     globals()[_n] = _unary(_op) if _op == "not" else _binary(_n, _op)
 not_ = globals()["bitwise_not"]
@@ -391,7 +392,6 @@ def rev(x, dimensions):
 from ember.lax._bits import *  # noqa: E402, F403
 from ember.lax._fft import FftType, fft  # noqa: E402, F401
 from ember.lax._indexing import *  # noqa: E402, F403
-from ember.lax._math import *  # noqa: E402, F403
 from ember.lax._sort_scan import *  # noqa: E402, F403
 from ember.lax.control_flow import *  # noqa: E402, F403
 from ember.lax.convenience import *  # noqa: E402, F403

@@ -8,16 +8,10 @@ operands are all unbatched are copied as they are, so shared weights stay unbatc
 
 from __future__ import annotations
 
+import ember.dialects  # noqa: F401  (fills BATCHING: every family's batching rules)
 from ember._mlir import ir
-from ember.dialects import OPS
-from ember.passes import (
-    batch_collectives,  # noqa: F401  (collective rules)
-    batch_control_flow,  # noqa: F401  (control-flow rules)
-    batch_indexing,  # noqa: F401  (indexing rules)
-)
-from ember.passes.registry import Pass, PassError, func_ops, register
-from ember.rules.batching import Batcher, _callees
-from ember.rules.lowering import LOWERINGS
+from ember.passes.registry import Pass, func_ops, register
+from ember.rules.batching import Batcher, callees
 
 
 @register
@@ -37,32 +31,11 @@ class Batch(Pass):
             # functions only they called (their bodies were inlined into the batched code).
             dead = mapped
             while dead:
-                used = _callees(module.operation)
+                used = callees(module.operation)
                 dead = {name for name in dead - used
                         if "sym_visibility" in batcher.table[name].attributes}
-                called = set().union(*(_callees(batcher.table[n]) for n in dead)) if dead \
+                called = set().union(*(callees(batcher.table[n]) for n in dead)) if dead \
                     else set()
                 for name in dead:
                     batcher.table[name].operation.erase()
                 dead = called
-
-
-
-def _lower_unbatched_vmap(c):
-    raise PassError(f"{c.op.location}: error: 'ember.vmap' must be replaced by the ember-batch "
-                    "pass before ember-to-linalg; add ember-batch to the pipeline")
-
-
-LOWERINGS["ember.vmap"] = _lower_unbatched_vmap
-
-
-def _lower_unbound_collective(c):
-    name = ir.StringAttr(c.op.attributes["axis_name"]).value
-    raise PassError(f"{c.op.location}: error: '{c.op.name}' names the axis {name!r}, which no "
-                    "enclosing ember.vmap binds (vmap(..., axis_name=...)); ember-batch "
-                    "resolves collectives of the vmaps it batches")
-
-
-for _name, _op in OPS.items():
-    if _op.family == "collective":
-        LOWERINGS[_name] = _lower_unbound_collective

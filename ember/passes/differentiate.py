@@ -1,18 +1,6 @@
 """``ember-differentiate``: replace ``ember.jvp`` and ``ember.vjp`` ops by the ops computing
-the derivatives, innermost first.
-
-Forward mode walks the callee once: each op is copied (the primal) and its JVP rule emits
-the tangent ops. Reverse mode is JAX's linearize-then-transpose: the same walk emits the
-primal ops where the ``ember.vjp`` was and the tangent ops into a scratch block (they are
-linear in the tangents by construction of the JVP rules); then the scratch block is walked
-backwards, each linear op's transpose rule turning the cotangents of its results into those
-of its linear operands. Values the transposed ops read from the primal computation are the
-residuals a reverse pass keeps alive. Only linear ops need a transpose rule.
-
-The rules are the tables ``JVP`` and ``TRANSPOSE`` (``ember/passes/autodiff_rules.py``);
-``NOT_DIFFERENTIABLE`` marks ops whose results have zero derivatives (comparisons, integer
-and bit ops, argmax): their tangents are symbolic zeros. An op with neither is an error
-naming the op and the user's line.
+the derivatives, innermost first (the engine is ``ember/rules/autodiff.py``; the rules live
+with their op families in ``ember/dialects/``).
 """
 
 from __future__ import annotations
@@ -159,11 +147,3 @@ def _erase_dead(module, table, candidates: set[str]) -> None:
             table[n].operation.erase()
         dead = called
 
-
-# The rules fill JVP and TRANSPOSE.
-from ember.passes import (  # noqa: E402, F401
-    autodiff_checkpoint,
-    autodiff_control_flow,
-    autodiff_custom,
-    autodiff_rules,
-)

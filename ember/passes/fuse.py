@@ -39,9 +39,9 @@ greedily, in program order, unless one of these holds (each is a reason the repo
 A group of two or more ops becomes one ``ember.fusion`` (splat constants it reads are
 copied into it); its ``kind`` is ``output`` when it holds a dot, ``input`` when it holds a
 reduction, else ``loop``, and ``multi_output`` when a loop or input fusion has several
-results. Inside a fusion the lowering
-(``lower_fusion.py``) recomputes cheap elementwise producers in each consumer and computes
-expensive ones once: :func:`op_cost` is the cost model.
+results. Inside a fusion the lowering (``ember/dialects/fusion.py``) recomputes cheap
+elementwise producers in each consumer and computes expensive ones once:
+:func:`ember.rules.cost.op_cost` is the cost model.
 
 ``ember-opt in.mlir --ember-fuse=report=true`` (``{report=true}``) prints each fusion's kind
 and ops, and each producer left unfused with the reason, on stderr.
@@ -56,20 +56,17 @@ from ember._mlir import ir
 from ember.dialects import OPS, aval_of_type
 from ember.passes.registry import Pass, func_ops, register
 from ember.rules.base import REMAT_ATTR, encode_attr
-from ember.rules.batching import batching
+from ember.rules.cost import op_cost
 from ember.rules.lowering import LOWERINGS, lower_elementwise
 
 __all__ = ["Fuse", "op_cost", "fusible_kind", "DUPLICATE_LIMIT"]
-
-# Fusion's weight of each cost class an op declares (``OpDef.cost``; None: 1).
-FUSION_COST = {"free": 0, "cheap": 1, "division": 2, "transcendental": 4, "never": 1 << 30}
 
 # The largest cost (see op_cost) of elementwise work the lowering recomputes in each of
 # several consumers rather than computing it once: a few arithmetic ops, no transcendental
 # function (benchmarks/fusion.py: recomputing exp(x) in the sum and the division of a softmax
 # without max subtraction saved a dispatch but ran 1.17x slower). In a dispatch region, where
 # recomputing a row reduction's operand lets the reduction be split, twice this (see
-# ``lower_fusion``).
+# ``ember/dialects/fusion.py``).
 DUPLICATE_LIMIT = 3
 
 
@@ -89,22 +86,6 @@ _KEPT_APART = {
     "ember.transpose": "a transpose stays a linalg.transpose (IREE runs it faster than a "
                        "transposed indexing map)",
 }
-
-
-def op_cost(name: str) -> int:
-    """Relative per-element cost of one fusible op, the whole cost model of fusion.
-
-    Index-map ops (broadcast, transpose, reshape, iota) and converts are free, simple
-    arithmetic costs 1, division and square roots 2, transcendental functions 4, and a
-    reduction or ``dot_general`` is never recomputed (cost above any limit). A value whose
-    producers inside a fusion cost more than ``DUPLICATE_LIMIT`` in total is computed once
-    even when several consumers read it; cheaper ones are recomputed in each consumer.
-
-    Example:
-        >>> op_cost("ember.add"), op_cost("ember.exp"), op_cost("ember.broadcast_in_dim")
-        (1, 4, 0)
-    """
-    return FUSION_COST.get(OPS[name].cost, 1)
 
 
 def _unit_dims_only(op: ir.Operation) -> bool:
@@ -214,7 +195,7 @@ class _BlockFusion:
         self.left_to_iree = {}
         for op in self.ops:
             softmax = self._softmax(op) if op.name == "ember.reduce_max" else []
-            # A fusion read by a dot_general is no dispatch region (lower_fusion): then
+            # A fusion read by a dot_general is no dispatch region (dialects/fusion.py): then
             # IREE's own softmax is the better one there too.
             if softmax and (not pass_.dispatch_regions or any(
                     u.name == "ember.dot_general" for u in self.users[softmax[-1]])):
@@ -601,13 +582,3 @@ def _toposort(block) -> None:
         return
     for op in order:
         op.move_before(terminator)
-
-
-@batching("fusion")
-def _batch_fusion(ctx, op, inputs, attrs):
-    """Batching a fusion is batching its body: the batched ops come out unfused, and
-    ember-fuse (which runs after ember-batch) groups them again."""
-    from ember.rules.batching import batch_block
-
-    block = op.regions[0].blocks[0]
-    return batch_block(ctx, block, dict(zip(block.arguments, inputs)))

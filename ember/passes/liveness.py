@@ -38,7 +38,7 @@ import dataclasses
 import numpy as np
 
 from ember._mlir import element_bits, ir, walk
-from ember.passes.lower_sort_scan import sort_scratch_bytes, sorted_operands
+from ember.dialects.sort_scan import sort_scratch_bytes, sorted_operands
 from ember.rules.base import aval_of_type
 
 ARG, TEMP, OUT, CONST, ENC, SCRATCH = "arg", "temp", "out", "const", "enc", "scratch"

@@ -34,10 +34,10 @@ import numpy as np
 
 from ember._mlir import element_bits, ir, signless, walk
 from ember.dialects import OPS, decode_attrs
-from ember.dialects.ops import REDUCE
+from ember.dialects.reduction import REDUCE
+from ember.dialects.sort_scan import network_sort
 from ember.errors import MemoryBudgetError
 from ember.passes.liveness import OUT, TEMP, Program, tensor_bytes, top_level
-from ember.passes.lower_sort_scan import network_sort
 from ember.passes.registry import Pass, func_ops, register
 from ember.rules.base import CHECKPOINT_ATTR, REMAT_ATTR, aval_of_type
 

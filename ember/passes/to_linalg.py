@@ -14,19 +14,9 @@ import dataclasses
 from ember._mlir import ir, signless, walk
 from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.dialects import OPS, aval_of_type, decode_attrs
-from ember.passes import (  # noqa: F401  (each registers its rules into LOWERINGS)
-    lower_bits,
-    lower_complex,
-    lower_control_flow,
-    lower_conv,
-    lower_fusion,
-    lower_indexing,
-    lower_math,
-    lower_sort_scan,
-    lower_trig,
-)
 from ember.passes.registry import Pass, PassError, func_ops, register
 from ember.rules.base import REMAT_ATTR
+from ember.rules.complex import materialize_complex_splats
 from ember.rules.lowering import (
     LOWERINGS,
     TRAITS,
@@ -74,7 +64,7 @@ class ToLinalg(Pass):
         try:
             self._run(module)
             with module.context, ir.Location.unknown():
-                lower_complex.materialize_complex_splats(module)
+                materialize_complex_splats(module)
             if not self.outer_reductions:
                 with module.context, ir.Location.unknown():
                     _barrier_after_outer_reductions(module)

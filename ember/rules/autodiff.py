@@ -9,10 +9,22 @@ backwards, each linear op's transpose rule turning the cotangents of its results
 of its linear operands. Values the transposed ops read from the primal computation are the
 residuals a reverse pass keeps alive. Only linear ops need a transpose rule.
 
-The rules are the tables ``JVP`` and ``TRANSPOSE`` (``ember/passes/autodiff_rules.py``);
+The rules are the tables ``JVP`` and ``TRANSPOSE``, filled by each op family's module;
 ``NOT_DIFFERENTIABLE`` marks ops whose results have zero derivatives (comparisons, integer
 and bit ops, argmax): their tangents are symbolic zeros. An op with neither is an error
 naming the op and the user's line.
+
+A JVP rule ``rule(ad, op, x, out, t, attrs)`` gets the primal copy of the op, its operands
+``x`` and results ``out``, the operands' tangents ``t`` (None: zero) and the attributes; it
+returns one tangent per result (None: zero). Values computed from primals only go through
+``ad.primal``; ops on tangents through ``ad.linear``, and only linear ones (each a linear
+op of this table with a tangent in its linear position), so that reverse mode can transpose
+them. The derivatives follow JAX's rules (``jax/_src/lax/lax.py``), including its choices
+at kinks: ``abs`` at 0 has slope 1, ``max`` at a tie splits the tangent in halves.
+
+A transpose rule ``rule(tc, op, cts, is_linear, attrs)`` gets the cotangents of the op's
+results and which operands are linear, and returns a cotangent per operand (None for the
+non-linear ones).
 """
 
 from __future__ import annotations
@@ -262,3 +274,79 @@ def _callee(op):
         module = module.parent
     table = ir.SymbolTable(module)
     return table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+
+
+def aval_of(v):
+    return aval_of_type(v.type)
+
+
+def scale(ad, t, d):
+    """``t * d`` with ``d`` a primal value: the linear op of most unary rules."""
+    return ad.linear("mul", [t, d])
+
+
+def add_tangents(ad, a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return ad.linear("add", [a, b])
+
+
+def unary_jvp(derivative):
+    """A JVP rule ``t * derivative(ad, x, out)``."""
+    def rule(ad, op, x, out, t, attrs):
+        return [scale(ad, t[0], derivative(ad, x[0], out[0]))]
+    return rule
+
+
+def same_op_transpose(tc, op, cts, lin, attrs):
+    """The transpose of an op that is its own transpose (``neg``, ``rev``)."""
+    return [tc.emit(op.name.split(".")[1], [cts[0]], **attrs)]
+
+
+def const(ad, value, like):
+    return ad.const(value, like)
+
+
+def primal(ad, name, *xs, **attrs):
+    return ad.primal(name, list(xs), **attrs)
+
+
+def same_op_jvp(ad, op, x, out, t, attrs):
+    """The JVP of a linear op: the op applied to the tangent."""
+    return [ad.linear(op.name.split(".")[1], [t[0]], **attrs)]
+
+
+def primal_all(ad, name, operands, **attrs):
+    """All results of a primal op (``ad.primal`` gives the first)."""
+    with ad.primal_ip:
+        return emit(f"ember.{name}", list(operands), **attrs)
+
+
+def full(em, value, shape, dtype):
+    """A constant of ``shape`` (a broadcast scalar), emitted by ``em(name, operands, **a)``."""
+    s = em("constant", [], value=np.asarray(value, dtype=dtype))
+    if tuple(shape) == ():
+        return s
+    return em("broadcast_in_dim", [s], shape=tuple(shape), broadcast_dimensions=())
+
+
+def primal_emitter(ad):
+    return lambda name, operands, **a: ad.primal(name, list(operands), **a)
+
+
+def broadcast_to(em, v, shape):
+    """``v`` (of the leading dimensions of ``shape``) broadcast over the trailing ones."""
+    nd = aval_of(v).ndim
+    if tuple(aval_of(v).shape) == tuple(shape):
+        return v
+    return em("broadcast_in_dim", [v], shape=tuple(shape),
+              broadcast_dimensions=tuple(range(nd)))
+
+
+def balanced_eq(ad, x, z, y):
+    """1 where x == z != y, 1/2 where x == z == y, 0 elsewhere: JAX's tie rule."""
+    one, half, zero = const(ad, 1, z), const(ad, 0.5, z), const(ad, 0, z)
+    return primal(ad, "select", primal(ad, "eq", x, z),
+                  primal(ad, "select", primal(ad, "eq", y, z), half, one), zero)

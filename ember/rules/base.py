@@ -59,7 +59,7 @@ class OpDef:
     # result is an operand's value or an exact conversion: no rounding to add), "f64_math" (a
     # math function that IREE's SPIR-V lowering has for 16/32-bit floats only).
     traits: frozenset = field(default_factory=frozenset)
-    # Per-element cost class, for fusion (``passes/fuse.op_cost``) and rematerialization
+    # Per-element cost class, for fusion (``rules/cost.op_cost``) and rematerialization
     # (``passes/plan_memory``): "free" (index maps, converts), "cheap" (simple arithmetic),
     # "division" (division, square roots), "transcendental", "never" (reductions and
     # contractions: never recomputed); None: an op neither recomputes (fusion cost 1).

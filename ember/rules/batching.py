@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from ember._mlir import ir, tensor_type, walk
 from ember.errors import PassError
 from ember.rules.base import OPS, aval_of_type, decode_attrs, emit
@@ -58,12 +56,12 @@ class BatchContext:
                          broadcast_dimensions=tuple(dims))[0]
 
 
-def _shift(axes, bdim: int) -> tuple[int, ...]:
+def shift(axes, bdim: int) -> tuple[int, ...]:
     """Per-example axes as axes of the batched value whose batch dimension is ``bdim``."""
     return tuple(a + (a >= bdim) for a in axes)
 
 
-# --- elementwise: one rule for the whole family -------------------------------------------
+# --- elementwise: one rule for every elementwise op (each family registers its ops) --------
 
 def batch_elementwise(ctx: BatchContext, op, inputs, attrs):
     """Operands that agree keep their batch dimension; the others are moved to it or, when
@@ -73,197 +71,7 @@ def batch_elementwise(ctx: BatchContext, op, inputs, attrs):
     return [(r, target) for r in ctx.emit(op.name, operands, **attrs)]
 
 
-for _name, _op in OPS.items():
-    if _op.family == "elementwise":
-        BATCHING[_name] = batch_elementwise
-
-
-@batching("constant", "iota")
-def _no_operands(ctx, op, inputs, attrs):
-    raise AssertionError("ops without operands are never batched")
-
-
-# --- shape ops: batch dimension in front ----------------------------------------------------
-
-@batching("broadcast_in_dim")
-def _broadcast_in_dim(ctx, op, inputs, attrs):
-    ((x, b),) = inputs
-    x = ctx.move(x, b, 0)
-    dims = (0,) + tuple(d + 1 for d in attrs["broadcast_dimensions"])
-    return [(ctx.emit(op.name, [x], shape=(ctx.size,) + tuple(attrs["shape"]),
-                      broadcast_dimensions=dims)[0], 0)]
-
-
-@batching("reshape")
-def _reshape(ctx, op, inputs, attrs):
-    ((x, b),) = inputs
-    x = ctx.move(x, b, 0)
-    return [(ctx.emit(op.name, [x], new_sizes=(ctx.size,) + tuple(attrs["new_sizes"]))[0], 0)]
-
-
-@batching("transpose")
-def _transpose(ctx, op, inputs, attrs):
-    ((x, b),) = inputs
-    # Keep the batch dimension where it is: insert it into the permutation.
-    perm = [p + (p >= b) for p in attrs["permutation"]]
-    perm.insert(b, b)
-    return [(ctx.emit(op.name, [x], permutation=tuple(perm))[0], b)]
-
-
-@batching("rev")
-def _rev(ctx, op, inputs, attrs):
-    ((x, b),) = inputs
-    return [(ctx.emit(op.name, [x], dimensions=_shift(attrs["dimensions"], b))[0], b)]
-
-
-@batching("slice")
-def _slice(ctx, op, inputs, attrs):
-    ((x, b),) = inputs
-    start, limit = list(attrs["start_indices"]), list(attrs["limit_indices"])
-    strides = list(attrs["strides"] or (1,) * len(start))
-    start.insert(b, 0)
-    limit.insert(b, ctx.size)
-    strides.insert(b, 1)
-    return [(ctx.emit(op.name, [x], start_indices=tuple(start), limit_indices=tuple(limit),
-                      strides=tuple(strides))[0], b)]
-
-
-@batching("concatenate")
-def _concatenate(ctx, op, inputs, attrs):
-    operands = [ctx.materialize(v, b, 0) for v, b in inputs]
-    return [(ctx.emit(op.name, operands, dimension=attrs["dimension"] + 1)[0], 0)]
-
-
-@batching("pad")
-def _pad(ctx, op, inputs, attrs):
-    (x, bx), (value, bv) = inputs
-    if bv is not None:
-        return [_pad_batched_value(ctx, op, x, bx, value, bv, attrs)]
-    low, high, interior = (list(attrs[k]) for k in ("low", "high", "interior"))
-    for lst in (low, high, interior):
-        lst.insert(bx, 0)
-    return [(ctx.emit(op.name, [x, value], low=tuple(low), high=tuple(high),
-                      interior=tuple(interior))[0], bx)]
-
-
-def _pad_batched_value(ctx, op, x, bx, value, bv, attrs):
-    """A padding value per example: pad with any scalar, then select the padding value where
-    a (shared, per-example shaped) mask of the padded positions is false."""
-    x = ctx.materialize(x, bx, 0)
-    aval = aval_of_type(x.type)
-    per_shape = aval.shape[1:]
-    config = {k: tuple(attrs[k]) for k in ("low", "high", "interior")}
-    zero = ctx.emit("ember.constant", [], value=np.zeros((), aval.dtype))[0]
-    padded = ctx.emit(op.name, [x, zero], **{k: (0,) + v for k, v in config.items()})[0]
-    true = ctx.emit("ember.constant", [], value=np.ones(per_shape, np.bool_))[0]
-    false = ctx.emit("ember.constant", [], value=np.zeros((), np.bool_))[0]
-    mask = ctx.emit(op.name, [true, false], **config)[0]
-    shape = aval_of_type(padded.type).shape
-    mask = ctx.emit("ember.broadcast_in_dim", [mask], shape=shape,
-                    broadcast_dimensions=tuple(range(1, len(shape))))[0]
-    value = ctx.emit("ember.broadcast_in_dim", [ctx.move(value, bv, 0)], shape=shape,
-                     broadcast_dimensions=(0,))[0]
-    return ctx.emit("ember.select", [mask, padded, value])[0], 0
-
-
-# --- reductions -----------------------------------------------------------------------------
-
-@batching("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or")
-def _reduce(ctx, op, inputs, attrs):
-    ((x, b),) = inputs
-    axes = _shift(attrs["axes"], b)
-    out_b = b - sum(1 for a in axes if a < b)
-    return [(ctx.emit(op.name, [x], axes=axes)[0], out_b)]
-
-
-@batching("argmax", "argmin")
-def _arg_reduce(ctx, op, inputs, attrs):
-    ((x, b),) = inputs
-    (axis,) = _shift((attrs["axis"],), b)
-    return [(ctx.emit(op.name, [x], axis=axis, index_dtype=attrs["index_dtype"])[0],
-             b - (axis < b))]
-
-
-@batching("cumsum", "cumprod", "cummax", "cummin")
-def _cumulative(ctx, op, inputs, attrs):
-    ((x, b),) = inputs
-    new = dict(attrs, axis=_shift((attrs["axis"],), b)[0])
-    return [(ctx.emit(op.name, [x], **new)[0], b)]
-
-
-@batching("sort")
-def _sort(ctx, op, inputs, attrs):
-    operands = [ctx.materialize(v, b, 0) for v, b in inputs]
-    new = dict(attrs, dimension=attrs["dimension"] + 1)
-    return [(r, 0) for r in ctx.emit(op.name, operands, **new)]
-
-
-# --- contraction ----------------------------------------------------------------------------
-
-@batching("dot_general")
-def _dot_general(ctx, op, inputs, attrs):
-    (lhs, lb), (rhs, rb) = inputs
-    lc, rc = attrs["lhs_contracting"], attrs["rhs_contracting"]
-    lbatch, rbatch = attrs["lhs_batch"], attrs["rhs_batch"]
-    if lb is not None and rb is not None:
-        # Both batched: the vmapped axis becomes one more batch dimension (the first).
-        lhs, rhs = ctx.move(lhs, lb, 0), ctx.move(rhs, rb, 0)
-        out = ctx.emit(op.name, [lhs, rhs], lhs_contracting=_shift(lc, 0),
-                       rhs_contracting=_shift(rc, 0), lhs_batch=(0,) + _shift(lbatch, 0),
-                       rhs_batch=(0,) + _shift(rbatch, 0))[0]
-        return [(out, 0)]
-    # One side batched: its batch dimension is a free dimension of the contraction.
-    lhs_nd, rhs_nd = aval_of_type(lhs.type).ndim, aval_of_type(rhs.type).ndim
-    if lb is not None:
-        lc2, lbatch2 = _shift(lc, lb), _shift(lbatch, lb)
-        free = [d for d in range(lhs_nd) if d not in lc2 and d not in lbatch2]
-        out_b = len(lbatch) + free.index(lb)
-        out = ctx.emit(op.name, [lhs, rhs], lhs_contracting=lc2, rhs_contracting=rc,
-                       lhs_batch=lbatch2, rhs_batch=rbatch)[0]
-        return [(out, out_b)]
-    rc2, rbatch2 = _shift(rc, rb), _shift(rbatch, rb)
-    free = [d for d in range(rhs_nd) if d not in rc2 and d not in rbatch2]
-    lhs_free = lhs_nd - len(lc) - len(lbatch)
-    out_b = len(lbatch) + lhs_free + free.index(rb)
-    out = ctx.emit(op.name, [lhs, rhs], lhs_contracting=lc, rhs_contracting=rc2,
-                   lhs_batch=lbatch, rhs_batch=rbatch2)[0]
-    return [(out, out_b)]
-
-
-@batching("conv")
-def _conv(ctx, op, inputs, attrs):
-    (lhs, lb), (rhs, rb) = inputs
-    nd = aval_of_type(rhs.type).ndim - 2 - (rb is not None)
-    if rb is None:
-        # A shared kernel: the batch joins the lhs's leading (N) dimension.
-        x = ctx.move(lhs, lb, 0)
-        b, n, *rest = aval_of_type(x.type).shape
-        x = ctx.emit("ember.reshape", [x], new_sizes=(b * n, *rest))[0]
-        y = ctx.emit(op.name, [x, rhs], **attrs)[0]
-        _, *out = aval_of_type(y.type).shape
-        return [(ctx.emit("ember.reshape", [y], new_sizes=(b, n, *out))[0], 0)]
-    # Per-example kernels: the batch becomes feature groups (group b*G + g), the batch of
-    # each operand just before its feature dimension.
-    x = ctx.materialize(lhs, lb, nd + 1)
-    w = ctx.materialize(rhs, rb, nd + 1)
-    xs, ws = aval_of_type(x.type).shape, aval_of_type(w.type).shape
-    x = ctx.emit("ember.reshape", [x], new_sizes=(*xs[:-2], xs[-2] * xs[-1]))[0]
-    w = ctx.emit("ember.reshape", [w], new_sizes=(*ws[:-2], ws[-2] * ws[-1]))[0]
-    y = ctx.emit(op.name, [x, w], **dict(
-        attrs, feature_group_count=ctx.size * attrs["feature_group_count"]))[0]
-    ys = aval_of_type(y.type).shape
-    y = ctx.emit("ember.reshape", [y], new_sizes=(*ys[:-1], ctx.size, ws[-1]))[0]
-    return [(y, nd + 1)]
-
-
-# --- calls ----------------------------------------------------------------------------------
-
-@batching("call")
-def _call(ctx, op, inputs, attrs):
-    """A call inside a mapped function: its callee's body, batched in place (inlined)."""
-    callee = ir.SymbolTable(_module_of(op))[attrs["callee"]]
-    return batch_body(ctx, callee, inputs)
-
+# --- the engine -------------------------------------------------------------------------------
 
 class Batcher:
     """Expands the ``ember.vmap`` ops of a module's functions, innermost first (the engine of
@@ -363,7 +171,7 @@ def batch_block(ctx: BatchContext, block, env: dict):
     ``env`` maps values to their batched (value, bdim): the block's arguments and, for the
     block of a region, the values of the enclosing blocks its ops read. It is extended with
     the block's values and is ``ctx.env`` while the rules run, so that rules of region ops
-    (see ``batch_control_flow.py``) can batch their regions' blocks with it.
+    (see ``ember/dialects/control_flow.py``) can batch their regions' blocks with it.
     """
     outer_env = getattr(ctx, "env", None)
     ctx.env = env
@@ -397,7 +205,7 @@ def batch_block(ctx: BatchContext, block, env: dict):
                     "(func.return or ember.yield)")
 
 
-def _callees(op) -> set[str]:
+def callees(op) -> set[str]:
     """The functions that ops in ``op`` (and ``op`` itself) call."""
     return {ir.FlatSymbolRefAttr(o.attributes["callee"]).value for o in walk(op)
             if "callee" in o.attributes}
@@ -433,10 +241,3 @@ def _remap_nested(op, env) -> None:
                     for i, v in enumerate(nested.operands):
                         if v in env:
                             nested.operands[i] = env[v][0]
-
-
-def _module_of(op):
-    op = op.operation
-    while op.name != "builtin.module":
-        op = op.parent
-    return op

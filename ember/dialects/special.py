@@ -1,10 +1,10 @@
-"""Lowering rules of the ops in ember/dialects/math.py.
+"""The special-function family: erf, erfc, erf_inv, lgamma and digamma: declarations,
+scalar emitters and derivatives.
 
-Each op has a scalar emitter (``lower_elementwise`` wraps it in a ``linalg.generic``). f16 and
-bf16 are computed in f32 (``_in_f32``) except where bit patterns matter (nextafter,
-signbit). IREE's CPU backend has no lowering for ``math.erfc`` and calls a missing
-``log10f`` for ``math.log10``; its ``math.sinh``/``asinh``/``atanh`` expansions lose
-accuracy near zero, so those are written out here.
+IREE has no accurate ``math`` dialect lowering of them (its CPU backend has none for
+``math.erfc``), so they are rational approximations as XLA's: Cephes for erfc, Giles for
+erf_inv, Lanczos for lgamma and digamma; float64 erf/erfc are fdlibm's. f16 and bf16 are
+computed in f32.
 """
 
 from __future__ import annotations
@@ -13,243 +13,29 @@ import math
 
 import numpy as np
 
-from ember._mlir import arith, ir, math_d
-from ember.rules.lowering import SCALAR, _cmpf, _in_f32, _signbit, elem, scalar, scalar_const
+from ember._mlir import arith, math_d
+from ember.rules.autodiff import const, jvp, primal, unary_jvp
+from ember.rules.base import define
+from ember.rules.batching import batch_elementwise, batching
+from ember.rules.lowering import elem, float_unary, scalar_const
+from ember.rules.type_rules import FLOAT, unary_rule
 
-__all__: list[str] = []
+# --- declarations ---------------------------------------------------------------------------
 
+# name: what it computes, of a floating-point operand. All are transcendental in cost (a long
+# polynomial) and have no float64 form in IREE's SPIR-V lowering (f64_math).
+UNARY = {
+    "erf": "error function",
+    "erfc": "complementary error function 1 - erf(x), accurate for large x",
+    "erf_inv": "inverse error function on [-1, 1] (+-inf at +-1, NaN outside)",
+    "lgamma": "log of the absolute value of the gamma function",
+    "digamma": "digamma function (NaN at the non-positive integers, as XLA)",
+}
 
-# --- scalar arithmetic helpers (floats) ----------------------------------------------------
-
-class _F:
-    """Float scalar arithmetic of one dtype, to write formulas compactly."""
-
-    def __init__(self, dt):
-        self.dt = dt
-
-    def c(self, v):
-        return scalar_const(v, self.dt)
-
-    @staticmethod
-    def add(a, b):
-        return arith.AddFOp(a, b).result
-
-    @staticmethod
-    def sub(a, b):
-        return arith.SubFOp(a, b).result
-
-    @staticmethod
-    def mul(a, b):
-        return arith.MulFOp(a, b).result
-
-    @staticmethod
-    def div(a, b):
-        return arith.DivFOp(a, b).result
-
-    @staticmethod
-    def neg(a):
-        return arith.NegFOp(a).result
-
-    @staticmethod
-    def sel(p, a, b):
-        return arith.SelectOp(p, a, b).result
-
-    @staticmethod
-    def abs(a):
-        return math_d.AbsFOp(a).result
-
-    @staticmethod
-    def exp(a):
-        return math_d.ExpOp(a).result
-
-    def expm1(self, a):     # ember's (lowering._expm1): IREE's float64 one loses digits
-        return SCALAR["expm1"]([a], self.dt, self.dt, {})
-
-    @staticmethod
-    def log(a):
-        return math_d.LogOp(a).result
-
-    def log1p(self, a):
-        return SCALAR["log1p"]([a], self.dt, self.dt, {})
-
-    @staticmethod
-    def sqrt(a):
-        return math_d.SqrtOp(a).result
-
-    def sin(self, a):   # range-reduced (lower_trig); IREE links no float64 libm sin
-        return SCALAR["sin"]([a], self.dt, self.dt, {})
-
-    def cos(self, a):
-        return SCALAR["cos"]([a], self.dt, self.dt, {})
-
-    @staticmethod
-    def floor(a):
-        return math_d.FloorOp(a).result
-
-    @staticmethod
-    def copysign(a, b):
-        return math_d.CopySignOp(a, b).result
-
-    @staticmethod
-    def cmp(pred, a, b):
-        return _cmpf(pred, a, b)
-
-    @staticmethod
-    def and_(a, b):
-        return arith.AndIOp(a, b).result
-
-    @staticmethod
-    def or_(a, b):
-        return arith.OrIOp(a, b).result
-
-    def poly(self, x, coeffs):
-        """Horner's rule, coefficients from the highest power down."""
-        p = self.c(coeffs[0])
-        for k in coeffs[1:]:
-            p = self.add(self.mul(p, x), self.c(k))
-        return p
-
-    def atan2(self, y, x):
-        from ember.rules.lowering import SCALAR
-        return SCALAR["atan2"]([y, x], self.dt, self.dt, {})
-
-
-def _unary(name):
-    """Register ``fn(F, x)`` as the scalar emitter of ``name``, computed in f32 for halves."""
-    def deco(fn):
-        scalar(name)(_in_f32(lambda args, dt, attrs: fn(_F(dt), args[0])))
-        return fn
-    return deco
-
-
-# --- inverse trigonometric ----------------------------------------------------------------
-
-@_unary("asin")
-def _asin(f, x):
-    # asin(x) = atan2(x, sqrt((1 - x)(1 + x))): exact at 0 and +-1, NaN outside [-1, 1].
-    one = f.c(1.0)
-    return f.atan2(x, f.sqrt(f.mul(f.sub(one, x), f.add(one, x))))
-
-
-@_unary("acos")
-def _acos(f, x):
-    # acos(x) = 2 atan2(sqrt((1 - x)(1 + x)), 1 + x), and pi at x == -1.
-    one = f.c(1.0)
-    r = f.mul(f.c(2.0), f.atan2(f.sqrt(f.mul(f.sub(one, x), f.add(one, x))), f.add(one, x)))
-    return f.sel(f.cmp("oeq", x, f.c(-1.0)), f.c(np.pi), r)
-
-
-@_unary("atan")
-def _atan(f, x):
-    return f.atan2(x, f.c(1.0))
-
-
-# --- hyperbolic ---------------------------------------------------------------------------
-
-_BIG = 88.0   # above this exp overflows in f32: go through exp(|x| / 2)
-
-
-@_unary("sinh")
-def _sinh(f, x):
-    ax = f.abs(x)
-    half = f.c(0.5)
-    # |x| < 1: (e - 1/e) / 2 with e - 1 = expm1(|x|), exact for tiny x.
-    em1 = f.expm1(ax)
-    small = f.mul(half, f.add(em1, f.div(em1, f.add(em1, f.c(1.0)))))
-    e = f.exp(ax)
-    mid = f.sub(f.mul(half, e), f.div(half, e))
-    h = f.exp(f.mul(half, ax))
-    big = f.mul(h, f.mul(half, h))
-    r = f.sel(f.cmp("olt", ax, f.c(1.0)), small,
-              f.sel(f.cmp("olt", ax, f.c(_BIG)), mid, big))
-    return f.copysign(r, x)
-
-
-@_unary("cosh")
-def _cosh(f, x):
-    ax = f.abs(x)
-    half = f.c(0.5)
-    e = f.exp(ax)
-    mid = f.add(f.mul(half, e), f.div(half, e))
-    h = f.exp(f.mul(half, ax))
-    big = f.mul(h, f.mul(half, h))
-    return f.sel(f.cmp("olt", ax, f.c(_BIG)), mid, big)
-
-
-@_unary("asinh")
-def _asinh(f, x):
-    # asinh(|x|) = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); log(2|x|) where x^2 overflows.
-    ax = f.abs(x)
-    one = f.c(1.0)
-    x2 = f.mul(ax, ax)
-    small = f.log1p(f.add(ax, f.div(x2, f.add(one, f.sqrt(f.add(one, x2))))))
-    big = f.add(f.log(ax), f.c(math.log(2.0)))
-    r = f.sel(f.cmp("olt", ax, f.c(1e18)), small, big)
-    return f.copysign(r, x)
-
-
-@_unary("acosh")
-def _acosh(f, x):
-    # t = x - 1: log1p(t + sqrt(2t + t^2)); log(2x) for huge x; NaN below 1.
-    one = f.c(1.0)
-    t = f.sub(x, one)
-    small = f.log1p(f.add(t, f.sqrt(f.add(f.add(t, t), f.mul(t, t)))))
-    big = f.add(f.log(x), f.c(math.log(2.0)))
-    r = f.sel(f.cmp("olt", x, f.c(1e18)), small, big)
-    return f.sel(f.cmp("olt", x, one), f.c(np.nan), r)
-
-
-@_unary("atanh")
-def _atanh(f, x):
-    # atanh(|x|) = log1p(2|x| / (1 - |x|)) / 2: +-inf at +-1, NaN outside [-1, 1].
-    ax = f.abs(x)
-    one = f.c(1.0)
-    r = f.mul(f.c(0.5), f.log1p(f.div(f.add(ax, ax), f.sub(one, ax))))
-    r = f.sel(f.cmp("ogt", ax, one), f.c(np.nan), r)
-    return f.copysign(r, x)
-
-
-# --- roots, powers and logs of two ----------------------------------------------------------
-
-@_unary("cbrt")
-def _cbrt(f, x):
-    # |x| ** (1/3) with a Newton step (y - (y - a / y^2) / 3, which does not overflow near
-    # the largest floats as y^3 - a did: Vulkan's cbrt(FLT_MAX) was inf); zeros, infs and
-    # NaNs pass.
-    ax = f.abs(x)
-    y = math_d.PowFOp(ax, f.c(1.0 / 3.0)).result
-    y = f.sub(y, f.div(f.sub(y, f.div(ax, f.mul(y, y))), f.c(3.0)))
-    special = f.or_(f.cmp("oeq", ax, f.c(0.0)), f.cmp("ueq", ax, f.c(np.inf)))
-    return f.copysign(f.sel(special, ax, y), x)
-
-
-@_unary("exp2")
-def _exp2(f, x):
-    return math_d.Exp2Op(x).result
-
-
-@_unary("log2")
-def _log2(f, x):
-    """float64: e + log(m) / ln 2 with x = m 2^e, m in [sqrt(1/2), sqrt(2)) (exact at powers
-    of two); IREE calls a libm log2 it cannot link for float64 ``math.log2``."""
-    if np.dtype(f.dt).itemsize < 8:
-        return math_d.Log2Op(x).result
-    i64, f64 = ir.IntegerType.get_signless(64), ir.F64Type.get()
-
-    def int_(v):
-        return arith.ConstantOp(i64, ir.IntegerAttr.get(i64, v)).result
-    bits = arith.BitcastOp(i64, x).result
-    e = arith.SubIOp(arith.ShRUIOp(bits, int_(52)).result, int_(1023)).result
-    m = arith.BitcastOp(f64, arith.OrIOp(arith.AndIOp(bits, int_((1 << 52) - 1)).result,
-                                         int_(1023 << 52)).result).result
-    big = f.cmp("ogt", m, f.c(math.sqrt(2.0)))
-    m = f.sel(big, f.mul(m, f.c(0.5)), m)
-    e = f.add(arith.SIToFPOp(f64, e).result, f.sel(big, f.c(1.0), f.c(0.0)))
-    r = f.add(e, f.mul(f.log(m), f.c(1.0 / math.log(2.0))))
-    # Zeros, subnormals (flushed to zero by the CPU's arithmetic), negatives, infinities and
-    # NaNs: log's own answers, scaled.
-    normal = f.and_(f.cmp("oge", x, f.c(2.0 ** -1022)), f.cmp("olt", x, f.c(np.inf)))
-    return f.sel(normal, r, f.mul(f.log(x), f.c(1.0 / math.log(2.0))))
+for _name, _what in UNARY.items():
+    define(_name, 1, unary_rule(FLOAT, None), family="elementwise", cost="transcendental",
+           traits=("f64_math",), doc=f"Elementwise {_what}, of a floating-point operand.")
+batching(*UNARY)(batch_elementwise)
 
 
 # --- error function -----------------------------------------------------------------------
@@ -333,7 +119,7 @@ def _erf64(f, x, complement: bool):
     return f.sel(f.cmp("uno", x, x), x, out)      # NaN; infinities come out of `far`
 
 
-@_unary("erf")
+@float_unary("erf")
 def _erf(f, x):
     if np.dtype(f.dt).itemsize == 8:
         return _erf64(f, x, complement=False)
@@ -341,7 +127,7 @@ def _erf(f, x):
     return f.copysign(math_d.ErfOp(x).result, x)
 
 
-@_unary("erfc")
+@float_unary("erfc")
 def _erfc(f, x):
     if np.dtype(f.dt).itemsize == 8:
         return _erf64(f, x, complement=True)
@@ -400,7 +186,7 @@ _ERFINV64 = (
                    4.8499064014085844221)))
 
 
-@_unary("erf_inv")
+@float_unary("erf_inv")
 def _erf_inv(f, x):
     ax = f.abs(x)
     # w = -log((1 - x)(1 + x)), whose first factor is exact: -log1p(-x^2) (XLA's) rounded
@@ -445,7 +231,7 @@ def _sin_pi_frac(f, x):
     return f.abs(f.sin(f.mul(f.c(np.pi), frac)))
 
 
-@_unary("lgamma")
+@float_unary("lgamma")
 def _lgamma(f, x):
     need, z = _reflect_z(f, x)
     a = f.c(_LANCZOS_C0)
@@ -465,7 +251,7 @@ def _lgamma(f, x):
     return f.sel(f.or_(pole, f.cmp("oeq", f.abs(x), inf)), inf, r)
 
 
-@_unary("digamma")
+@float_unary("digamma")
 def _digamma(f, x):
     # d/dz lgamma(z + 1) = log(t) - g / t + A'(z) / A(z), t = z + g + 1/2; reflection:
     # digamma(x) = digamma(1 - x) - pi / tan(pi x).
@@ -492,43 +278,51 @@ def _digamma(f, x):
 
 # --- bits: signbit, copysign, nextafter -----------------------------------------------------
 
-@scalar("signbit")
-def _signbit_emit(args, dt, out_dt, attrs):
-    return _signbit(args[0], dt)
+
+# --- differentiation -----------------------------------------------------------------------
+
+def _gaussian(ad, x, scale_):
+    """``scale_ * exp(-x**2)``."""
+    return primal(ad, "mul", const(ad, scale_, x),
+                  primal(ad, "exp", primal(ad, "neg", primal(ad, "mul", x, x))))
 
 
-@scalar("copysign")
-@_in_f32
-def _copysign(args, dt, attrs):
-    return math_d.CopySignOp(*args).result
+# d/dx of each function, from x and its result y (JAX's rules).
+_DERIVATIVES = {
+    "erf": lambda ad, x, y: _gaussian(ad, x, 2 / math.sqrt(math.pi)),
+    "erfc": lambda ad, x, y: _gaussian(ad, x, -2 / math.sqrt(math.pi)),
+    "erf_inv": lambda ad, x, y: primal(ad, "mul", const(ad, math.sqrt(math.pi) / 2, y),
+                                       primal(ad, "exp", primal(ad, "mul", y, y))),
+    "lgamma": lambda ad, x, y: primal(ad, "digamma", x),
+}
+for _name, _derivative in _DERIVATIVES.items():
+    jvp(_name)(unary_jvp(_derivative))
 
 
-@scalar("nextafter")
-def _nextafter(args, dt, out_dt, attrs):
-    """Step the bit pattern of x one unit towards y, in x's own width (halves included)."""
-    x, y = args
-    bits = np.dtype(dt).itemsize * 8
-    it = ir.IntegerType.get_signless(bits)
-    if np.dtype(dt).itemsize < 4:      # compare in f32 (exact)
-        f32 = ir.F32Type.get()
-        xc, yc, cdt = arith.ExtFOp(f32, x).result, arith.ExtFOp(f32, y).result, np.float32
-    else:
-        xc, yc, cdt = x, y, dt
-    zero = scalar_const(0.0, cdt)
+def _trigamma(ad, x):
+    """polygamma(1, x) (the derivative of digamma), with ember ops: the reflection
+    pi^2 / sin^2(pi x) - psi1(1 - x) below 1/2, the recurrence psi1(z) = psi1(z + 1) + 1/z^2
+    up to z + 8, then the asymptotic series (relative error below 1e-13 from 8.5 up)."""
+    c = lambda v: ad.const(v, x)      # noqa: E731
+    reflect = primal(ad, "lt", x, c(0.5))
+    z = primal(ad, "select", reflect, primal(ad, "sub", c(1), x), x)
+    acc = ad.zeros(x)
+    for k in range(8):
+        zk = primal(ad, "add", z, c(k))
+        acc = primal(ad, "add", acc, primal(ad, "div", c(1), primal(ad, "mul", zk, zk)))
+    w = primal(ad, "add", z, c(8))
+    r = primal(ad, "div", c(1), w)
+    r2 = primal(ad, "mul", r, r)
+    # 1/w + 1/(2w^2) + sum B_2k / w^(2k+1), by Horner in 1/w^2.
+    series = c(7 / 6)
+    for b in (-691 / 2730, 5 / 66, -1 / 30, 1 / 42, -1 / 30, 1 / 6):
+        series = primal(ad, "add", primal(ad, "mul", series, r2), c(b))
+    tail = primal(ad, "mul", primal(ad, "mul", series, r2), r)
+    head = primal(ad, "add", r, primal(ad, "mul", c(0.5), r2))
+    psi1 = primal(ad, "add", acc, primal(ad, "add", head, tail))
+    s = primal(ad, "sin", primal(ad, "mul", c(math.pi), x))
+    mirror = primal(ad, "sub", primal(ad, "div", c(math.pi ** 2), primal(ad, "mul", s, s)), psi1)
+    return primal(ad, "select", reflect, mirror, psi1)
 
-    def ic(v):
-        return arith.ConstantOp(it, ir.IntegerAttr.get(it, v)).result
-    ix = arith.BitcastOp(it, x).result
-    iy = arith.BitcastOp(it, y).result
-    # Moving away from zero adds one to the magnitude's bits: x < y for positive x.
-    away = arith.XOrIOp(_cmpf("olt", xc, yc), _signbit(x, dt)).result
-    step = arith.SelectOp(away, ic(1), ic(-1)).result
-    r = arith.BitcastOp(elem(dt), arith.AddIOp(ix, step).result).result
-    # From +-0: the smallest subnormal with y's sign.
-    sign_y = arith.AndIOp(iy, ic(-(1 << (bits - 1)))).result
-    tiny = arith.BitcastOp(elem(dt), arith.OrIOp(sign_y, ic(1)).result).result
-    r = arith.SelectOp(_cmpf("oeq", xc, zero), tiny, r).result
-    r = arith.SelectOp(_cmpf("oeq", xc, yc), y, r).result
-    unordered = _cmpf("uno", xc, yc)
-    nan = scalar_const(np.nan, dt)
-    return arith.SelectOp(unordered, nan, r).result
+
+jvp("digamma")(unary_jvp(lambda ad, x, y: _trigamma(ad, x)))
