@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import inspect
+import threading
 import weakref
 
 import numpy as np
@@ -285,6 +287,20 @@ class Lowered:
         if device is not None or backend.devices():
             return Compiled(load(), self)
         return Compiled(None, self, vmfb=vmfb, load=load)
+
+    def compile_async(self, target_options: dict | None = None
+                      ) -> concurrent.futures.Future:
+        """:meth:`compile` in a background thread: returns at once with a
+        ``concurrent.futures.Future`` whose ``result()`` is the Compiled (or raises the
+        compile's error). IREE runs in ember's compile worker process, so the calling thread
+        goes on tracing and running other programs meanwhile.
+
+        Example:
+            >>> future = ember.jit(f).lower(x).compile_async()
+            >>> ...                               # serve other requests
+            >>> future.result()(x)
+        """
+        return _background().submit(self.compile, target_options)
 
     def replan(self, plan_budget: int) -> None:
         """Forget the "optimized" and "linalg" stages; they are made again with
@@ -702,6 +718,22 @@ class JitFunction:
         """
         return Traced(self.lower(*args, **kwargs))
 
+    def warm(self, *args, **kwargs) -> concurrent.futures.Future:
+        """Compile this function for these arguments (arrays or ShapeDtypeStructs) in a
+        background thread, into the function's own cache: a later call with arguments of the
+        same shapes and dtypes runs without compiling (and waits for a compile still in
+        flight rather than starting another). Returns a ``concurrent.futures.Future`` of the
+        Compiled, so a server can warm the shapes it expects without blocking.
+
+        Example:
+            >>> f = ember.jit(model)
+            >>> warming = [f.warm(ember.ShapeDtypeStruct((n, 784), "float32"))
+            ...            for n in (1, 8, 64)]
+            >>> f(batch_of_8)                      # compiled by then, or waits for it
+        """
+        backend = self.backend or config._values["default_backend"]
+        return _background().submit(self._compile, args, kwargs, backend)
+
     def clear_cache(self) -> None:
         """Forget this function's compiled executables (the on-disk compile cache stays)."""
         self._cache.clear()
@@ -766,6 +798,21 @@ class JitFunction:
         operands = list(leaves) + [o for o, _ in inner.captured]
         results = _emit_call(name, operands, [o.aval for o in outs])
         return tree_util.tree_unflatten(out_tree, results)
+
+
+_BACKGROUND: list = []
+_BACKGROUND_LOCK = threading.Lock()
+
+
+def _background() -> concurrent.futures.ThreadPoolExecutor:
+    """The threads that compile in the background (made on first use). Two: one traces and
+    runs ember's passes while the other waits for IREE, which compiles one module at a time
+    in the compile worker."""
+    with _BACKGROUND_LOCK:
+        if not _BACKGROUND:
+            _BACKGROUND.append(concurrent.futures.ThreadPoolExecutor(
+                max_workers=2, thread_name_prefix="ember-compile"))
+        return _BACKGROUND[0]
 
 
 def _emit_call(callee: str, operands, out_avals):
