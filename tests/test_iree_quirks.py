@@ -16,7 +16,7 @@ O3 aggressive fusion miscompiles sibling column        backends/cpu.py:compiler_
 reductions                                             mean / var of 5x3 computes right alone
 O3 + data tiling fails on large fused programs         backends/cpu.py:fallback_flags; large
 ("linalg.unpack ... workgroup distribution")           programs only
-segfault in MaterializeDeviceEncoding on a broadcast   rules/lowering.py:_contraction_operand;
+segfault in MaterializeDeviceEncoding on a broadcast   dialects/contraction.py:_contraction_operand;
 contraction operand; batched lhs packing miscompile    needs ember's fused data-tiled programs
 loop carries: in-place updates, equal inits, constant  passes/pin_carries, split_loop_inits,
 inits, stream conversion miscounts                     forward_while_carries; scf.while
@@ -27,10 +27,10 @@ dispatch binding > 32 buffers refused at load          passes/limit_bindings.py;
                                                        tests/test_many_arguments.py
 fused generics with gathers / shifted indices fail     passes/fuse.py, dialects/fusion.py;
 ("LLVM Translation failed")                            need ember's fusion regions
-strided extract_slice gathered after a transpose       rules/lowering.py (slice lowering)
+strided extract_slice gathered after a transpose       dialects/shape.py:_lower_slice
 complex128 product with complex(constant, zero)        lax/_fft.py:_real_products; not
 miscompiled                                            reproduced in a small program
-two-result argmax generic miscompiled when transposed  rules/lowering.py:_lower_argreduce
+two-result argmax generic miscompiled when transposed  dialects/reduction.py:_lower_argreduce
 one-column SVD sort gather fails                       lax/_linalg.py:singular
 multi-target module links CPU variants together        exported/build.py
 empty HalFence(0) in a VmVariantList crashes on free   backends/runtime.py:_fenced; not
@@ -132,7 +132,7 @@ def test_complex_pad_value_fails():
   } : tensor<3xcomplex<f32>> to tensor<5xcomplex<f32>>
   return %p : tensor<5xcomplex<f32>>
 }"""
-    assert_fails(text, "ember/lax/_fft.py:_bluestein and ember/rules/lowering.py:_lower_pad")
+    assert_fails(text, "ember/lax/_fft.py:_bluestein and ember/dialects/shape.py:_lower_pad")
 
 
 def test_matmul_with_empty_contraction_crashes():
@@ -144,7 +144,7 @@ def test_matmul_with_empty_contraction_crashes():
                      outs(%f : tensor<2x3xf32>) -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }"""
-    assert_fails(text, "ember/rules/lowering.py:_real_dot", "Error code: -8")   # SIGFPE
+    assert_fails(text, "ember/dialects/contraction.py:_real_dot", "Error code: -8")   # SIGFPE
 
 
 def test_unknown_dialect_op_crashes():
@@ -156,15 +156,15 @@ def test_unknown_dialect_op_crashes():
 
 
 def test_float32_erfc_has_no_cpu_lowering():
-    assert_fails(unary("math.erfc", "f32", 4), "ember/passes/lower_math.py:_erfc",
+    assert_fails(unary("math.erfc", "f32", 4), "ember/dialects/special.py:_erfc",
                  "failed to legalize operation 'math.erfc'")
 
 
 @pytest.mark.parametrize("op, ty, symbol, site", [
-    ("math.sin", "f64", "sin", "ember/passes/lower_trig.py:_trig"),
-    ("math.tanh", "f64", "tanh", "ember/rules/lowering.py:_tanh"),
-    ("math.atan2", "f64", "atan2", "ember/rules/lowering.py:_atan2"),
-    ("arith.remf", "f64", "fmod", "ember/rules/lowering.py:_fmod"),
+    ("math.sin", "f64", "sin", "ember/dialects/trig.py:_trig"),
+    ("math.tanh", "f64", "tanh", "ember/dialects/trig.py:_tanh"),
+    ("math.atan2", "f64", "atan2", "ember/dialects/trig.py:_atan2"),
+    ("arith.remf", "f64", "fmod", "ember/dialects/arithmetic.py:_fmod"),
 ])
 def test_float64_libm_calls_do_not_link(op, ty, symbol, site):
     text = binary(op, ty, 3) if op in ("math.atan2", "arith.remf") else unary(op, ty, 3)
@@ -175,7 +175,7 @@ def test_float64_libm_calls_do_not_link(op, ty, symbol, site):
 
 def test_erf_loses_sign_of_negative_zero():
     (r,) = run(unary("math.erf", "f32", 2), np.array([-0.0, 0.0], np.float32))
-    assert not np.signbit(r[0]), fixed("ember/passes/lower_math.py:_erf")
+    assert not np.signbit(r[0]), fixed("ember/dialects/special.py:_erf")
 
 
 def test_float32_sin_tan_inaccurate():
@@ -185,7 +185,7 @@ def test_float32_sin_tan_inaccurate():
     exact_s = np.sin(x.astype(np.float64))
     bad = [abs(s[0] - exact_s[0]) > 1, abs(s[1] / exact_s[1] - 1) > 1e-5,
            np.isnan(t[0]), abs(t[1] / -1e-5 - 1) > 1e-4]
-    assert any(bad), fixed("ember/passes/lower_trig.py:_trig")
+    assert any(bad), fixed("ember/dialects/trig.py:_trig")
 
 
 def test_float64_expm1_log1p_lose_digits():
@@ -193,19 +193,19 @@ def test_float64_expm1_log1p_lose_digits():
     (e,) = run(unary("math.expm1", "f64", 2), x)
     (lg,) = run(unary("math.log1p", "f64", 2), x)
     worst = max(np.max(abs(e / np.expm1(x) - 1)), np.max(abs(lg / np.log1p(x) - 1)))
-    assert worst > 1e-12, fixed("ember/rules/lowering.py:_expm1 and _log1p")
+    assert worst > 1e-12, fixed("ember/dialects/math.py:_expm1 and _log1p")
 
 
 def test_atan2_loses_sign_of_zero():
     (r,) = run(binary("math.atan2", "f32", 1), np.array([-0.0], np.float32),
                np.array([-1.0], np.float32))
-    assert r[0] > 0, fixed("ember/rules/lowering.py:_atan2")     # C: atan2(-0, -1) = -pi
+    assert r[0] > 0, fixed("ember/dialects/trig.py:_atan2")     # C: atan2(-0, -1) = -pi
 
 
 def test_powf_is_nan_for_negative_base():
     (r,) = run(binary("math.powf", "f32", 1), np.array([-2.0], np.float32),
                np.array([2.0], np.float32))
-    assert np.isnan(r[0]), fixed("ember/rules/lowering.py:_pow")
+    assert np.isnan(r[0]), fixed("ember/dialects/math.py:_pow")
 
 
 def test_narrow_index_cast_zero_extends():

@@ -297,6 +297,7 @@ def _signed_div_rem_by_magnitudes(a, b, dt, is_div: bool) -> ir.Value:
     return arith.SelectOp(b_zero, a, r).result                              # x % 0 is x
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_float64_libm_calls_do_not_link
 def _fmod(x, y, dt) -> ir.Value:
     """C's fmod, exactly (for float64, which IREE calls a libm fmod it cannot link for): the
     remainder of |x| by |y| 2^k, k large enough that the quotient stays below

@@ -120,6 +120,7 @@ def _population_count(args, dt, out_dt, attrs):
     return math_d.CtPopOp(args[0]).result
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_vulkan_narrow_ctlz_fails
 @scalar("clz")
 def _clz(args, dt, out_dt, attrs):
     (x,) = args

@@ -153,6 +153,7 @@ def _complex_dot(c: LowerCall) -> ir.Value:
                    ["parallel"] * rank, combine)[0]
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_matmul_with_empty_contraction_crashes
 def _real_dot(c: LowerCall) -> list[ir.Value]:
     (lhs, rhs), (la, ra), out = c.operands, c.in_avals, c.out_avals[0]
     lc, rc = c.attrs["lhs_contracting"], c.attrs["rhs_contracting"]

@@ -176,6 +176,7 @@ def _nextafter(args, dt, out_dt, attrs):
     return arith.SelectOp(unordered, nan, r).result
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_float64_expm1_log1p_lose_digits
 @scalar("expm1")
 @in_f32
 def _expm1(args, dt, attrs):
@@ -194,6 +195,7 @@ def _expm1(args, dt, attrs):
                           um1).result
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_float64_expm1_log1p_lose_digits
 @scalar("log1p")
 @in_f32
 def _log1p(args, dt, attrs):
@@ -290,6 +292,7 @@ def _pow64_magnitude(ax, y) -> ir.Value:
     return arith.SelectOp(normal, r, math_d.PowFOp(ax, y).result).result
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_powf_is_nan_for_negative_base
 @scalar("pow")
 @in_f32
 def _pow(args, dt, attrs):

@@ -270,6 +270,7 @@ def _lower_concatenate(c: LowerCall):
     return [acc]
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_complex_pad_value_fails
 @lowering("pad")
 def _lower_pad(c: LowerCall):
     (x, value), (xa, _), out = c.operands, c.in_avals, c.out_avals[0]

@@ -413,6 +413,7 @@ def _rev(x: ir.Value, aval: ShapedArray, axis: int) -> ir.Value:
     return lower_rev(LowerCall(None, [x], [aval], [aval], {"dimensions": (axis,)}))[0]
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_bool_scan_fails
 @lowering(*CUMULATIVE)
 def _lower_cumulative(c: LowerCall):
     name = c.op.name.split(".", 1)[1]

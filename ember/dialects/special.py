@@ -119,6 +119,7 @@ def _erf64(f, x, complement: bool):
     return f.sel(f.cmp("uno", x, x), x, out)      # NaN; infinities come out of `far`
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_erf_loses_sign_of_negative_zero
 @float_unary("erf")
 def _erf(f, x):
     if np.dtype(f.dt).itemsize == 8:
@@ -127,6 +128,7 @@ def _erf(f, x):
     return f.copysign(math_d.ErfOp(x).result, x)
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_float32_erfc_has_no_cpu_lowering
 @float_unary("erfc")
 def _erfc(f, x):
     if np.dtype(f.dt).itemsize == 8:

@@ -263,6 +263,8 @@ def _sin_cos_kernel(r, dt):
     return sin_r, add(w, tail)
 
 
+# IREE quirks: tests/test_iree_quirks.py::test_float32_sin_tan_inaccurate
+# and ::test_float64_libm_calls_do_not_link
 def _trig(kind: str):
     @in_f32
     def emit(args, dt, attrs):
@@ -377,6 +379,8 @@ def _atanh(f, x):
     return f.copysign(r, x)
 
 
+# IREE quirks: tests/test_iree_quirks.py::test_atan2_loses_sign_of_zero
+# and ::test_float64_libm_calls_do_not_link
 @scalar("atan2")
 @in_f32
 def _atan2(args, dt, attrs):
@@ -464,6 +468,7 @@ def _atan2_abs_y(y, x, x_neg, dt) -> ir.Value:
     return arith.SelectOp(x_neg, left, z).result
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_float64_libm_calls_do_not_link
 @scalar("tanh")
 @in_f32
 def _tanh(args, dt, attrs):

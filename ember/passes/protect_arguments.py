@@ -83,6 +83,7 @@ def donated_arguments(f) -> set[int]:
     return set(list(ir.DenseI64ArrayAttr(f.attributes["ember.donation"]))[0::2])
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_argument_updated_in_place
 @register
 class ProtectArguments(Pass):
     """Give each argument the lowered program writes into a copy of its own to write into,

@@ -117,6 +117,7 @@ def to_index(v: ir.Value, dtype) -> ir.Value:
     return cast(ir.IndexType.get(), v).result
 
 
+# IREE quirk: tests/test_iree_quirks.py::test_narrow_index_cast_zero_extends
 def extract_index(t: ir.Value, dtype) -> ir.Value:
     """The rank-0 integer tensor ``t`` of ``dtype`` as an ``index`` on the host (a loop bound, a
     slice start). A narrow integer is widened to 32 bits by a tensor op first: IREE 3.13's host
