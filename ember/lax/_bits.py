@@ -7,6 +7,7 @@ import numpy as np
 from ember import dtypes
 from ember.frontend.eager import eager
 from ember.frontend.tracing import bind, current_trace
+from ember.lax._core import _binary_operands
 
 __all__ = ["shift_left", "shift_right_logical", "shift_right_arithmetic",
            "bitcast_convert_type", "population_count", "clz"]
@@ -14,8 +15,6 @@ __all__ = ["shift_left", "shift_right_logical", "shift_right_arithmetic",
 
 def _shift(op):
     def f(x, y):
-        # lax/__init__.py imports this module at its end: its helpers are read at call time.
-        from ember.lax import _binary_operands
         weak = all(dtypes.dtype_and_weak(v)[1] for v in (x, y))
         x, y = _binary_operands(x, y)
         return bind(f"ember.{op}", x, y, _weak=weak)[0]

@@ -34,10 +34,11 @@ import operator
 
 import numpy as np
 
-from ember import dtypes, lax
+from ember import dtypes
 from ember.errors import ShapeValueError, TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import current_trace, user_where
+from ember.lax import _core as lax
 
 __all__ = ["FftType", "fft"]
 

@@ -8,6 +8,7 @@ from ember import dtypes
 from ember.errors import IndexingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import bind, current_trace, user_where
+from ember.lax import _core as lax
 
 __all__ = ["gather", "scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max",
            "dynamic_slice", "dynamic_update_slice", "dynamic_index_in_dim"]
@@ -58,8 +59,6 @@ def _starts(starts, shape, allow_negative_indices=True):
     """Start indices as scalar arrays; a negative one counts from the end of its dimension
     where ``allow_negative_indices`` (a bool, or one per dimension) says so, as in JAX, and
     is out of bounds elsewhere (then the op clamps it to 0)."""
-    # lax/__init__.py imports this module at its end: its ops are read at call time.
-    from ember import lax
     lift = current_trace().lift
     if isinstance(allow_negative_indices, bool | np.bool_):
         allow = [bool(allow_negative_indices)] * len(shape)
@@ -118,7 +117,6 @@ def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *
                          allow_negative_indices: bool = True):
     """``operand``'s slice at dynamic ``index`` along ``axis`` (clamped; a negative index
     counts from the end unless ``allow_negative_indices`` is False)."""
-    from ember import lax
     x = current_trace().lift(operand) if current_trace() else operand
     axis = axis % x.ndim
     starts = [0] * x.ndim

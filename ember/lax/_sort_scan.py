@@ -7,6 +7,7 @@ import numpy as np
 from ember import dtypes
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, bind, current_trace
+from ember.lax._core import convert_element_type
 
 __all__ = ["sort", "sort_key_val", "cumsum", "cumprod", "cummax", "cummin"]
 
@@ -60,8 +61,6 @@ def _cumulative(name):
         half = name in ("cumsum", "cumprod") and dtypes.is_float(x.dtype) and \
             x.dtype.itemsize < 4
         if half:
-            # lax/__init__.py imports this module at its end: read at call time.
-            from ember.lax import convert_element_type
             x32 = convert_element_type(x, np.float32)
             out = bind(f"ember.{name}", x32, axis=ax, reverse=bool(reverse))[0]
             return convert_element_type(out, x.dtype, x.weak_type)

@@ -25,6 +25,8 @@ from ember.core import ShapedArray
 from ember.errors import TracingError, UnsupportedDtypeError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import RegionOpBuilder, Tracer, bind, current_trace
+from ember.lax import _core as lax
+from ember.lax import convenience
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]
 
@@ -365,13 +367,12 @@ def map(f, xs, *, batch_size: int | None = None):  # noqa: A001
         raise TracingError("ember.lax.map: xs has no arrays to map over")
     n = leaves[0].shape[0]
     full = n - n % batch_size
-    from ember import lax
     head = tree_util.tree_map(lambda x: lax.reshape(
-        lax.slice_in_dim(x, 0, full), (full // batch_size, batch_size) + tuple(x.shape[1:])),
-        xs)
+        convenience.slice_in_dim(x, 0, full),
+        (full // batch_size, batch_size) + tuple(x.shape[1:])), xs)
     ys = scan(lambda c, x: ((), vmap(f)(x)), (), head)[1]
     ys = tree_util.tree_map(lambda y: lax.reshape(y, (full,) + tuple(y.shape[2:])), ys)
     if full == n:
         return ys
-    rest = vmap(f)(tree_util.tree_map(lambda x: lax.slice_in_dim(x, full, n), xs))
+    rest = vmap(f)(tree_util.tree_map(lambda x: convenience.slice_in_dim(x, full, n), xs))
     return tree_util.tree_map(lambda a, b: lax.concatenate([a, b], 0), ys, rest)

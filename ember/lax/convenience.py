@@ -15,11 +15,13 @@ import operator
 
 import numpy as np
 
-from ember import dtypes, lax, tree_util
+from ember import dtypes, tree_util
 from ember.backends.array import device_put
 from ember.errors import TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace, user_where
+from ember.lax import _bits, _indexing, _sort_scan
+from ember.lax import _core as lax
 
 __all__ = ["expand_dims", "squeeze", "collapse", "broadcast", "broadcast_to_rank",
            "broadcast_like", "full", "full_like", "empty", "tile", "split", "stack", "unstack",
@@ -335,7 +337,7 @@ def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
     axis = _axis("dynamic_slice_in_dim", axis, np.ndim(operand))
     sizes = list(np.shape(operand))
     sizes[axis] = slice_size
-    return lax.dynamic_slice(operand, _starts(operand, start_index, axis), sizes,
+    return _indexing.dynamic_slice(operand, _starts(operand, start_index, axis), sizes,
                              allow_negative_indices=allow_negative_indices)
 
 
@@ -349,7 +351,7 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
         Array([0., 1., 1., 0.], dtype=float32)
     """
     axis = _axis("dynamic_update_slice_in_dim", axis, np.ndim(operand))
-    return lax.dynamic_update_slice(operand, update, _starts(operand, start_index, axis),
+    return _indexing.dynamic_update_slice(operand, update, _starts(operand, start_index, axis),
                                     allow_negative_indices=allow_negative_indices)
 
 
@@ -523,7 +525,7 @@ def top_k(operand, k, *, axis=-1):
     if not 0 <= k <= x.shape[axis]:
         _error("top_k", f"k={k} must be in [0, {x.shape[axis]}] (the size of axis {axis})")
     idx = lax.broadcasted_iota(np.int32, x.shape, axis)
-    _, vals, perm = lax.sort((_descending_key(x), x, idx), dimension=axis, num_keys=1)
+    _, vals, perm = _sort_scan.sort((_descending_key(x), x, idx), dimension=axis, num_keys=1)
     return slice_in_dim(vals, 0, k, axis=axis), slice_in_dim(perm, 0, k, axis=axis)
 
 
@@ -534,8 +536,8 @@ def _descending_key(x):
         x = lax.convert_element_type(x, np.uint8)
     if dtypes.is_float(x.dtype):
         bits = 8 * np.dtype(x.dtype).itemsize
-        i = lax.bitcast_convert_type(x, np.dtype(f"int{bits}"))
-        negative = lax.shift_right_arithmetic(i, _like(lax.convert_element_type(
+        i = _bits.bitcast_convert_type(x, np.dtype(f"int{bits}"))
+        negative = _bits.shift_right_arithmetic(i, _like(lax.convert_element_type(
             bits - 1, i.dtype), i))
         low = _like(lax.convert_element_type(2 ** (bits - 1) - 1, i.dtype), i)
         x = lax.bitwise_xor(i, lax.bitwise_and(negative, low))   # ascending as ints

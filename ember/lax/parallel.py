@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember import dtypes, lax, tree_util
+from ember import dtypes, tree_util
 from ember.errors import TracingError, UnboundAxisError
 from ember.frontend.tracing import AXES, bind, current_trace, user_where
+from ember.lax import _core as lax
+from ember.lax import _indexing, convenience
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
            "pshuffle", "psum_scatter", "all_to_all", "pswapaxes"]
@@ -156,7 +158,7 @@ def axis_index(axis_name):
 
 def _take(x, index, axis):
     """``x`` at the traced ``index`` along ``axis`` (that axis removed)."""
-    return lax.dynamic_index_in_dim(x, index, axis, keepdims=False)
+    return _indexing.dynamic_index_in_dim(x, index, axis, keepdims=False)
 
 
 def ppermute(x, axis_name, perm):
@@ -219,7 +221,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
                 f"{axis_name!r}\n  at {user_where()}")
         if not tiled:
             return _take(total, index, dim)
-        return lax.dynamic_slice_in_dim(total, index * (size // n), size // n, dim)
+        return convenience.dynamic_slice_in_dim(total, index * (size // n), size // n, dim)
     return tree_util.tree_map(leaf, x)
 
 
@@ -253,10 +255,10 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
             mine = _take(gathered, index, split + 1)        # (sources, v without split)
             return _axis0_to(mine, concat_axis % v.ndim)
         block = size // n
-        mine = lax.dynamic_slice_in_dim(gathered, index * block, block, split + 1)
+        mine = convenience.dynamic_slice_in_dim(gathered, index * block, block, split + 1)
         concat = concat_axis % v.ndim
         mine = _axis0_to(mine, concat)                  # sources just before concat_axis
-        return lax.collapse(mine, concat, concat + 2)
+        return convenience.collapse(mine, concat, concat + 2)
     return tree_util.tree_map(leaf, x)
 
 

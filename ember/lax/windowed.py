@@ -21,10 +21,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ember import dtypes, lax, tree_util
+from ember import dtypes, tree_util
 from ember.errors import TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import bind, current_trace, user_where
+from ember.lax import _core as lax
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_permutations",
            "padtype_to_pads", "conv_general_dilated", "conv", "conv_with_general_padding",

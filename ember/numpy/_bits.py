@@ -13,20 +13,30 @@ import numpy as np
 
 from ember import dtypes, lax
 from ember.frontend.eager import eager
+from ember.numpy._core import (
+    _arg_error,
+    _axes,
+    _error,
+    _lift,
+    _numeric,
+    _promote,
+    _promote_broadcast,
+    _static_int,
+    _to,
+)
+from ember.numpy._shape import _enp, _slice_axis
 
 __all__ = ["left_shift", "right_shift", "bitwise_left_shift", "bitwise_right_shift",
            "bitwise_count", "bitwise_invert", "packbits", "unpackbits"]
 
 
 def _int_args(x1, x2, name):
-    from ember import numpy as enp
-
-    xs = enp._promote_broadcast(x1, x2, name=name)
+    xs = _promote_broadcast(x1, x2, name=name)
     dt = xs[0].dtype
     if dtypes.is_bool(dt):
-        xs = enp._numeric(*xs)      # int32, as in JAX (under x64 too)
+        xs = _numeric(*xs)      # int32, as in JAX (under x64 too)
     elif not dtypes.is_int(dt):
-        enp._error(f"{name}: needs integer or bool operands, got {np.dtype(dt)}")
+        _error(f"{name}: needs integer or bool operands, got {np.dtype(dt)}")
     return xs
 
 
@@ -52,14 +62,12 @@ bitwise_right_shift = right_shift
 @eager
 def bitwise_count(x):
     """NumPy's ``bitwise_count``: the number of 1 bits of ``abs(x)``, as uint8."""
-    from ember import numpy as enp
-
-    (x,) = enp._promote(x)
+    (x,) = _promote(x)
     dt = x.dtype
     if dtypes.is_bool(dt):
         return lax.convert_element_type(x, np.uint8)
     if not dtypes.is_int(dt):
-        enp._error(f"bitwise_count: needs an integer or bool operand, got {np.dtype(dt)}")
+        _error(f"bitwise_count: needs an integer or bool operand, got {np.dtype(dt)}")
     if not dtypes.is_unsigned(dt):
         x = lax.abs(x)      # abs(INT_MIN) wraps to INT_MIN, whose bits count 1, as in NumPy
     return lax.convert_element_type(lax.population_count(x), np.uint8)
@@ -73,16 +81,13 @@ def bitwise_invert(x, /):
         >>> enp.bitwise_invert(enp.array([0, 1], dtype=enp.uint8))
         Array([255, 254], dtype=uint8)
     """
-    from ember import numpy as enp
-
+    enp = _enp()
     return enp.invert(x)
 
 
 def _bitorder(name, bitorder):
-    from ember import numpy as enp
-
     if bitorder not in ("little", "big"):
-        enp._arg_error(f"{name}: bitorder must be either 'little' or 'big', got {bitorder!r}")
+        _arg_error(f"{name}: bitorder must be either 'little' or 'big', got {bitorder!r}")
 
 
 @eager
@@ -94,20 +99,19 @@ def packbits(a, axis=None, bitorder="big"):
         >>> enp.packbits(enp.array([1, 0, 1]))
         Array([160], dtype=uint8)
     """
-    from ember import numpy as enp
-
+    enp = _enp()
     _bitorder("packbits", bitorder)
-    x = enp._lift(a)
+    x = _lift(a)
     if not (dtypes.is_int(x.dtype) or dtypes.is_bool(x.dtype)):
-        enp._error(f"packbits: expected an integer or boolean array, got {x.dtype}")
+        _error(f"packbits: expected an integer or boolean array, got {x.dtype}")
     x = enp.astype(enp.not_equal(x, 0), np.uint8)
     if axis is None:
         x, axis = enp.ravel(x), 0
-    (ax,) = enp._axes(axis, x.ndim)
+    (ax,) = _axes(axis, x.ndim)
     x = enp.swapaxes(x, ax, -1)
     rem = x.shape[-1] % 8
     if rem:
-        x = lax.pad(x, enp._to(0, np.uint8), [(0, 0, 0)] * (x.ndim - 1) + [(0, 8 - rem, 0)])
+        x = lax.pad(x, _to(0, np.uint8), [(0, 0, 0)] * (x.ndim - 1) + [(0, 8 - rem, 0)])
     x = lax.reshape(x, tuple(x.shape[:-1]) + (x.shape[-1] // 8, 8))
     bits = np.arange(8, dtype=np.uint8)
     if bitorder == "big":
@@ -125,26 +129,24 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
         >>> enp.unpackbits(enp.array([160], dtype=enp.uint8))
         Array([1, 0, 1, 0, 0, 0, 0, 0], dtype=uint8)
     """
-    from ember import numpy as enp
-    from ember.numpy._shape import _slice_axis
-
+    enp = _enp()
     _bitorder("unpackbits", bitorder)
-    x = enp._lift(a)
+    x = _lift(a)
     if x.dtype != np.uint8:
-        enp._error(f"unpackbits: expected an array of uint8, got {x.dtype}")
+        _error(f"unpackbits: expected an array of uint8, got {x.dtype}")
     bits = (np.uint8(1) << np.arange(8, dtype=np.uint8)).astype(np.uint8)
     if bitorder == "big":
         bits = bits[::-1]
     if axis is None:
         x, axis = enp.ravel(x), 0
-    (ax,) = enp._axes(axis, x.ndim)
+    (ax,) = _axes(axis, x.ndim)
     x = enp.swapaxes(x, ax, -1)
     un = enp.astype(enp.bitwise_and(enp.expand_dims(x, -1), bits) > 0, np.uint8)
     un = lax.reshape(un, tuple(un.shape[:-2]) + (un.shape[-2] * 8,))
     if count is not None:
-        count = enp._static_int(count, "count", "unpackbits")
+        count = _static_int(count, "count", "unpackbits")
         if count > un.shape[-1]:
-            un = lax.pad(un, enp._to(0, np.uint8),
+            un = lax.pad(un, _to(0, np.uint8),
                          [(0, 0, 0)] * (un.ndim - 1) + [(0, count - un.shape[-1], 0)])
         else:
             un = _slice_axis(un, un.ndim - 1, 0, builtins.max(count, 0) if count >= 0

@@ -17,7 +17,7 @@ import numpy as np
 
 from ember import dtypes, lax
 from ember.frontend.eager import eager
-from ember.numpy import (
+from ember.numpy._core import (
     _arg_error,
     _axes,
     _error,

@@ -1,4 +1,4 @@
-"""Array creation beyond ``__init__.py``'s and ``_shape.py``'s: ``geomspace`` (on
+"""Array creation beyond ``_core.py``'s and ``_shape.py``'s: ``geomspace`` (on
 ``logspace``), ``copy``, ``empty_like`` and ``diagflat``.
 
 Example:
@@ -17,7 +17,7 @@ import numpy as np
 from ember import dtypes, lax
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer
-from ember.numpy import (
+from ember.numpy._core import (
     _axes,
     _const,
     _error,

@@ -18,7 +18,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.frontend.eager import eager
-from ember.numpy import (
+from ember.numpy._core import (
     _arg_error,
 )
 from ember.numpy._shape import _enp

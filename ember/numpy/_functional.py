@@ -15,7 +15,7 @@ import functools
 import numpy as np
 
 from ember import dtypes
-from ember.numpy import (
+from ember.numpy._core import (
     _arg_error,
     _axes,
     _error,

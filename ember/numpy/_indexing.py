@@ -26,17 +26,16 @@ import warnings
 
 import numpy as np
 
-import ember.numpy as _enp
 from ember import dtypes, lax
 from ember._traceback import user_stacklevel
 from ember.errors import AxisError, IndexingError, TracingError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, current_trace, user_where
+from ember.numpy._core import _getitem as _basic_getitem  # ints, slices, None, Ellipsis
+from ember.numpy._shape import _enp
 
 __all__ = ["_getitem", "take", "take_along_axis", "put_along_axis",
            "NonConcreteBooleanIndexError", "IndexingError"]
-
-_basic_getitem = _enp._getitem      # the first cut: ints, slices, None and Ellipsis
 
 
 class NonConcreteBooleanIndexError(IndexingError):
@@ -396,7 +395,7 @@ def _scatter_update(x, idx, y, kind, mode=None):
     x = _lift(x)
     indices, m, batch = _scatter_index(x.shape, idx)
     target = batch + tuple(x.shape[m:])
-    y = _lift(_enp.asarray(y))
+    y = _lift(_enp().asarray(y))
     promoted, _ = dtypes.result_type(x, y)
     if promoted != x.dtype:
         warnings.warn(f"scatter inputs have incompatible types: cannot safely cast value from "
@@ -408,7 +407,7 @@ def _scatter_update(x, idx, y, kind, mode=None):
             return lax.convert_element_type(out, x.dtype, x.weak_type)
     y = lax.convert_element_type(y, x.dtype, x.weak_type)
     try:
-        y = _enp.broadcast_to(y, target)
+        y = _enp().broadcast_to(y, target)
     except TracingError:
         _error(f"cannot update x[idx] of shape {target} with values of shape {y.shape}")
     if indices is None:      # every dimension taken whole: an elementwise update
@@ -435,11 +434,11 @@ def _apply_times(x, count, func):
     x's shape): the rounds run until the largest count is reached."""
     def body(carry):
         i, v = carry
-        applied = _enp.asarray(func(v)).astype(v.dtype)
-        return i + 1, _enp.where(count > i, applied, v)
+        applied = _enp().asarray(func(v)).astype(v.dtype)
+        return i + 1, _enp().where(count > i, applied, v)
 
-    rounds = _enp.max(count)
-    _, out = lax.while_loop(lambda c: c[0] < rounds, body, (_enp.int32(0), _enp.asarray(x)))
+    rounds = _enp().max(count)
+    _, out = lax.while_loop(lambda c: c[0] < rounds, body, (_enp().int32(0), _enp().asarray(x)))
     return out
 
 
@@ -507,7 +506,7 @@ class _IndexUpdateRef:
 
     def subtract(self, values, *, mode=None):
         """``x[idx] -= values``; duplicate indices accumulate."""
-        return self._update(_enp.negative(_enp.asarray(values)), "add", mode)
+        return self._update(_enp().negative(_enp().asarray(values)), "add", mode)
 
     def multiply(self, values, *, mode=None):
         """``x[idx] *= values``; duplicate indices accumulate."""
@@ -518,15 +517,15 @@ class _IndexUpdateRef:
     def divide(self, values, *, mode=None):
         """``x[idx] /= values``: ``x`` divided by the product of the values scattered onto
         ones, as JAX computes it (a true division: an integer ``x`` gives floats)."""
-        return _enp.divide(self.array, self._ones_times(values, mode))
+        return _enp().divide(self.array, self._ones_times(values, mode))
 
     def power(self, values, *, mode=None):
         """``x[idx] **= values``: ``x`` to the power of the product of the values scattered
         onto ones, as JAX computes it."""
-        return _enp.power(self.array, self._ones_times(values, mode))
+        return _enp().power(self.array, self._ones_times(values, mode))
 
     def _ones_times(self, values, mode):
-        return _IndexUpdateRef(_enp.ones_like(self.array), self.index)._update(
+        return _IndexUpdateRef(_enp().ones_like(self.array), self.index)._update(
             values, "mul", mode)
 
     def apply(self, func, *, mode=None):
@@ -536,7 +535,7 @@ class _IndexUpdateRef:
         if not builtins.any(_is_array(i) for i in norm):
             # Basic indices name each element once: apply to the slice, put it back.
             return self._update(func(_basic_getitem(self.array, norm)), "set", mode)
-        count = _IndexUpdateRef(_enp.zeros(_shape(self.array), _enp.int32),
+        count = _IndexUpdateRef(_enp().zeros(_shape(self.array), _enp().int32),
                                 self.index)._update(1, "add", mode)
         return _apply_times(self.array, count, func)
 
@@ -580,7 +579,7 @@ def take(a, indices, axis=None, mode=None, fill_value=None):
     indices clip to 0, as in NumPy) or "wrap" (modulo the size)."""
     mode = _mode_args(mode, "take")
     if axis is None:
-        a = _enp.ravel(a)
+        a = _enp().ravel(a)
         axis = 0
     nd = len(_shape(a))
     axis = _axis(axis, nd, "take")
@@ -604,11 +603,11 @@ def _take_impl(a, idx, axis, mode, fill_value):
     if mode == "wrap":
         ind = _norm_int(ind, n, False)
         if n:
-            ind = _enp.remainder(ind, n)
+            ind = _enp().remainder(ind, n)
         mode = "clip"
     elif mode == "clip":
         ind = _norm_int(ind, n, False)
-        ind = _enp.clip(ind, 0, builtins.max(n - 1, 0))
+        ind = _enp().clip(ind, 0, builtins.max(n - 1, 0))
     idx = idx[:axis] + (ind,) + idx[axis + 1:]
     return _gather_index(a, idx, mode, fill_value)
 
@@ -640,7 +639,7 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     "clip" clamps after counting negative indices from the end)."""
     mode = _mode_args(mode, "take_along_axis")
     if axis is None:
-        arr = _enp.ravel(arr)
+        arr = _enp().ravel(arr)
         axis = 0
     nd = len(_shape(arr))
     axis = _axis(axis, nd, "take_along_axis")
@@ -657,9 +656,9 @@ def _take_along_impl(arr, idx, axis, mode, fill_value):
     n = arr.shape[axis]
     ind = _norm_int(idx[axis], n)
     if mode == "wrap":
-        ind = _enp.remainder(ind, n) if n else ind
+        ind = _enp().remainder(ind, n) if n else ind
     elif mode == "clip":
-        ind = _enp.clip(ind, 0, builtins.max(n - 1, 0))
+        ind = _enp().clip(ind, 0, builtins.max(n - 1, 0))
     idx = idx[:axis] + (ind,) + idx[axis + 1:]
     return _gather_index(arr, idx, "fill" if mode == "fill" else None, fill_value, False)
 

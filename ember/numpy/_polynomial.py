@@ -20,7 +20,7 @@ from ember import dtypes, lax
 from ember.errors import ConcretizationError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, user_where
-from ember.numpy import (
+from ember.numpy._core import (
     _error,
     _lift,
     _promote,

@@ -1,5 +1,5 @@
 """The vector and matrix products NumPy 2 added: ``vecdot`` (also the Array API's),
-``matvec`` and ``vecmat``; ``matmul`` and ``dot`` are in ``__init__.py``, ``tensordot``,
+``matvec`` and ``vecmat``; ``matmul`` and ``dot`` are in ``_core.py``, ``tensordot``,
 ``einsum`` and ``kron`` in ``_shape.py``.
 
 Example:
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ember import lax
 from ember.frontend.eager import eager
-from ember.numpy import (
+from ember.numpy._core import (
     _axes,
     _error,
     _lift,

@@ -21,7 +21,7 @@ from ember import dtypes, lax
 from ember.frontend import tracing
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer
-from ember.numpy import (
+from ember.numpy._core import (
     _arg_error,
     _axes,
     _broadcast,
@@ -37,6 +37,7 @@ from ember.numpy import (
     astype,
     bool_,
 )
+from ember.numpy._indexing import take
 from ember.numpy._shape import _enp, _slice_axis
 
 __all__ = [
@@ -1032,7 +1033,6 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 @eager
 def _unique(ar, return_index, return_inverse, return_counts, equal_nan, axis, *, size,
             fill_value=None):
-    from ember.numpy import take
     x = _lift(ar)
     # The flattened array's inverse has the array's shape; along an axis, one per slice.
     inv_shape = x.shape if axis is None else (x.shape[axis],)

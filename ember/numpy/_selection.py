@@ -23,7 +23,7 @@ from ember import dtypes, lax
 from ember.errors import ConcretizationError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer, user_where
-from ember.numpy import (
+from ember.numpy._core import (
     _arg_error,
     _axes,
     _broadcast,

@@ -19,7 +19,7 @@ import numpy as np
 
 from ember import dtypes, lax
 from ember.frontend.eager import eager
-from ember.numpy import (
+from ember.numpy._core import (
     _const,
     _promote,
     _to,

@@ -25,15 +25,16 @@ from ember import dtypes, lax
 from ember.errors import NonFiniteLengthError
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer
-from ember.numpy import (
+from ember.numpy._core import (
     _axes,
+    _broadcast_to,
     _const,
     _error,
     _is_traced,
     _lift,
     _promote,
-    _shape_tuple,
     _to,
+    full,
 )
 from ember.numpy._placement import placed
 
@@ -73,58 +74,6 @@ def _static_ints(v, what, name):
 
 
 # --- creation -------------------------------------------------------------------------------
-
-@placed
-def full(shape, fill_value, dtype=None):
-    """An array of ``shape`` filled with ``fill_value`` (a scalar or an array broadcast to it);
-    weakly typed when ``dtype`` is None and ``fill_value`` is (a Python scalar), as in JAX."""
-    shape = _shape_tuple(shape)
-    if builtins.any(d < 0 for d in shape):
-        _error(f"full: negative dimensions are not allowed, got shape {shape}")
-    if _is_scalar_value(fill_value):
-        dt, weak = dtypes.dtype_and_weak(fill_value)
-        return _full_scalar(shape, fill_value, dt if dtype is None else dtype,
-                           weak and dtype is None)
-    return _full_array(shape, fill_value, dtype)
-
-
-def _is_scalar_value(x) -> bool:
-    return np.ndim(x) == 0 and not isinstance(x, Tracer) and not hasattr(x, "aval")
-
-
-def _full_scalar(shape, fill_value, dtype, weak: bool):
-    """``shape`` filled with the concrete scalar ``fill_value`` as ``dtype``, weakly typed or
-    not; outside a trace without compiling anything."""
-    dt = dtypes.canonicalize(dtype)
-    if not _is_traced():
-        out = _enp().asarray(np.full(shape, np.asarray(fill_value), dtype=dt))
-        return _weakly(out) if weak else out
-    return lax.broadcast_in_dim(_to(fill_value, dt, weak), shape, ())
-
-
-def _weakly(x):
-    """``x`` (a Tracer or an ember.Array) weakly typed."""
-    if isinstance(x, Tracer):
-        return lax.convert_element_type(x, x.dtype, True)
-    x.aval = x.aval._replace(weak_type=True)
-    return x
-
-
-@eager
-def _full_array(shape, fill_value, dtype):
-    x = _lift(fill_value)
-    if dtype is not None:
-        x = _to(x, dtypes.canonicalize(dtype))
-    return _broadcast_to(x, shape, "full")
-
-
-def _broadcast_to(x, shape, name):
-    shape = tuple(shape)
-    nd = len(shape) - x.ndim
-    if nd < 0 or builtins.any(d != 1 and d != s for d, s in zip(x.shape, shape[nd:])):
-        _error(f"{name}: cannot broadcast an array of shape {x.shape} to shape {shape}")
-    return lax.broadcast_in_dim(x, shape, tuple(range(nd, len(shape))))
-
 
 @placed
 def arange(start, stop=None, step=None, dtype=None):

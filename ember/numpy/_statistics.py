@@ -24,7 +24,7 @@ import numpy as np
 from ember import dtypes, lax
 from ember.frontend.eager import eager
 from ember.frontend.tracing import Tracer
-from ember.numpy import (
+from ember.numpy._core import (
     _arg_error,
     _const,
     _error,

@@ -15,7 +15,7 @@ import numpy as np
 
 from ember import dtypes, lax
 from ember.frontend.eager import eager
-from ember.numpy import (
+from ember.numpy._core import (
     _broadcast,
     _const,
     _error,
@@ -31,6 +31,7 @@ from ember.numpy import (
     bool_,
     floor_divide,
     full_like,
+    power,
     remainder,
 )
 from ember.numpy._shape import _enp
@@ -360,7 +361,6 @@ def float_power(x1, x2):
 @eager
 def pow(x1, x2):  # noqa: A001
     """NumPy 2's alias of ``power``."""
-    from ember.numpy import power
     return power(x1, x2)
 
 

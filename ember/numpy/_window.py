@@ -15,7 +15,7 @@ import numpy as np
 
 from ember import dtypes, lax
 from ember.frontend.eager import eager
-from ember.numpy import (
+from ember.numpy._core import (
     _static_int,
 )
 from ember.numpy._shape import _enp
