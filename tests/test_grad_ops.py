@@ -16,7 +16,8 @@ random tangents ``t`` and cotangent ``c``: the value, ``jvp`` and ``vjp`` agains
 ``jax.jvp``/``jax.vjp``; the JVP against central finite differences of ember's own function,
 ``(f(x + eps t) - f(x - eps t)) / 2 eps`` (JAX's ``check_grads``); and ``<c, jvp(t)> ==
 <vjp(c), t>``. Second order (forward over reverse: the JVP of the gradient of ``<c, f>``)
-against JAX on the entries of ``SECOND_ORDER``. ``test_kinks_as_jax``: values at the
+against JAX on every entry with reverse mode (``SECOND_ORDER``; of the loops, those of
+``SECOND_ORDER_LOOPS``). ``test_kinks_as_jax``: values at the
 points where a derivative is a convention (``abs``, ``sqrt`` at 0, ``where`` over a NaN
 branch, ``maximum`` at ties, ``relu`` at 0, ...), JAX's values, NaNs included.
 
@@ -655,22 +656,6 @@ for _n in GAPS:
 
 MODULES = {"numpy": enp, "numpy.linalg": enp.linalg, "nn": enn, "lax": elax, "special": esp}
 
-# Second order (forward over reverse) on a representative subset.
-SECOND_ORDER = [
-    "numpy.exp", "numpy.log1p", "numpy.tanh", "numpy.arctan2", "numpy.power", "numpy.sqrt",
-    "numpy.maximum", "numpy.prod", "numpy.prod#zeros", "numpy.cumprod", "numpy.max",
-    "numpy.var", "numpy.sort", "numpy.median", "numpy.take#axis", "numpy.einsum",
-    "numpy.linalg.norm", "numpy.linalg.det", "numpy.linalg.inv", "numpy.linalg.cholesky",
-    "numpy.linalg.slogdet", "numpy.linalg.eigh", "numpy.linalg.svdvals", "numpy.linalg.pinv",
-    "nn.softmax", "nn.logsumexp", "nn.gelu", "nn.silu", "nn.standardize",
-    "nn.dot_product_attention", "special.gammaln", "special.digamma", "special.erf",
-    "special.xlogy", "lax.cummax", "lax.scatter_add", "lax.scatter", "lax.dynamic_slice",
-    "lax.dynamic_update_slice", "lax.sort_key_val", "lax.conv_general_dilated",
-    "lax.conv_general_dilated#groups", "lax.reduce_window", "lax.psum", "lax.all_gather",
-    "lax.pad", "lax.cumlogsumexp",
-]
-
-
 def test_every_public_function_has_an_entry():
     covered = {name.split("#")[0] for name in CASES}
     public = set().union(*(public_functions(p, m) for p, m in MODULES.items()))
@@ -679,7 +664,6 @@ def test_every_public_function_has_an_entry():
     assert not missing, f"public functions without a derivative test entry: {missing}"
     assert not stale, f"entries for names that are not public functions: {stale}"
     assert not covered & set(EXCLUDED), sorted(covered & set(EXCLUDED))
-    assert set(SECOND_ORDER) <= set(CASES)
 
 
 # --- running the table ----------------------------------------------------------------------
@@ -716,9 +700,37 @@ KNOWN_FAILURES = {
                 "control flow edge from parent to Region #0: successor operand type "
                 "'!stream.resource<constant>' should match '!stream.resource<external>')",
 }
+# Second order (forward over reverse: the JVP of the gradient) on every entry with reverse
+# mode and a JAX derivative, but the loops, of which these run (a loop's second derivative is
+# among the largest programs here, and IREE compiles those slowest: see the module's end).
+SECOND_ORDER_LOOPS = [
+    "numpy.linalg.det", "numpy.linalg.inv", "numpy.linalg.cholesky", "numpy.linalg.slogdet",
+    "numpy.linalg.eigh", "numpy.linalg.svdvals", "numpy.linalg.pinv", "numpy.linalg.solve",
+    "lax.fori_loop", "lax.cond", "lax.map",
+]
+# JAX computes no second derivative of these (its error as the reason): ember's is checked
+# against central differences of its own gradient instead.
+_NO_CONSTANT_HANDLER = "JAX: No constant handler for type: DynamicJaxprTracer"
+_NO_IGAMMA_GRAD_A_RULE = "JAX: Differentiation rule for 'igamma_grad_a' not implemented"
+SECOND_ORDER_FD = {"special.exp1": _NO_CONSTANT_HANDLER, "special.expn": _NO_CONSTANT_HANDLER,
+                   "special.gammainc": _NO_IGAMMA_GRAD_A_RULE,
+                   "special.gammaincc": _NO_IGAMMA_GRAD_A_RULE}
+SECOND_ORDER = sorted(n for n, c in CASES.items() if c.rev and c.jax and n not in LOOPS
+                      and n not in KNOWN_FAILURES and n not in SECOND_ORDER_FD)
+assert set(SECOND_ORDER_LOOPS) <= LOOPS
 GROUPS = _groups(set(CASES) - LOOPS - set(KNOWN_FAILURES), 60) + \
     _groups(LOOPS - set(KNOWN_FAILURES), 12)
-GROUPS2 = _groups(SECOND_ORDER, 22)
+# Entries whose second order is wrong beside another entry in one program, and right alone
+# (each with the partner and what is known): they run alone, and the pair as a strict xfail.
+SECOND_ORDER_APART = {
+    "numpy.std": ("numpy.var", "a wrong answer: std's Hessian-vector product is off (2.1 "
+                  "absolute) when var's is in the same program; right alone, and right with "
+                  "ember-to-linalg{dispatch-regions=false}. The linalg ember makes is the same "
+                  "computation in both, so IREE 3.13 computes one of the two wrongly; not yet "
+                  "reduced to a small IREE program (tests/test_iree_quirks.py)"),
+}
+GROUPS2 = _groups(set(SECOND_ORDER) - set(SECOND_ORDER_APART), 40) + \
+    [[n] for n in sorted(SECOND_ORDER_APART)] + _groups(SECOND_ORDER_LOOPS, 4)
 
 
 def _inputs(seed):
@@ -863,7 +875,10 @@ def _second_order_program(names, jax_side):
 
 @pytest.mark.parametrize("g", range(len(GROUPS2)))
 def test_second_order_against_jax(g):
-    names = GROUPS2[g]
+    _check_second_order(GROUPS2[g])
+
+
+def _check_second_order(names):
     tangents = _inputs(3)
     cts = _cotangents(names, jax, J, 4)
     args = (A0, B0, M0, *tangents, cts)
@@ -874,6 +889,43 @@ def test_second_order_against_jax(g):
         for i, (u, v) in enumerate(zip(got[n], want[n])):
             try:
                 _close(u, v, CASES[n].tol or 1e-6, f"{n}: hessian-vector product, {'abm'[i]}")
+            except AssertionError as e:
+                failures.append((n, str(e)))
+    _report(failures)
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=r, strict=True))
+                                  for n, (_, r) in sorted(SECOND_ORDER_APART.items())])
+def test_second_order_beside_its_partner(name):
+    _check_second_order([name, SECOND_ORDER_APART[name][0]])
+
+
+def test_second_order_against_finite_differences():
+    """The entries JAX cannot differentiate twice: the Hessian-vector product against
+    ``(grad(x + eps t) - grad(x - eps t)) / 2 eps`` of ember's own gradient."""
+    names = sorted(SECOND_ORDER_FD)
+    tangents = _inputs(3)
+    cts = _cotangents(names, ember, E, 4)
+
+    def program(a, b, m, ta, tb, tm, cts):
+        out = {}
+        for name in names:
+            def scalar(a, b, m, fn=CASES[name].fn, name=name):
+                leaves = tree_util.tree_leaves(fn(E, a, b, m))
+                return sum((y * c).sum() for y, c in zip(leaves, cts[name]))
+            grad = ember.grad(scalar, argnums=(0, 1, 2))
+            hvp = ember.jvp(grad, (a, b, m), (ta, tb, tm))[1]
+            up = grad(a + EPS * ta, b + EPS * tb, m + EPS * tm)
+            down = grad(a - EPS * ta, b - EPS * tb, m - EPS * tm)
+            out[name] = (hvp, [(u - d) / (2 * EPS) for u, d in zip(up, down)])
+        return out
+    got = ember.jit(program)(A0, B0, M0, *tangents, cts)
+    failures = []
+    for n in names:
+        for i, (u, v) in enumerate(zip(*got[n])):
+            try:
+                _close(u, v, CASES[n].fd_tol or 1e-6, f"{n}: hessian-vector product, "
+                       f"{'abm'[i]}, against central differences")
             except AssertionError as e:
                 failures.append((n, str(e)))
     _report(failures)

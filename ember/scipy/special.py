@@ -197,7 +197,13 @@ def ndtri(p):
         >>> ember.scipy.special.ndtri(np.array([0.5, 0.975], np.float32))
         Array([0.       , 1.9599638], dtype=float32)
     """
-    return _in_f32(_ndtri, p)
+    return _in_f32(_ndtri_exact, p)
+
+
+# ndtri's derivative is the function's, sqrt(2 pi) exp(x^2 / 2) at x = ndtri(p), as JAX's:
+# the rational approximation's own second derivative was 3% off from p = 0.87.
+_ndtri_exact = custom_jvp(lambda p: _ndtri(p))
+_ndtri_exact.defjvps(lambda g, x, p: g * (float(np.sqrt(2 * np.pi)) * enp.exp(0.5 * x * x)))
 
 
 def _log_ndtr(x, series_order):
