@@ -725,9 +725,9 @@ GROUPS = _groups(set(CASES) - LOOPS - set(KNOWN_FAILURES), 60) + \
 SECOND_ORDER_APART = {
     "numpy.std": ("numpy.var", "a wrong answer: std's Hessian-vector product is off (2.1 "
                   "absolute) when var's is in the same program; right alone, and right with "
-                  "ember-to-linalg{dispatch-regions=false}. The linalg ember makes is the same "
-                  "computation in both, so IREE 3.13 computes one of the two wrongly; not yet "
-                  "reduced to a small IREE program (tests/test_iree_quirks.py)"),
+                  "ember-to-linalg{dispatch-regions=false}: IREE 3.13 computes the linalg of "
+                  "the region mode wrongly (reproduced with IREE alone: tests/test_iree_quirks"
+                  ".py::test_two_equal_programs_of_a_hessian_vector_product_differ)"),
 }
 GROUPS2 = _groups(set(SECOND_ORDER) - set(SECOND_ORDER_APART), 40) + \
     [[n] for n in sorted(SECOND_ORDER_APART)] + _groups(SECOND_ORDER_LOOPS, 4)
