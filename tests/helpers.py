@@ -66,3 +66,40 @@ def public_functions(prefix, module):
         names = [n for n in dir(module) if not n.startswith("_")]
     return {f"{prefix}.{n}" for n in names
             if callable(getattr(module, n)) and not inspect.ismodule(getattr(module, n))}
+
+
+def f64(x):
+    return np.asarray(x, np.float64)
+
+
+def close_to_scale(got, want, tol=2e-5, dtype=np.float32):
+    """``got`` (an ember Array of ``dtype``) within ``tol`` of ``want`` relative to its
+    largest finite entry (a factorization's errors scale with the matrix's norm); NaNs and
+    infs where ``want`` has them."""
+    assert isinstance(got, ember.Array), type(got)
+    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
+    want = np.asarray(want, np.float64)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    scale = max(1.0, float(np.max(np.abs(want[np.isfinite(want)]), initial=0)))
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=0, atol=tol * scale,
+                               equal_nan=True)
+
+
+def same(got, want, dtype):
+    """``got`` an ember Array of ``dtype`` equal to ``want`` exactly."""
+    assert isinstance(got, ember.Array), type(got)
+    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def check_all(labels, gots, wants, tol=2e-5):
+    """``close_to_scale`` for each of ``gots``, ``same`` where the want is (exact value,
+    dtype); a failure names its label."""
+    for label, got, want in zip(labels, gots, wants, strict=True):
+        try:
+            if isinstance(want, tuple):     # (exact value, dtype)
+                same(got, *want)
+            else:
+                close_to_scale(got, want, tol)
+        except AssertionError as e:
+            raise AssertionError(f"{label}: {e}") from None

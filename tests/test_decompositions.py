@@ -5,6 +5,8 @@ rank-deficient, empty, tiny and huge input, under jit and eagerly."""
 
 import numpy as np
 import pytest
+from helpers import close_to_scale as close
+from helpers import f64
 
 import ember
 import ember.numpy as enp
@@ -30,20 +32,8 @@ LOW[2], LOW[3] = LOW[0] + LOW[1], 2 * LOW[0]
 SING = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
 
 
-def close(got, want, tol=2e-5, dtype=np.float32):
-    """``got`` (an ember Array of ``dtype``) within ``tol`` of ``want`` relative to its
-    largest entry (the errors of a factorization scale with the matrix's norm)."""
-    assert isinstance(got, ember.Array), type(got)
-    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
-    want = np.asarray(want, np.float64)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    scale = max(1.0, float(np.max(np.abs(want[np.isfinite(want)]), initial=0)))
-    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=0, atol=tol * scale,
-                               equal_nan=True)
 
 
-def f64(x):
-    return np.asarray(x, np.float64)
 
 
 def _solvers(a, b, v, spd, sing):

@@ -6,6 +6,8 @@ against NumPy; the decompositions are in test_decompositions.py."""
 import ml_dtypes
 import numpy as np
 import pytest
+from helpers import check_all, f64
+from helpers import close_to_scale as close
 
 import ember
 import ember.numpy as enp
@@ -428,38 +430,12 @@ VEC_CASES = ((2, None, False), (1, 1, False), (INF, (0, 2), True), (-INF, -1, Fa
              (0, None, True), (3, 0, False), (-1.5, (1, 2), False))
 
 
-def f64(x):
-    return np.asarray(x, np.float64)
 
 
-def close(got, want, tol=2e-5, dtype=np.float32):
-    """``got`` (an ember Array of ``dtype``) within ``tol`` of ``want`` relative to its
-    largest finite entry; NaNs and infs where ``want`` has them."""
-    assert isinstance(got, ember.Array), type(got)
-    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
-    want = np.asarray(want, np.float64)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    scale = max(1.0, float(np.max(np.abs(want[np.isfinite(want)]), initial=0)))
-    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=0, atol=tol * scale,
-                               equal_nan=True)
 
 
-def same(got, want, dtype):
-    assert isinstance(got, ember.Array), type(got)
-    assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
-    np.testing.assert_array_equal(np.asarray(got), want)
 
 
-def check_all(labels, gots, wants, tol=2e-5):
-    """``close`` for each of ``gots``, ``same`` where the want is (exact value, dtype)."""
-    for label, got, want in zip(labels, gots, wants, strict=True):
-        try:
-            if isinstance(want, tuple):     # (exact value, dtype)
-                same(got, *want)
-            else:
-                close(got, want, tol)
-        except AssertionError as e:
-            raise AssertionError(f"{label}: {e}") from None
 
 
 def _array_api(m3, sq, v3, im, t6):

@@ -121,7 +121,6 @@ from ember.core import ShapedArray
 from ember.dialects.autodiff import saveable
 from ember.errors import PassError
 from ember.rules.autodiff import (
-    TRANSPOSE,
     ADContext,
     TransposeContext,
     aval_of,
@@ -130,6 +129,7 @@ from ember.rules.autodiff import (
     linearize_block,
     remap_nested,
     transpose,
+    transpose_ops,
 )
 from ember.rules.base import (
     CHECKPOINT_ATTR,
@@ -1224,23 +1224,7 @@ def _transpose_block(tc_ip, ops, linear: set, ct: dict, where) -> None:
             copy = lop.clone()
         for r, c in zip(lop.results, copy.results):
             r.replace_all_uses_with(c)
-    tctx = TransposeContext(tc_ip)
-    for lop in reversed(ops):
-        outs_ct = [ct.get(r) for r in lop.results]
-        if all(c is None for c in outs_ct) or not any(r in linear for r in lop.results):
-            continue
-        rule = TRANSPOSE.get(lop.name)
-        if rule is None:
-            raise PassError(f"{where}: error: ember-differentiate: no transpose rule for the "
-                            f"linear op '{lop.name}'")
-        reads = inputs_of(lop)
-        is_linear = [v in linear for v in reads]
-        with lop.location:
-            cts = rule(tctx, lop, outs_ct, is_linear, decode_attrs(OPS[lop.name], lop))
-        for v, c, lin in zip(reads, cts, is_linear):
-            if lin and c is not None:
-                prev = ct.get(v)
-                ct[v] = c if prev is None else tctx.emit("add", [prev, c])
+    transpose_ops(TransposeContext(tc_ip), ops, linear, ct, where)
 
 
 def _move_ops(src, dst) -> None:

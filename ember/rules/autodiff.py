@@ -135,10 +135,26 @@ def vjp_block(primal_ip, block, primals, dargs, cts_in: dict, table, *, where: s
             _accumulate(ct, touts[i], c, TransposeContext(ir.InsertionPoint(holder)))
     tctx = TransposeContext(ir.InsertionPoint(holder))
     linear = set(scratch.arguments) | {r for o in scratch.operations for r in o.results}
+    transpose_ops(tctx, [o.operation for o in scratch.operations], linear, ct, where)
+    results = list(outs)
+    for k, i in enumerate(dargs):
+        c = ct.get(scratch.arguments[k])
+        results.append(c if c is not None else tctx.zeros(aval_of_type(
+            block.arguments[i].type)))
+    # The scratch ops are transposed; drop them (innermost uses first).
     for lop in reversed(list(scratch.operations)):
-        lop = lop.operation
+        lop.operation.erase()
+    holder.erase()
+    return results
+
+
+def transpose_ops(tctx: TransposeContext, ops: list, linear: set, ct: dict, where: str) -> None:
+    """Walk the linear ``ops`` (in program order) backwards: each op with a cotangent on a
+    ``linear`` result has its transpose rule turn its results' cotangents into those of its
+    linear operands, accumulated into ``ct`` (value -> cotangent)."""
+    for lop in reversed(ops):
         outs_ct = [ct.get(r) for r in lop.results]
-        if all(c is None for c in outs_ct):
+        if all(c is None for c in outs_ct) or not any(r in linear for r in lop.results):
             continue
         rule = TRANSPOSE.get(lop.name)
         if rule is None:
@@ -151,16 +167,6 @@ def vjp_block(primal_ip, block, primals, dargs, cts_in: dict, table, *, where: s
         for v, c, lin in zip(reads, cts, is_linear):
             if lin and c is not None:
                 _accumulate(ct, v, c, tctx)
-    results = list(outs)
-    for k, i in enumerate(dargs):
-        c = ct.get(scratch.arguments[k])
-        results.append(c if c is not None else tctx.zeros(aval_of_type(
-            block.arguments[i].type)))
-    # The scratch ops are transposed; drop them (innermost uses first).
-    for lop in reversed(list(scratch.operations)):
-        lop.operation.erase()
-    holder.erase()
-    return results
 
 
 def _accumulate(ct: dict, value, c, tctx: TransposeContext) -> None:
