@@ -515,14 +515,15 @@ class _Fusion:
 
 
     def _gather(self, op, axes, m, inputs, scalars, root):
-        """The operand read where the indices (computed inline, clamped as
-        ``lower_indexing`` does) point: ``result[b..., r...] = x[idx[b..., :], r...]``."""
+        """The operand read where the indices (computed inline, clamped as the indexing
+        family's lowering does) point: ``result[b..., r...] = x[idx[b..., :], r...]``."""
         x, idx = op.operands
         xa, ia = aval_of_type(x.type), aval_of_type(idx.type)
         nb = ia.ndim - 1
         coords = [None] * xa.ndim
-        # The index tensor is read by tensor.extract at computed coordinates (as
-        # lower_indexing does), not as a generic input: IREE then loads one index per row.
+        # The index tensor is read by tensor.extract at computed coordinates (as the
+        # indexing family's lowering does), not as a generic input: IREE then loads one
+        # index per row.
         at = tuple(("val", None if scalars is None else _index_value(e)) if isinstance(e, int)
                    else e for e in m[:nb])
         for j, a in enumerate(axes):

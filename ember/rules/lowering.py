@@ -32,8 +32,8 @@ from ember.core import ShapedArray
 from ember.rules.base import OPS, decode_attr
 
 LOWERINGS: dict[str, Callable] = {}
-# Elementwise op name -> scalar emitter of complex operands (``lower_complex``): complex64
-# and complex128 are computed on (real, imaginary) pairs of float32/float64.
+# Elementwise op name -> scalar emitter of complex operands (``rules/complex.complex_rule``):
+# complex64 and complex128 are computed on (real, imaginary) pairs of float32/float64.
 COMPLEX_SCALAR: dict[str, Callable] = {}
 
 
@@ -576,7 +576,7 @@ class FloatOps:
     def sqrt(a):
         return math_d.SqrtOp(a).result
 
-    def sin(self, a):   # range-reduced (lower_trig); IREE links no float64 libm sin
+    def sin(self, a):   # range-reduced (dialects/trig.py); IREE links no float64 libm sin
         return SCALAR["sin"]([a], self.dt, self.dt, {})
 
     def cos(self, a):
