@@ -39,8 +39,16 @@ from __future__ import annotations
 
 from ember._mlir import ir
 from ember.errors import PassError
-from ember.rules.autodiff import jvp, remap_nested, transpose, vjp_block
-from ember.rules.base import Attr, OpTypeError, aval_of_type, callee_type, define
+from ember.rules.autodiff import jvp, transpose, vjp_block
+from ember.rules.base import (
+    Attr,
+    OpTypeError,
+    aval_of_type,
+    callee_type,
+    define,
+    module_of,
+    remap_nested,
+)
 from ember.rules.batching import batch_elementwise, batching
 from ember.rules.lowering import lowering
 
@@ -279,17 +287,12 @@ def saveable(policy: str, op) -> bool:
     raise ValueError(f"unknown checkpoint policy {policy!r}")
 
 
-def _table_of(op):
-    module = op.operation
-    while module.name != "builtin.module":
-        module = module.parent
-    return ir.SymbolTable(module)
 
 
 @transpose("checkpoint_linear")
 def _t_checkpoint_linear(tc, op, cts, lin, attrs):
     n = attrs["num_args"]
-    table = _table_of(op)
+    table = ir.SymbolTable(module_of(op))
     block = table[attrs["callee"]].regions[0].blocks[0]
     ops = [o.operation for o in block.operations]
     operands = list(op.operands)

@@ -127,7 +127,6 @@ from ember.rules.autodiff import (
     inputs_of,
     jvp,
     linearize_block,
-    remap_nested,
     transpose,
     transpose_ops,
 )
@@ -138,10 +137,12 @@ from ember.rules.base import (
     Attr,
     OpTypeError,
     aval_of_type,
+    callee_of,
     callee_type,
     decode_attrs,
     define,
     encode_attrs,
+    remap_nested,
 )
 from ember.rules.batching import batch_block, batch_body, batching
 from ember.rules.lowering import (
@@ -1017,15 +1018,9 @@ def _batch_scan(ctx, op, inputs, attrs):
 @batching("call")
 def _batch_call(ctx, op, inputs, attrs):
     """A call inside a mapped function: its callee's body, batched in place (inlined)."""
-    callee = ir.SymbolTable(_module_of(op))[attrs["callee"]]
-    return batch_body(ctx, callee, inputs)
+    return batch_body(ctx, callee_of(op), inputs)
 
 
-def _module_of(op):
-    op = op.operation
-    while op.name != "builtin.module":
-        op = op.parent
-    return op
 
 
 # === differentiation ======================================================================

@@ -78,7 +78,7 @@ from ember.rules.base import (
     define,
     is_splat_constant,
 )
-from ember.rules.batching import batch_block, batching
+from ember.rules.batching import batch_body, batching
 from ember.rules.cost import op_cost
 from ember.rules.lowering import (
     COMBINE,
@@ -734,5 +734,4 @@ def _feeds_contraction(op) -> bool:
 def _batch_fusion(ctx, op, inputs, attrs):
     """Batching a fusion is batching its body: the batched ops come out unfused, and
     ember-fuse (which runs after ember-batch) groups them again."""
-    block = op.regions[0].blocks[0]
-    return batch_block(ctx, block, dict(zip(block.arguments, inputs)))
+    return batch_body(ctx, op, inputs)

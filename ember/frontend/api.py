@@ -5,7 +5,6 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import inspect
-import threading
 import weakref
 
 import numpy as np
@@ -300,7 +299,7 @@ class Lowered:
             >>> ...                               # serve other requests
             >>> future.result()(x)
         """
-        return _background().submit(self.compile, target_options)
+        return _BACKGROUND.submit(self.compile, target_options)
 
     def replan(self, plan_budget: int) -> None:
         """Forget the "optimized" and "linalg" stages; they are made again with
@@ -732,7 +731,7 @@ class JitFunction:
             >>> f(batch_of_8)                      # compiled by then, or waits for it
         """
         backend = self.backend or config._values["default_backend"]
-        return _background().submit(self._compile, args, kwargs, backend)
+        return _BACKGROUND.submit(self._compile, args, kwargs, backend)
 
     def clear_cache(self) -> None:
         """Forget this function's compiled executables (the on-disk compile cache stays)."""
@@ -800,19 +799,11 @@ class JitFunction:
         return tree_util.tree_unflatten(out_tree, results)
 
 
-_BACKGROUND: list = []
-_BACKGROUND_LOCK = threading.Lock()
-
-
-def _background() -> concurrent.futures.ThreadPoolExecutor:
-    """The threads that compile in the background (made on first use). Two: one traces and
-    runs ember's passes while the other waits for IREE, which compiles one module at a time
-    in the compile worker."""
-    with _BACKGROUND_LOCK:
-        if not _BACKGROUND:
-            _BACKGROUND.append(concurrent.futures.ThreadPoolExecutor(
-                max_workers=2, thread_name_prefix="ember-compile"))
-        return _BACKGROUND[0]
+# The threads that compile in the background (started by the first submit, not here). Two:
+# one traces and runs ember's passes while the other waits for IREE, which compiles one
+# module at a time in the compile worker.
+_BACKGROUND = concurrent.futures.ThreadPoolExecutor(max_workers=2,
+                                                    thread_name_prefix="ember-compile")
 
 
 def _emit_call(callee: str, operands, out_avals):

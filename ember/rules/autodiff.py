@@ -34,7 +34,16 @@ import numpy as np
 from ember import dtypes
 from ember._mlir import ir, walk
 from ember.errors import PassError
-from ember.rules.base import CHECKPOINT_ATTR, OPS, REMAT_ATTR, aval_of_type, decode_attrs, emit
+from ember.rules.base import (
+    CHECKPOINT_ATTR,
+    OPS,
+    REMAT_ATTR,
+    aval_of_type,
+    callee_of,
+    decode_attrs,
+    emit,
+    remap_nested,
+)
 
 JVP: dict = {}
 
@@ -199,7 +208,7 @@ def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
         if op.name in ("func.return", "ember.yield"):
             return [env[v] for v in op.operands], [tangents.get(v) for v in op.operands]
         if op.name == "ember.call" and not (ad.reverse and CHECKPOINT_ATTR in op.attributes):
-            callee = _callee(op)
+            callee = callee_of(op)
             inner = callee.regions[0].blocks[0]
             sub_env = dict(zip(inner.arguments, [env[v] for v in op.operands]))
             sub_t = {a: tangents[v] for a, v in zip(inner.arguments, op.operands)
@@ -241,15 +250,6 @@ def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
     raise PassError(f"{block.owner.location}: error: block has no terminator")
 
 
-def remap_nested(op, env) -> None:
-    """Point uses inside a copied op's regions at the copies of the values they read."""
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                for nested in walk(inner):
-                    for i, v in enumerate(nested.operands):
-                        if v in env:
-                            nested.operands[i] = env[v]
 
 
 def jvp(*names):
@@ -274,12 +274,6 @@ def where_of(op) -> str:
     return str(op.location)
 
 
-def _callee(op):
-    module = op.parent
-    while module.name != "builtin.module":
-        module = module.parent
-    table = ir.SymbolTable(module)
-    return table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
 
 
 def aval_of(v):

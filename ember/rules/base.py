@@ -16,7 +16,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from ember._mlir import dtype_of_element, element_type, ir, tensor_type
+from ember._mlir import dtype_of_element, element_type, ir, tensor_type, walk
 from ember.core import ShapedArray
 
 REQUIRED = object()
@@ -277,12 +277,35 @@ def is_splat_constant(op) -> bool:
         ir.DenseElementsAttr(op.attributes["value"]).is_splat
 
 
+def module_of(op) -> ir.Operation | None:
+    """The ``builtin.module`` that holds ``op`` (None for an op in no module)."""
+    module = op.operation
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    return module
+
+
+def callee_of(op) -> ir.Operation:
+    """The ``func.func`` that ``op`` names in its ``callee`` attribute."""
+    return ir.SymbolTable(module_of(op))[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+
+
+def remap_nested(op, env: dict, pick=None) -> None:
+    """Point uses inside a copied op's regions at the copies of the values they read:
+    ``env`` maps a value to its copy (or to what ``pick`` takes the copy from)."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                for nested in walk(inner):
+                    for i, v in enumerate(nested.operands):
+                        if v in env:
+                            nested.operands[i] = env[v] if pick is None else pick(env[v])
+
+
 def callee_type(op: ir.Operation, name: str, verb: str) -> ir.FunctionType:
     """The type of the func.func ``name`` that ``op`` refers to; raises OpTypeError (``op
     <verb> @name, which is not defined``) when the enclosing module has none."""
-    module = op.parent
-    while module is not None and module.name != "builtin.module":
-        module = module.parent
+    module = module_of(op.parent) if op.parent is not None else None
     table = ir.SymbolTable(module.opview) if module is not None else None
     if table is None or name not in table:
         raise OpTypeError(f"{verb} @{name}, which is not defined")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from ember._mlir import ir, tensor_type, walk
 from ember.errors import PassError
-from ember.rules.base import OPS, aval_of_type, decode_attrs, emit
+from ember.rules.base import OPS, aval_of_type, decode_attrs, emit, remap_nested
 
 BATCHING: dict[str, Callable] = {}
 
@@ -156,9 +156,14 @@ def _type_with_batch(t, size: int):
     return tensor_type((size,) + tuple(a.shape), a.dtype)
 
 
+def _value_of(value_bdim):
+    return value_bdim[0]
+
+
 def batch_body(ctx: BatchContext, func, inputs):
-    """Emit the batched body of ``func`` at the current insertion point; ``inputs`` are the
-    (value, bdim) of its arguments. Returns (value, bdim) of its results."""
+    """Emit the batched body of ``func`` (a function, or any op with one region, such as a
+    fusion) at the current insertion point; ``inputs`` are the (value, bdim) of its
+    arguments. Returns (value, bdim) of its results."""
     block = func.regions[0].blocks[0]
     return batch_block(ctx, block, dict(zip(block.arguments, inputs)))
 
@@ -186,7 +191,7 @@ def batch_block(ctx: BatchContext, block, env: dict):
                 new = op.clone()
                 for i, (v, _) in enumerate(ins):
                     new.operands[i] = v
-                _remap_nested(new, env)
+                remap_nested(new, env, pick=_value_of)
                 for old, r in zip(op.results, new.results):
                     env[old] = (r, None)
                 continue
@@ -232,12 +237,3 @@ def _uses_batched_from_regions(op, env, axis_name=None) -> bool:
     return False
 
 
-def _remap_nested(op, env) -> None:
-    """Point uses inside a copied op's regions at the batched body's values."""
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                for nested in walk(inner):
-                    for i, v in enumerate(nested.operands):
-                        if v in env:
-                            nested.operands[i] = env[v][0]
