@@ -855,21 +855,23 @@ def test_known_failures(name):
     _check_first_order([name])
 
 
+def _gradient(name, cts, jax_side):
+    """The gradient in (a, b, m) of ``<cts[name], f(a, b, m)>`` for the entry ``name``."""
+    M, lib = (J, jax) if jax_side else (E, ember)
+    fn = CASES[name].jfn if jax_side else CASES[name].fn
+
+    def scalar(a, b, m):
+        leaves = (jax.tree_util if jax_side else tree_util).tree_leaves(fn(M, a, b, m))
+        return sum((y * c).sum() for y, c in zip(leaves, cts[name]))
+    return lib.grad(scalar, argnums=(0, 1, 2))
+
+
 def _second_order_program(names, jax_side):
-    M = J if jax_side else E
     lib = jax if jax_side else ember
 
     def program(a, b, m, ta, tb, tm, cts):
-        out = {}
-        for name in names:
-            fn = CASES[name].jfn if jax_side else CASES[name].fn
-
-            def scalar(a, b, m, fn=fn, name=name):
-                leaves = (jax.tree_util if jax_side else tree_util).tree_leaves(fn(M, a, b, m))
-                return sum((y * c).sum() for y, c in zip(leaves, cts[name]))
-            out[name] = lib.jvp(lib.grad(scalar, argnums=(0, 1, 2)), (a, b, m),
-                                (ta, tb, tm))[1]
-        return out
+        return {name: lib.jvp(_gradient(name, cts, jax_side), (a, b, m), (ta, tb, tm))[1]
+                for name in names}
     return program
 
 
@@ -910,10 +912,7 @@ def test_second_order_against_finite_differences():
     def program(a, b, m, ta, tb, tm, cts):
         out = {}
         for name in names:
-            def scalar(a, b, m, fn=CASES[name].fn, name=name):
-                leaves = tree_util.tree_leaves(fn(E, a, b, m))
-                return sum((y * c).sum() for y, c in zip(leaves, cts[name]))
-            grad = ember.grad(scalar, argnums=(0, 1, 2))
+            grad = _gradient(name, cts, False)
             hvp = ember.jvp(grad, (a, b, m), (ta, tb, tm))[1]
             up = grad(a + EPS * ta, b + EPS * tb, m + EPS * tm)
             down = grad(a - EPS * ta, b - EPS * tb, m - EPS * tm)
