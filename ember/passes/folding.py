@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember.rules.base import rule_registrar
+
 FOLDERS: dict = {}
 
 
-def folder(*names):
-    def deco(fn):
-        for n in names:
-            FOLDERS[f"ember.{n}"] = fn
-        return fn
-    return deco
+folder = rule_registrar(FOLDERS)
 
 
 def _elementwise(np_fn):

@@ -43,6 +43,7 @@ from ember.rules.base import (
     decode_attrs,
     emit,
     remap_nested,
+    rule_registrar,
 )
 
 JVP: dict = {}
@@ -250,30 +251,12 @@ def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
     raise PassError(f"{block.owner.location}: error: block has no terminator")
 
 
-
-
-def jvp(*names):
-    def deco(fn):
-        for n in names:
-            assert f"ember.{n}" in OPS, n
-            JVP[f"ember.{n}"] = fn
-        return fn
-    return deco
-
-
-def transpose(*names):
-    def deco(fn):
-        for n in names:
-            assert f"ember.{n}" in OPS, n
-            TRANSPOSE[f"ember.{n}"] = fn
-        return fn
-    return deco
+jvp = rule_registrar(JVP, declared=True)
+transpose = rule_registrar(TRANSPOSE, declared=True)
 
 
 def where_of(op) -> str:
     return str(op.location)
-
-
 
 
 def aval_of(v):

@@ -277,6 +277,26 @@ def is_splat_constant(op) -> bool:
         ir.DenseElementsAttr(op.attributes["value"]).is_splat
 
 
+def rule_registrar(table: dict, *, declared: bool = False):
+    """The decorator that registers a rule in ``table`` (op name -> rule) under
+    ``ember.<name>`` for each name it is given; with ``declared``, each op must be declared
+    already.
+
+    Example:
+        >>> lowering = rule_registrar(LOWERINGS)
+        >>> @lowering("reshape")
+        ... def _lower_reshape(c): ...
+    """
+    def register(*names):
+        def deco(fn):
+            for n in names:
+                assert not declared or f"ember.{n}" in OPS, n
+                table[f"ember.{n}"] = fn
+            return fn
+        return deco
+    return register
+
+
 def module_of(op) -> ir.Operation | None:
     """The ``builtin.module`` that holds ``op`` (None for an op in no module)."""
     module = op.operation

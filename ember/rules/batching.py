@@ -14,17 +14,12 @@ from collections.abc import Callable
 
 from ember._mlir import ir, tensor_type, walk
 from ember.errors import PassError
-from ember.rules.base import OPS, aval_of_type, decode_attrs, emit, remap_nested
+from ember.rules.base import OPS, aval_of_type, decode_attrs, emit, remap_nested, rule_registrar
 
 BATCHING: dict[str, Callable] = {}
 
 
-def batching(*names):
-    def deco(fn):
-        for n in names:
-            BATCHING[f"ember.{n}"] = fn
-        return fn
-    return deco
+batching = rule_registrar(BATCHING)
 
 
 class BatchContext:
@@ -88,7 +83,8 @@ class Batcher:
         self.done.add(name)
         mapped = set()
         # Functions it calls first: a mapped function's ``ember.call`` is batched by inlining
-        # its callee's body (``batching._call``), which must hold no ``ember.vmap`` by then.
+        # its callee's body (control flow's ``_batch_call``), which must hold no
+        # ``ember.vmap`` by then.
         for op in [o for o in walk(f.operation) if o.name == "ember.call"]:
             mapped |= self.batch_function(
                 self.table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value])

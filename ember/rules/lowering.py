@@ -29,7 +29,7 @@ from ember._mlir import (
     util,
 )
 from ember.core import ShapedArray
-from ember.rules.base import OPS, decode_attr
+from ember.rules.base import OPS, decode_attr, rule_registrar
 
 LOWERINGS: dict[str, Callable] = {}
 # Elementwise op name -> scalar emitter of complex operands (``rules/complex.complex_rule``):
@@ -92,12 +92,7 @@ class LowerCall:
     options: dict = field(default_factory=dict)   # the lowering pass's options
 
 
-def lowering(*names):
-    def deco(fn):
-        for n in names:
-            LOWERINGS[f"ember.{n}"] = fn
-        return fn
-    return deco
+lowering = rule_registrar(LOWERINGS)
 
 
 # --- small builders -----------------------------------------------------------------------
