@@ -39,6 +39,7 @@ from ember.numpy._core import (
 )
 from ember.numpy._indexing import take
 from ember.numpy._shape import _enp, _slice_axis
+from ember.rules.lowering import reduce_init
 
 __all__ = [
     "sum", "prod", "max", "amax", "min", "amin", "mean", "all", "any", "average", "var",
@@ -102,19 +103,6 @@ def _reduce(x, axes, kind):
     return fn(x, axes)
 
 
-def _identity(kind, dt):
-    if kind == "sum":
-        return 0
-    if kind == "prod":
-        return 1
-    if dtypes.is_bool(dt):
-        return kind == "min"
-    if dtypes.is_float(dt):
-        return -np.inf if kind == "max" else np.inf
-    info = np.iinfo(dt)
-    return info.min if kind == "max" else info.max
-
-
 def _move_to_end(x, axes):
     """``x`` with ``axes`` moved last and merged into one axis; returns (x, kept shape)."""
     keep = [i for i in range(x.ndim) if i not in axes]
@@ -140,7 +128,7 @@ def _sum_like(kind, a, axis, dtype, keepdims, initial, where):
     if dtypes.is_bool(dt):   # a sum of bools as bool is an or, a product an and
         kind = "or" if kind == "sum" else "and"
     axes = _axes(axis, x.ndim)
-    x = _masked(x, _mask(where, x), _identity(kind, dt) if kind in ("sum", "prod")
+    x = _masked(x, _mask(where, x), reduce_init(kind, dt) if kind in ("sum", "prod")
                 else kind == "and")
     # Halves accumulate in float32 (as JAX's sums): in float16 a sum of ones stops at 2048.
     out = _to(_reduce(_to(x, _compute_dtype(dt)), axes, kind), dt)
@@ -182,7 +170,7 @@ def _minmax(name, kind):
                 if x.shape[ax] == 0:
                     _error(f"{name}: zero-size array to reduction operation {name} which has "
                            "no identity")
-        out = _reduce(_masked(x, mask, _identity(kind, x.dtype)), axes, kind)
+        out = _reduce(_masked(x, mask, reduce_init(kind, x.dtype)), axes, kind)
         if initial is not None:
             out = (lax.max if kind == "max" else lax.min)(out, _const(initial, out))
         return _keep(out, x.shape, axes, keepdims)
@@ -640,7 +628,7 @@ def _nanminmax(name, kind):
         if not dtypes.is_float(x.dtype):
             return plain(x, axis, None, keepdims, initial, where)
         nan = _isnan(x)
-        y = lax.select(nan, _const(_identity(kind, x.dtype), x), x)
+        y = lax.select(nan, _const(reduce_init(kind, x.dtype), x), x)
         res = plain(y, axis, None, keepdims, initial, where)
         mask = _mask(where, x)
         valid = lax.bitwise_not(nan) if mask is None else \
