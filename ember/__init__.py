@@ -29,6 +29,7 @@ else:
     _COMPILER_MISSING = None
 
 if _COMPILER_MISSING is None:
+    from ember import sharding
     from ember.exported.build import Exported, export
     from ember.frontend import array_methods as _array_methods
     from ember.frontend.api import Compiled, Lowered, Traced, clear_caches, eval_shape, jit
@@ -44,6 +45,7 @@ if _COMPILER_MISSING is None:
     )
     from ember.frontend.checkpoint import checkpoint, checkpoint_policies, remat
     from ember.frontend.custom_derivatives import custom_jvp, custom_vjp
+    from ember.frontend.sharding import device_put, pmap, shard_map
     from ember.frontend.tracing import Tracer
     from ember.frontend.vmap import vmap
 
@@ -71,5 +73,13 @@ __all__ = ["Array", "Compiled", "Exported", "Lowered", "ShapeDtypeStruct", "Shap
            "config", "custom_jvp", "custom_vjp",
            "default_backend", "device_put", "devices", "dtypes", "errors", "eval_shape",
            "export", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize",
-           "load", "nn", "numpy", "random", "remat", "scipy", "tree", "tree_util",
+           "load", "nn", "numpy", "pmap", "random", "remat", "scipy", "shard_map", "sharding",
+           "tree", "tree_util",
            "value_and_grad", "vjp", "vmap"]
+
+# Several processes: ember.distributed joins those an MPI launcher started (mpi4py is imported
+# by its initialize, not here, so `import ember` does not need it).
+from ember import distributed  # noqa: E402
+from ember.distributed import process_count, process_index  # noqa: E402
+
+__all__ += ["distributed", "process_count", "process_index"]

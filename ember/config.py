@@ -87,6 +87,10 @@ class Config:
             "memory_budget_strict": _env_flag("EMBER_MEMORY_BUDGET_STRICT"),
             # Default memory budget of every jitted function (a size: "12 GB", 12e9, ...).
             "memory_budget": os.environ.get("EMBER_MEMORY_BUDGET", "").strip() or None,
+            # How many CPU devices ember.devices("cpu") lists (as XLA's
+            # --xla_force_host_platform_device_count): ember.pmap and shard_map spread over
+            # them. Device 0 is the one jit uses.
+            "cpu_devices": _env_int("EMBER_CPU_DEVICES", 1),
             # The backend ember.jit compiles for when given none ("cpu", "vulkan", "cuda").
             "default_backend": os.environ.get("EMBER_BACKEND", "").strip() or "cpu",
             # Target options (see ember/backends/*.py compiler_flags); None: the backend's.
@@ -108,6 +112,9 @@ class Config:
                                          or value < 0):
             raise ValueError(f"loop_run_ahead must be a number of loop steps >= 0 (0: no "
                              f"limit), got {value!r}")
+        if name == "cpu_devices" and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 1):
+            raise ValueError(f"cpu_devices must be a number of devices >= 1, got {value!r}")
         if name == "compile_worker" and not isinstance(value, bool):
             raise ValueError(f"compile_worker must be True or False, got {value!r}")
         if name == "compile_worker_idle_timeout":

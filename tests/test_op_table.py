@@ -188,6 +188,7 @@ _BAD["ember.all_gather"] = [([A((3,))], {"axis_name": "i", "axis_size": 0}),
                             ([A((3,))], {"axis_name": "i", "axis_size": 2, "axis": 2}),
                             ([A(())], {"axis_name": "i", "axis_size": 2, "tiled": True})]
 _BAD["ember.axis_index"] = [([], {"axis_name": ""})]
+_BAD["ember.transfer"] = [([A((3,))], {"device": -1})]
 # --- complex numbers ---
 C64 = "complex64"
 for _name in ("real", "imag", "conj"):
@@ -213,8 +214,9 @@ _BAD["ember.iota"].append(([], {"shape": (3,), "dimension": 0, "dtype": np.dtype
 _BAD["ember.stop_gradient"] = [([A((3,))], {})]
 _BAD["ember.checkpoint_name"] = [([A((3,))], {"tag": "h"})]
 # Ops without a result-type rule: their results are typed by their callees.
-_UNTYPED = {"ember.call", "ember.vmap", "ember.jvp", "ember.vjp", "ember.custom_jvp_call",
-            "ember.custom_vjp_call", "ember.custom_vjp_bwd", "ember.checkpoint_linear"}
+_UNTYPED = {"ember.call", "ember.vmap", "ember.spmd", "ember.jvp", "ember.vjp",
+            "ember.custom_jvp_call", "ember.custom_vjp_call", "ember.custom_vjp_bwd",
+            "ember.checkpoint_linear"}
 
 ALL = sorted(OPS)
 TYPED = sorted(n for n in OPS if OPS[n].infer is not None)
@@ -251,11 +253,12 @@ def test_no_stray_rules():
 
 def test_every_op_has_batching_rule():
     """ember-batch can batch every op (issue 4): all but ember.vmap itself (replaced by the
-    pass) and ember.yield (a terminator, batched by its region op's rule)."""
+    pass), ember.yield (a terminator, batched by its region op's rule) and ember.spmd (a
+    program's top level only: pmap and shard_map refuse to be traced inside a vmap)."""
     import ember.passes.batch  # noqa: F401  (registers every family's rules)
     from ember.rules.batching import BATCHING
 
-    missing = sorted(set(OPS) - set(BATCHING) - {"ember.vmap", "ember.yield"})
+    missing = sorted(set(OPS) - set(BATCHING) - {"ember.vmap", "ember.yield", "ember.spmd"})
     assert not missing, f"no batching rule for {missing}"
     assert set(BATCHING) <= set(OPS), "batching rules for undeclared ops"
 
@@ -365,7 +368,7 @@ NOT_YET_DIFFERENTIABLE: set[str] = set()
 # ember.fusion is made by ember-fuse, which runs after ember-differentiate; ember.yield ends
 # a region, whose op's rule differentiates it (ember/dialects/control_flow.py);
 # custom_vjp_bwd and checkpoint_linear exist only inside the pass, which transposes them.
-_TRANSFORMS = {"ember.vmap", "ember.jvp", "ember.vjp", "ember.call", "ember.fusion",
+_TRANSFORMS = {"ember.vmap", "ember.spmd", "ember.jvp", "ember.vjp", "ember.call", "ember.fusion",
                "ember.yield", "ember.custom_vjp_bwd", "ember.checkpoint_linear"}
 
 

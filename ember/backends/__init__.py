@@ -83,6 +83,26 @@ def traits(names) -> dict[str, bool | int]:
     return {k: min(b.TRAITS[k] for b in backends) for k in backends[0].TRAITS}
 
 
+def device_flags(flags, count: int) -> tuple[str, ...]:
+    """``flags`` for a program of ``count`` devices of the backend: its target device made
+    ``count`` devices, ``ember_device_<d>``, the d-th of the backend's (the names
+    ``ember.transfer`` and ``iree.abi.affinity`` refer to).
+
+    Example:
+        >>> device_flags(("--iree-hal-target-device=local",), 2)[1]
+        '--iree-hal-target-device=ember_device_1=local[1]'
+    """
+    from ember.dialects.spmd import DEVICE_SYMBOL
+    key = "--iree-hal-target-device="
+    out: list[str] = []
+    for f in flags:
+        if f.startswith(key):
+            out += [f"{key}{DEVICE_SYMBOL}{d}={f[len(key):]}[{d}]" for d in range(count)]
+        else:
+            out.append(f)
+    return tuple(out)
+
+
 def default_backend() -> str:
     """The backend ``ember.jit`` compiles for when given none: ``ember.config.default_backend``
     (set from the ``EMBER_BACKEND`` environment variable), else "cpu".

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 
+import iree.runtime as rt
+
 from ember.backends.runtime import Device
 
 NAME = "cpu"
@@ -96,15 +98,27 @@ def device_for_driver(driver: str) -> CpuDevice:
     return CpuDevice(driver, 0)
 
 
+@functools.cache
+def _more(index: int) -> CpuDevice:
+    """CPU device ``index`` > 0 (``ember.config.cpu_devices``): another local-task HAL device,
+    with buffers of its own, on the host's worker threads."""
+    return CpuDevice("local-task", index,
+                     create=lambda: rt.get_driver("local-task").create_device(0))
+
+
 def devices() -> list[CpuDevice]:
-    return [device_for_driver("local-task")]
+    from ember.config import config
+    return [device_for_driver("local-task")] + [_more(i) for i in range(1, config.cpu_devices)]
 
 
 def device(index: int = 0) -> CpuDevice:
-    if index != 0:
+    from ember.config import config
+    if not 0 <= index < config.cpu_devices:
         from ember.backends._drivers import unavailable
-        raise unavailable(NAME, "the CPU is one device, CpuDevice(0)", "", index)
-    return device_for_driver("local-task")
+        raise unavailable(NAME, f"there are {config.cpu_devices} CPU devices (set "
+                          "EMBER_CPU_DEVICES or ember.config.update('cpu_devices', n) for "
+                          "more)", "", index)
+    return devices()[index]
 
 
 def fenced_calls(largest_tensor_bytes: int, iterations: int | None = None) -> bool:
@@ -117,7 +131,10 @@ def fenced_calls(largest_tensor_bytes: int, iterations: int | None = None) -> bo
 
 def runtime_device(dev: CpuDevice | None, largest_tensor_bytes: int,
                    iterations: int | None = None) -> CpuDevice:
-    """Small programs load on local-sync, others on local-task (the same CpuDevice(0))."""
+    """Small programs load on local-sync, others on local-task (the same CpuDevice(0));
+    a program for another CPU device on that device."""
+    if dev is not None and dev.id != 0:
+        return dev
     return device_for_driver(driver_for(largest_tensor_bytes, iterations))
 
 

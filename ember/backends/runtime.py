@@ -19,6 +19,7 @@ import functools
 import os
 import select
 import threading
+import types
 
 import iree.runtime as rt
 import numpy as np
@@ -300,12 +301,25 @@ def _fenced(invoke, device: Device):
 class Executable:
     """A compiled module loaded on a device, called with flat lists of buffer views."""
 
-    def __init__(self, vmfb: bytes, device: Device, function: str = "main"):
+    def __init__(self, vmfb: bytes, device: Device, function: str = "main", *,
+                 devices: list[Device] | None = None):
+        """``devices``: the devices of a program of several (``ember.pmap``), device ``d``
+        of the program being ``devices[d]``; ``device`` is then ``devices[0]``."""
         self.device = device
+        self.devices = devices or [device]
         self.vmfb = vmfb
-        self.vm_module = rt.VmModule.copy_buffer(device.config.vm_instance, vmfb)
+        instance = device.config.vm_instance
+        self.vm_module = rt.VmModule.copy_buffer(instance, vmfb)
         try:
-            self.context = rt.SystemContext(vm_modules=[self.vm_module], config=device.config)
+            if devices is None:
+                self.context = rt.SystemContext(vm_modules=[self.vm_module],
+                                                config=device.config)
+            else:
+                # One HAL module holding every device: IREE binds the program's device
+                # ember_device_<d> to the d-th of them.
+                hal = rt.create_hal_module(instance, devices=[d.hal for d in devices])
+                self.context = types.SimpleNamespace(vm_context=rt.VmContext(
+                    instance, modules=[hal, self.vm_module]))
         except (IndexError, ValueError) as e:
             # IREE checks the buffers a dispatch binds only here, when the module is loaded
             # (an IndexError from the HAL module, a ValueError from the Vulkan driver);
@@ -324,7 +338,8 @@ class Executable:
         self.reflection = self.function.reflection
         self.invoke = invoker(self.vm_context, self.function, device)
 
-    def runner(self, in_avals, out_avals, array_type, branches: bool = True):
+    def runner(self, in_avals, out_avals, array_type, branches: bool = True,
+               in_devices=None, out_devices=None):
         """``run(leaves)``: call the function on argument leaves (``array_type`` instances are
         passed as their buffers, anything else is uploaded); results come back as
         ``array_type(buffer_view, device, aval)``. The per-call hot path, with everything it
@@ -338,7 +353,13 @@ class Executable:
         donating either Array later cannot change the other. Which results those are is
         fixed for a program without branches (``branches`` False: no scf.if or switch): it is
         found on the first call, and later calls check nothing unless there were any (a
-        check costs about 1.5 us, on a 9 us call)."""
+        check costs about 1.5 us, on a 9 us call).
+
+        ``in_devices``/``out_devices``: for a program of several devices, the device of
+        each argument and result (by default the executable's one device)."""
+        if in_devices is not None:
+            return self._multi_device_runner(in_avals, out_avals, array_type, in_devices,
+                                             out_devices)
         variant_list, buffer_view = _VariantList, _BufferView
         invoke, function, device = self.invoke, self.function, self.device
         space, upload = device.space, device.upload
@@ -379,6 +400,39 @@ class Executable:
                          x._bv if type(x) is array_type else None for j, x in enumerate(leaves)]
                 found = unalias(device, outs, pairs, views)
                 check[0], first[0] = branches or found, False
+            return outs
+        return run
+
+
+    def _multi_device_runner(self, in_avals, out_avals, array_type, in_devices, out_devices):
+        """The runner of a program of several devices: each argument is uploaded to (or, an
+        Array, must live on) its own device, each result is an Array on its own."""
+        invoke, function = self.invoke, self.function
+
+        def run(leaves):
+            args = _VariantList(len(in_avals))
+            for j, (leaf, aval, device) in enumerate(zip(leaves, in_avals, in_devices)):
+                if type(leaf) is array_type:
+                    if leaf.device.space is not device.space:
+                        raise device_mismatch([None] * j + [leaf], array_type, device)
+                    args.push_ref(leaf._bv)
+                else:
+                    try:
+                        args.push_ref(device.upload(host_array(leaf, aval)))
+                    except DeviceMemoryError as e:
+                        raise argument_memory_error(e, f"argument #{j}") from None
+            results = _VariantList(len(out_avals))
+            try:
+                invoke(function, args, results)
+            except Exception as e:
+                raise call_failure(e, self.device, out_avals) from None
+            outs = [array_type(results.get_as_object(i, _BufferView), device, aval)
+                    for i, (aval, device) in enumerate(zip(out_avals, out_devices))]
+            # A result in an argument's buffer gets a copy of its own (see runner).
+            for i, j in alias_pairs(in_avals, out_avals):
+                if out_devices[i] is in_devices[j] and \
+                        outs[i]._bv.get_buffer() == args.get_as_object(j, _BufferView).get_buffer():
+                    outs[i]._bv = out_devices[i].copy(outs[i]._bv)
             return outs
         return run
 

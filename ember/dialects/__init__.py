@@ -21,6 +21,7 @@ from ember.dialects import (
     shape,
     sort_scan,
     special,
+    spmd,
     trig,
     vmap,
 )
@@ -35,7 +36,7 @@ from ember.rules.base import (
 )
 
 FAMILIES = (arithmetic, math, trig, special, bits, shape, reduction, contraction, conv, indexing,
-            sort_scan, collectives, control_flow, fusion, vmap, autodiff)
+            sort_scan, collectives, control_flow, fusion, vmap, spmd, autodiff)
 
 __all__ = ["FAMILIES", "OPS", "Attr", "OpDef", "OpTypeError", "aval_of_type", "decode_attrs",
            "emit"]

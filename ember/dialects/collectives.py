@@ -28,6 +28,7 @@ from ember.rules.autodiff import NOT_DIFFERENTIABLE, aval_of, jvp, primal, trans
 from ember.rules.base import Attr, OpTypeError, aval_of_type, define
 from ember.rules.batching import batching
 from ember.rules.lowering import lowering
+from ember.rules.spmd import spmd
 from ember.rules.type_rules import aval, check_axes, check_class
 
 __all__: list[str] = ["AXIS_REDUCTIONS"]
@@ -139,6 +140,47 @@ def _batch_axis_index(ctx, op, inputs, attrs):
     # Only called for ctx.axis_name: ember-batch copies one naming another axis unchanged.
     return [(ctx.emit("ember.iota", [], shape=(ctx.size,), dimension=0,
                       dtype=np.dtype(np.int32))[0], 0)]
+
+
+# --- across devices (ember-spmd): every device's operand moved to where it is combined ------
+
+_COMBINE = {"psum": "add", "pmax": "max", "pmin": "min"}
+
+
+@spmd(*AXIS_REDUCTIONS)
+def _spmd_axis_reduction(ctx, op, per_device, attrs):
+    """Combined on the group's first device, then sent back to each of the others."""
+    combine = f"ember.{_COMBINE[op.name.split('.')[1]]}"
+    out = [None] * ctx.n
+    for group in ctx.groups(attrs["axis_name"]):
+        total = per_device[group[0]][0]
+        for d in group[1:]:
+            total = ctx.emit(combine, [total, ctx.transfer(per_device[d][0], group[0])])[0]
+        for d in group:
+            out[d] = [total if d == group[0] else ctx.transfer(total, d)]
+    return out
+
+
+@spmd("all_gather")
+def _spmd_all_gather(ctx, op, per_device, attrs):
+    axis = attrs["axis"]
+    out = [None] * ctx.n
+    for group in ctx.groups(attrs["axis_name"]):
+        parts = [per_device[d][0] for d in group]
+        if not attrs["tiled"]:
+            shape = list(aval_of_type(parts[0].type).shape)
+            shape.insert(axis, 1)
+            parts = [ctx.emit("ember.reshape", [p], new_sizes=tuple(shape))[0] for p in parts]
+        for d in group:
+            out[d] = ctx.emit("ember.concatenate", [ctx.transfer(p, d) for p in parts],
+                              dimension=axis)
+    return out
+
+
+@spmd("axis_index")
+def _spmd_axis_index(ctx, op, per_device, attrs):
+    return [ctx.emit("ember.constant", [], value=np.array(
+        ctx.index_in_group(attrs["axis_name"], d), np.int32)) for d in range(ctx.n)]
 
 
 # --- differentiation ----------------------------------------------------------------------

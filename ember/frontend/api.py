@@ -11,7 +11,7 @@ import numpy as np
 
 from ember import tree_util
 from ember._mlir import element_bits, ir, walk
-from ember.backends import dispatch_regions, get_backend, legality, traits
+from ember.backends import device_flags, dispatch_regions, get_backend, legality, traits
 from ember.backends import target_options as _target_options
 from ember.backends.array import Array, device_of_arrays
 from ember.backends.compiler import compile_mlir, stop_worker
@@ -30,6 +30,7 @@ from ember.errors import (
 )
 from ember.frontend import memory, tracing
 from ember.frontend.once import OnceCache
+from ember.frontend.sharding import ShardedArray
 from ember.frontend.tracing import Trace, Tracer
 
 _ALL_JITS: weakref.WeakSet = weakref.WeakSet()
@@ -72,6 +73,8 @@ def _leaf_aval(leaf, path) -> ShapedArray:
     names the argument in errors."""
     if isinstance(leaf, Array | Tracer):
         return leaf.aval
+    if isinstance(leaf, ShardedArray):       # gathered to the host by the call
+        return ShapedArray(leaf.shape, leaf.dtype)
     if isinstance(leaf, ShapeDtypeStruct):
         dtype, _ = dtype_and_weak(np.empty(0, leaf.dtype))
         return ShapedArray(leaf.shape, dtype, leaf.weak_type)
@@ -132,6 +135,11 @@ class Lowered:
         # IREE's figure missed the budget (see compile)
         self.plan_budget: int | None = None
         self.iree_transient: int | None = None   # IREE's figure, when a budget asked for it
+        # A program of several devices (ember.pmap, shard_map): its devices, and the device
+        # of each argument and result leaf.
+        self.devices: list | None = None
+        self.arg_devices: list | None = None
+        self.result_devices: list | None = None
 
     def pipeline(self, stage: str = "linalg") -> str:
         """The ``--pass-pipeline`` that takes the IR of the stage before ``stage`` to
@@ -253,9 +261,11 @@ class Lowered:
         for attempt in range(MAX_BUDGET_TRIES):
             optimized = self._stage("optimized")
             size = program_size(self._stage("linalg"))
-            calls = (FENCED_CALLS_FLAG,) if backend.fenced_calls(*size) else ()
-            flags = memory.planned_flags(optimized, backend.compiler_flags(**options)) + calls
-            fallbacks = [memory.planned_flags(optimized, f) + calls
+            calls = (FENCED_CALLS_FLAG,) if backend.fenced_calls(*size) or self.devices \
+                else ()
+            flags = memory.planned_flags(optimized, self._flags(backend.compiler_flags(
+                **options))) + calls
+            fallbacks = [memory.planned_flags(optimized, self._flags(f)) + calls
                          for f in backend.fallback_flags(**options)]
             legality.check(backend, optimized, self._stage("linalg"), self.fun_name, options)
             if budget is None:
@@ -282,10 +292,16 @@ class Lowered:
         device = self.device
 
         def load():
+            if self.devices:
+                return Executable(vmfb, self.devices[0], devices=self.devices)
             return Executable(vmfb, backend.runtime_device(device, *size))
         if device is not None or backend.devices():
             return Compiled(load(), self)
         return Compiled(None, self, vmfb=vmfb, load=load)
+
+    def _flags(self, flags) -> tuple[str, ...]:
+        """The backend's flags, for each of the devices of a program of several."""
+        return device_flags(flags, len(self.devices)) if self.devices else flags
 
     def compile_async(self, target_options: dict | None = None
                       ) -> concurrent.futures.Future:
@@ -462,7 +478,9 @@ class Compiled:
             return memory.donating_runner(self)
         text = self.lowered.as_text("linalg")
         return self.executable.runner(self.in_avals, self.out_avals, Array,
-                                      branches="scf.if" in text or "scf.index_switch" in text)
+                                      branches="scf.if" in text or "scf.index_switch" in text,
+                                      in_devices=self.lowered.arg_devices,
+                                      out_devices=self.lowered.result_devices)
 
     def run_flat(self, leaves) -> list[Array]:
         """Run on flat argument leaves (already matching ``in_avals``); returns flat Arrays."""

@@ -160,10 +160,8 @@ class VmapFunction:
     def _check_unmapped_outputs(self, module, callee, norm_axes, inner, size, out_axes,
                                 out_tree) -> None:
         """``out_axes=None`` for an output that the vmap maps: JAX's error, at trace time."""
-        from ember.rules.batching import batched_results
-
         in_batched = [a >= 0 for a in norm_axes] + [False] * len(inner.captured)
-        mapped = batched_results(module, callee, in_batched, size, self.axis_name)
+        mapped = mapped_results(module, callee, in_batched, size, self.axis_name)
         placeholder = tree_util.tree_unflatten(out_tree, list(range(len(out_axes))))
         paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(
             placeholder)[0]]
@@ -218,6 +216,21 @@ class VmapFunction:
                                 f"{t.ndim} (its per-example type is {t.aval.str_short()})")
             norm.append(a)
         return norm
+
+
+def mapped_results(module, callee: str, in_batched, size: int, axis_name=None) -> list[bool]:
+    """Which results of ``callee`` a vmap of it maps (``batched_results``), after the
+    derivatives inside it are expanded as ember-differentiate will (on a copy): batching
+    needs them expanded first."""
+    from ember.passes import PASSES
+    from ember.rules.batching import batched_results
+    with module.context, ir.Location.unknown():
+        scratch = module.operation.clone()      # the module may be mid-trace: not parsed
+        try:
+            PASSES["ember-differentiate"]()(scratch)
+            return batched_results(scratch, callee, in_batched, size, axis_name)
+        finally:
+            scratch.erase()
 
 
 def _passes_as_is(x, axis) -> bool:

@@ -11,6 +11,7 @@ from ember.passes import (  # noqa: F401  (registers the passes)
     protect_arguments,
     simplify,
     split_loop_inits,
+    spmd,
     to_linalg,
     tree_reductions,
     verify,

@@ -17,7 +17,8 @@ from ember.config import config
 from ember.passes.plan_memory import parse_size
 from ember.passes.registry import PASSES, make_pass, run_pipeline
 
-OPTIMIZE = ["ember-verify", "ember-differentiate", "ember-batch", "ember-simplify",
+OPTIMIZE = ["ember-verify", "ember-differentiate", "ember-batch", "ember-spmd",
+            "ember-simplify",
             "ember-tree-reductions", "ember-fuse", "ember-plan-memory"]
 LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-limit-bindings",
          "ember-forward-while-carries",

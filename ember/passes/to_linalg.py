@@ -14,6 +14,7 @@ import dataclasses
 from ember._mlir import ir, signless, walk
 from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.dialects import OPS, aval_of_type, decode_attrs
+from ember.dialects.spmd import DEVICE_ATTR, device_promise
 from ember.passes.registry import Pass, PassError, func_ops, register
 from ember.rules.base import REMAT_ATTR
 from ember.rules.complex import materialize_complex_splats
@@ -82,6 +83,7 @@ class ToLinalg(Pass):
                     for arg in block.arguments:
                         self._avals[arg] = aval_of_type(arg.type)
                 _signless_signature(f)
+                _device_affinities(f)
                 for block in f.regions[0].blocks:
                     self._lower_block(block)
 
@@ -135,6 +137,22 @@ def _distinct_operand(call: LowerCall) -> None:
     if tensors:
         i = min(tensors, key=lambda i: (call.in_avals[i].size, i))
         call.operands[i] = distinct_copy(call.operands[i], call.in_avals[i])
+
+
+def _device_affinities(f) -> None:
+    """The arguments and results ember-spmd gave a device (``ember.device``) get IREE's
+    ``iree.abi.affinity`` for that device instead."""
+    for key in ("arg_attrs", "res_attrs"):
+        if key not in f.attributes:
+            continue
+        out = []
+        for d in ir.ArrayAttr(f.attributes[key]):
+            entries = {a.name: a.attr for a in ir.DictAttr(d)}
+            if DEVICE_ATTR in entries:
+                device = ir.IntegerAttr(entries.pop(DEVICE_ATTR)).value
+                entries["iree.abi.affinity"] = device_promise(device)
+            out.append(ir.DictAttr.get(entries))
+        f.attributes[key] = ir.ArrayAttr.get(out)
 
 
 def _signless_signature(f) -> None:
