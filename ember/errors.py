@@ -186,3 +186,9 @@ class DLPackError(EmberError, BufferError, ValueError):
 class NoDLPackError(EmberError, AttributeError):
     """``from_dlpack`` got an object without ``__dlpack__``/``__dlpack_device__`` (the
     standard's AttributeError)."""
+
+
+class DistributedError(EmberError, RuntimeError):
+    """A multi-process run (``ember.distributed``) cannot go on as asked: mpi4py is missing,
+    ``initialize`` was called twice or got values that differ from MPI's, or the processes
+    disagree (a barrier of another name, no single broadcast source)."""
