@@ -173,3 +173,18 @@ def test_device_put_with_a_named_sharding():
     np.testing.assert_array_equal(np.asarray(s), x)
     # a plain jit takes it too (gathered to the host)
     np.testing.assert_array_equal(np.asarray(ember.jit(lambda v: v + 1)(s)), x + 1)
+
+
+def test_replicated_result_is_on_every_device_and_feeds_an_unmapped_argument():
+    f = ember.pmap(lambda w, x: w + ember.lax.psum(x, "i"), "i", in_axes=(None, 0),
+                   out_axes=None)
+    x = np.arange(N * 2, dtype=np.float32).reshape(N, 2)
+    w = f(np.zeros(2, np.float32), x)
+    assert [s.device for s in w.addressable_shards] == ember.devices("cpu")
+    np.testing.assert_array_equal(np.asarray(w), x.sum(0))
+    w2 = f(w, x)
+    (program,) = f._programs.values()
+    from ember.frontend.sharding import _shards_of
+    shards = _shards_of(w, program.in_layouts[0], program.in_avals[0], program.devices)
+    assert all(a is s.data for a, s in zip(shards, w.addressable_shards))
+    np.testing.assert_array_equal(np.asarray(w2), 2 * x.sum(0))

@@ -238,8 +238,12 @@ class ShardedArray:
     def __array__(self, dtype=None, copy=None):
         if self._host is None:
             host = np.empty(self.shape, self.dtype)
-            for s in self.addressable_shards:
-                host[s.index] = np.asarray(s.data)
+            seen = set()
+            for s in self.addressable_shards:       # a replicated part is read once
+                key = repr(s.index)
+                if key not in seen:
+                    seen.add(key)
+                    host[s.index] = np.asarray(s.data)
             host.flags.writeable = False
             self._host = host
         return self._host if dtype is None else self._host.astype(dtype)
@@ -316,7 +320,10 @@ def _pmap_layout(shape, axis, n) -> _Layout:
 
 
 def _named_layout(shape, sharding: NamedSharding) -> _Layout:
-    indices = [sharding.index(d, shape) for d in range(sharding.mesh.size)]
+    n = sharding.mesh.size
+    if not any(_names(part) for part in sharding.spec):
+        return _pmap_layout(shape, None, n)        # every device holds all of it
+    indices = [sharding.index(d, shape) for d in range(n)]
     return _Layout(shape, indices, sharding.shard_shape(shape), ("named", tuple(shape), sharding))
 
 
@@ -482,11 +489,10 @@ class PmapFunction:
         out_axes = self._out_axes(program)
         results = []
         for per_device, aval, axis in zip(outs, program.out_avals, out_axes):
-            if axis is None:
-                results.append(per_device[0])
-                continue
-            axis = axis % (aval.ndim + 1)
-            shape = aval.shape[:axis] + (n,) + aval.shape[axis:]
+            # out_axes None: the same value on every device, each keeping its copy (passed
+            # to the pmap again as an unmapped argument, nothing is copied)
+            axis = None if axis is None else axis % (aval.ndim + 1)
+            shape = aval.shape if axis is None else aval.shape[:axis] + (n,) + aval.shape[axis:]
             lay = _pmap_layout(shape, axis, n)
             shards = [Shard(dev, lay.indices[d], per_device[d]) for d, dev in enumerate(devices)]
             out = ShardedArray(shards, shape, aval.dtype)
