@@ -153,7 +153,8 @@ def training(table, repeats, wrong):
         return [a - 0.1 * b for a, b in zip(p, g)]
     full = ember.jit(step)
     want = [np.asarray(a) for a in full(params, x, y)]
-    ref = steady_ns(_call(full, params, x, y), repeats)
+    on_device = [ember.device_put(a) for a in params], ember.device_put(x), ember.device_put(y)
+    ref = steady_ns(_call(full, *on_device), repeats)
     table.add("train step", "ember.jit full batch", fmt_time(ref), "1.00x")
     for n in (1, 2, 4):
         f = ember.pmap(lambda p, x, y: step(p, x, y, "d"), "d", in_axes=(None, 0, 0),
