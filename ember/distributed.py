@@ -37,7 +37,6 @@ and dtypes (MPI's rule, and JAX's).
 from __future__ import annotations
 
 import dataclasses
-import os
 import zlib
 
 import numpy as np
@@ -72,23 +71,7 @@ def _mpi():
             f"ember.distributed needs mpi4py and an MPI library, which are not installed here "
             f"({e}); install them with `{_INSTALL}`, then start the processes with "
             "`mpiexec -n N python script.py`") from None
-    _hide_launcher_from_iree()
     return MPI
-
-
-# The variables by which IREE's runtime decides that it runs under an MPI launcher: it then
-# gives every HAL device it creates an MPI channel provider, which dlopens libmpi.so and calls
-# MPI_Init a second time (and MPI_Finalize when the device goes), so device creation fails
-# (or MPI aborts). ember's collectives are mpi4py's; once MPI_Init has read the launcher's
-# variables (importing mpi4py.MPI runs it) they are taken out of the environment, and the
-# devices created after initialize() get no provider. (Hence, as in JAX, initialize() comes
-# before any computation.)
-_IREE_MPI_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPIEXEC_HOSTNAME")
-
-
-def _hide_launcher_from_iree() -> None:
-    for name in _IREE_MPI_VARIABLES:
-        os.environ.pop(name, None)
 
 
 def initialize(coordinator_address: str | None = None, num_processes: int | None = None,

@@ -38,6 +38,9 @@ def loss(params, x, labels):
 
 def main(out: pathlib.Path) -> None:
     report: dict = {}
+    # A device used before initialize: IREE must not take the launcher's MPI for its own
+    # (ember/backends/runtime.py hides the launcher's variables from device creation).
+    early = ember.jit(lambda v: v * 2)(np.ones(3, np.float32))
     # initialize's checks run before it joins anything, so a refused call leaves no state.
     report["wrong_count"] = _error(lambda: dist.initialize(num_processes=3))
     report["wrong_id"] = _error(lambda: dist.initialize(process_id=7))
@@ -46,6 +49,7 @@ def main(out: pathlib.Path) -> None:
     report["twice"] = _error(dist.initialize)
     rank, n = ember.process_index(), ember.process_count()
     report["rank"], report["count"] = rank, n
+    report["early_psum"] = np.asarray(dist.psum(early)).tolist()
     results: dict[str, np.ndarray] = {}
 
     # Collectives on rank-dependent values (the test recomputes them with NumPy).

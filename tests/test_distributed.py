@@ -73,6 +73,7 @@ def test_ranks_join_and_initialize_checks_values_against_mpi(ranks):
         assert rep["initialized_after_errors"] is False
         assert "called twice" in rep["twice"] and f"process {r} of 4" in rep["twice"]
         assert rep["after_shutdown"] == [False, 1]
+        assert rep["early_psum"] == [2.0 * N] * 3     # a device made before initialize
 
 
 def test_psum_and_pmean_equal_numpy(ranks):

@@ -15,6 +15,7 @@ from local-task's two workers and lavapipe's threads (``benchmarks/calls.py``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import select
@@ -78,7 +79,8 @@ class Device:
     # time while idle), so ember.devices() alone must not create it.
     @functools.cached_property
     def hal(self):
-        with _CREATING:     # one HAL device per Device, whichever thread uses it first
+        # one HAL device per Device, whichever thread uses it first
+        with _CREATING, _launcher_hidden():
             if "hal" not in self.__dict__:
                 try:
                     self.__dict__["hal"] = self._create()
@@ -151,6 +153,22 @@ class Device:
 
 
 _CREATING = threading.Lock()
+
+# The variables by which IREE's runtime decides that it runs under an MPI launcher: it then
+# gives every HAL device it creates an MPI channel provider, which loads libmpi and calls
+# MPI_Init itself, a second time in a process whose mpi4py (ember.distributed) has or will
+# (device creation, or mpi4py's initialization, then fails). ember's collectives across
+# processes are mpi4py's, so its devices are created without them in sight.
+_MPI_LAUNCHER_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPIEXEC_HOSTNAME")
+
+
+@contextlib.contextmanager
+def _launcher_hidden():
+    saved = {k: os.environ.pop(k) for k in _MPI_LAUNCHER_VARIABLES if k in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
 
 def out_of_memory(e: BaseException) -> bool:
