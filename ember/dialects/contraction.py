@@ -25,6 +25,7 @@ from ember.rules.lowering import (
     lowering,
     optimization_barrier,
 )
+from ember.rules.partition import partition
 from ember.rules.type_rules import aval, check_axes, fmt
 
 
@@ -300,3 +301,36 @@ def _dot_transpose_rhs(tc, ct, x, y_aval, lc, rc, lb, rb):
     if perm != tuple(range(len(perm))):
         out = tc.emit("transpose", [out], permutation=perm)
     return out
+
+
+# Partitioning (jit with shardings, ember/rules/partition.py): the split operand decides; the
+# other is cut to the matching block (or gathered whole, for a free dimension). A split
+# contracting dimension gives each device a partial product, summed across the devices.
+
+@partition("dot_general")
+def _partition_dot_general(ctx, op, ins, attrs):
+    (lhs, ls), (rhs, rs) = ins
+    lb, rb = attrs["lhs_batch"], attrs["rhs_batch"]
+    lc, rc = attrs["lhs_contracting"], attrs["rhs_contracting"]
+    la, ra = aval_of_type(lhs.type), aval_of_type(rhs.type)
+    lfree = [d for d in range(la.ndim) if d not in lb and d not in lc]
+    rfree = [d for d in range(ra.ndim) if d not in rb and d not in rc]
+    if ls is None:      # the rhs is split: the same with the roles swapped
+        if rs in rb:
+            lhs, out = ctx.as_split(lhs, None, lb[rb.index(rs)]), rb.index(rs)
+        elif rs in rc:
+            lhs, out = ctx.as_split(lhs, None, lc[rc.index(rs)]), None
+        else:
+            out = len(lb) + len(lfree) + rfree.index(rs)
+    elif ls in lb:
+        rhs, out = ctx.as_split(rhs, rs, rb[lb.index(ls)]), lb.index(ls)
+    elif ls in lc:
+        rhs, out = ctx.as_split(rhs, rs, rc[lc.index(ls)]), None
+    else:
+        rhs, out = ctx.gather(rhs, rs), len(lb) + lfree.index(ls)
+    if lhs is None or rhs is None:
+        return None     # split along dimensions that do not pair: gathered
+    product = ctx.emit(op.name, [lhs, rhs], **attrs)[0]
+    if out is None:
+        return [(ctx.emit("ember.psum", [product], axis_name=ctx.axis_name)[0], None)]
+    return [(product, out)]

@@ -33,6 +33,7 @@ from ember.rules.lowering import (
     reduce_init,
     scalar_const,
 )
+from ember.rules.partition import partition
 from ember.rules.type_rules import INTEGRAL, NUMERIC, REAL, aval, check_axes, check_class
 
 REDUCE = {"reduce_sum": NUMERIC, "reduce_prod": NUMERIC, "reduce_max": REAL,
@@ -198,3 +199,22 @@ def _jvp_reduce_prod(ad, op, x, out, t, attrs):
 
 jvp("reduce_sum")(same_op_jvp)
 NOT_DIFFERENTIABLE.update(("ember.argmax", "ember.argmin", "ember.reduce_and", "ember.reduce_or"))
+
+
+# Partitioning (jit with shardings, ember/rules/partition.py): a reduction over the split
+# dimension reduces each device's block, then combines the blocks across the devices.
+
+_ACROSS_DEVICES = {"reduce_sum": "psum", "reduce_max": "pmax", "reduce_min": "pmin"}
+
+
+@partition("reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or")
+def _partition_reduce(ctx, op, ins, attrs):
+    ((x, split),) = ins
+    axes = attrs["axes"]
+    if split not in axes:
+        return [(ctx.emit(op.name, [x], **attrs)[0], split - sum(a < split for a in axes))]
+    across = _ACROSS_DEVICES.get(op.name.split(".")[1])
+    if across is None:
+        return None     # no collective combines the blocks: gathered
+    block = ctx.emit(op.name, [x], **attrs)[0]
+    return [(ctx.emit(f"ember.{across}", [block], axis_name=ctx.axis_name)[0], None)]

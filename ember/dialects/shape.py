@@ -35,6 +35,7 @@ from ember.rules.lowering import (
     result_value,
     ttype,
 )
+from ember.rules.partition import partition
 from ember.rules.type_rules import aval, check_axes, fmt
 
 
@@ -510,3 +511,50 @@ def _transpose_concatenate(tc, op, cts, lin, attrs):
 jvp("broadcast_in_dim", "reshape", "transpose", "slice", "rev")(same_op_jvp)
 transpose("rev")(same_op_transpose)
 NOT_DIFFERENTIABLE.update(("ember.constant", "ember.iota"))
+
+
+# Partitioning (jit with shardings, ember/rules/partition.py): the split dimension follows the
+# op to where it lands in the result.
+
+def _split_shape(shape, dim: int, n: int):
+    if shape[dim] % n:
+        return None
+    return tuple(s // n if d == dim else s for d, s in enumerate(shape))
+
+
+@partition("broadcast_in_dim")
+def _partition_broadcast_in_dim(ctx, op, ins, attrs):
+    ((x, split),) = ins
+    dim = attrs["broadcast_dimensions"][split]
+    shape = _split_shape(attrs["shape"], dim, ctx.n)
+    if shape is None:
+        return None
+    return [(ctx.emit(op.name, [x], shape=shape,
+                      broadcast_dimensions=attrs["broadcast_dimensions"])[0], dim)]
+
+
+@partition("reshape")
+def _partition_reshape(ctx, op, ins, attrs):
+    """Blocks stay blocks when the dimensions before the split one hold as many elements in
+    the result as before some result dimension (a multiple of the device count): row-major,
+    both blocks are then the same run of elements."""
+    ((x, split),) = ins
+    whole = list(aval_of_type(x.type).shape)
+    whole[split] *= ctx.n
+    before = int(np.prod(whole[:split], dtype=np.int64))
+    new = list(attrs["new_sizes"])
+    for dim in range(len(new)):
+        count = int(np.prod(new[:dim], dtype=np.int64))
+        if count > before:
+            break
+        if count == before and new[dim] > 1 and new[dim] % ctx.n == 0:
+            shape = _split_shape(new, dim, ctx.n)
+            return [(ctx.emit(op.name, [x], new_sizes=shape)[0], dim)]
+    return None
+
+
+@partition("transpose")
+def _partition_transpose(ctx, op, ins, attrs):
+    ((x, split),) = ins
+    perm = attrs["permutation"]
+    return [(ctx.emit(op.name, [x], **attrs)[0], list(perm).index(split))]

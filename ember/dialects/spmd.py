@@ -3,7 +3,9 @@
 
 ``ember.spmd`` calls a per-device function once on every device of a mesh: its operands are
 every device's arguments in turn (device-major: device 0's, then device 1's, ...), its
-results every device's results in turn. ``mesh_shape`` and ``axis_names`` (comma-separated)
+results every device's results in turn. With ``in_splits``/``out_splits`` (``jit`` with
+shardings), the function is written for the whole arrays and ember-spmd partitions it first
+(``ember/rules/partition.py``). ``mesh_shape`` and ``axis_names`` (comma-separated)
 describe the mesh; the devices are numbered row-major along it. The ``ember-spmd`` pass
 (``ember/rules/spmd.py``) replaces it with one copy of the function's body per device, the
 collectives over mesh axes (``ember/dialects/collectives.py``) becoming transfers between
@@ -54,20 +56,36 @@ def _verify_spmd(op, attrs):
         raise OpTypeError(f"{len(op.operands)} operands / {len(op.results)} results do not "
                           f"give each of the {n} devices the {k} arguments and {m} results "
                           f"of @{name}: {ftype}")
+    splits = {"operand": attrs["in_splits"], "result": attrs["out_splits"]}
+    if splits["operand"] or splits["result"]:
+        if len(shape) != 1 or len(splits["operand"]) != k or len(splits["result"]) != m:
+            raise OpTypeError(f"in_splits {splits['operand']} / out_splits "
+                              f"{splits['result']} need a one-axis mesh and one entry per "
+                              f"argument / result of @{name}")
     for kind, values, types, per in (("operand", op.operands, ftype.inputs, k),
                                      ("result", op.results, ftype.results, m)):
         for i, v in enumerate(values):
             want, got = aval_of_type(types[i % per]), aval_of_type(v.type)
+            split = splits[kind][i % per] if splits[kind] else -1
+            if split >= 0:
+                if split >= want.ndim or want.shape[split] % n:
+                    raise OpTypeError(f"{kind} {i % per} of @{name}, {want.str_short()}, "
+                                      f"cannot be split along dimension {split} in {n}")
+                want = want._replace(shape=tuple(s // n if d == split else s
+                                                 for d, s in enumerate(want.shape)))
             if (want.shape, want.dtype) != (got.shape, got.dtype):
                 raise OpTypeError(f"{kind} {i} (device {i // per}) has type "
                                   f"{got.str_short()} but @{name} has {want.str_short()}")
 
 
 define("spmd", None, None,
-       attrs=(Attr("callee", "symbol"), Attr("mesh_shape", "i64s"), Attr("axis_names", "str")),
+       attrs=(Attr("callee", "symbol"), Attr("mesh_shape", "i64s"), Attr("axis_names", "str"),
+              Attr("in_splits", "i64s", None), Attr("out_splits", "i64s", None)),
        family="transform", verify_op=_verify_spmd,
        doc="Run a per-device func.func on every device of a mesh, each with its own operands "
-           "(replaced by ember-spmd).")
+           "(replaced by ember-spmd); with in_splits/out_splits, the func.func is on whole "
+           "arrays, split in equal blocks along those dimensions (-1: whole), and ember-spmd "
+           "partitions it first.")
 
 
 def _transfer(avals, attrs):

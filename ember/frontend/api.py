@@ -30,7 +30,7 @@ from ember.errors import (
 )
 from ember.frontend import memory, tracing
 from ember.frontend.once import OnceCache
-from ember.frontend.sharding import ShardedArray
+from ember.frontend.sharding import ShardedArray, sharded_jit
 from ember.frontend.tracing import Trace, Tracer
 
 _ALL_JITS: weakref.WeakSet = weakref.WeakSet()
@@ -923,7 +923,8 @@ def eval_shape(fun, *args, **kwargs):
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None,
-        donate_argnames=(), memory_budget=None, fusion=None):
+        donate_argnames=(), memory_budget=None, fusion=None, in_shardings=None,
+        out_shardings=None):
     """Compile ``fun`` with IREE on first call for each signature of its arguments.
 
     Arguments and results are pytrees of arrays. Static arguments are Python values that are
@@ -935,6 +936,13 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
     Array is deleted by the call. ``memory_budget`` (bytes, or text like ``"256MiB"``): the
     memory planner recomputes cheap values to keep the peak under it (default:
     ``EMBER_MEMORY_BUDGET``).
+
+    ``in_shardings``/``out_shardings`` (``ember.sharding.NamedSharding``s over a mesh of one
+    axis, or pytree prefixes of them, as JAX's): ``fun``, written for the whole arrays, runs
+    over the mesh's devices with each argument split as its sharding says (None: whole on
+    every device); ember-spmd partitions the program (data parallelism: a batch split along
+    its rows, the weights whole), adding the collectives it needs. Results are
+    ``ShardedArray``s, split as ``out_shardings`` say (default: whole on every device).
 
     ``backend`` ("cpu", "vulkan", "cuda") fixes
     the target: Arrays from another device are then an error (DeviceMismatchError). Without
@@ -954,7 +962,14 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
                                  backend=backend, donate_argnames=donate_argnames,
-                                 memory_budget=memory_budget, fusion=fusion)
+                                 memory_budget=memory_budget, fusion=fusion,
+                                 in_shardings=in_shardings, out_shardings=out_shardings)
+    if in_shardings is not None or out_shardings is not None:
+        if any(_as_tuple(a) for a in (static_argnums, static_argnames, donate_argnums,
+                                      donate_argnames)) or memory_budget is not None:
+            raise NotImplementedError("ember.jit with in_shardings/out_shardings takes no "
+                                      "static, donated arguments or memory budget yet")
+        return sharded_jit(fun, in_shardings, out_shardings)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend,
                        donate_argnames=donate_argnames, memory_budget=memory_budget,
                        fusion=fusion)

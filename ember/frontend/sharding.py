@@ -332,7 +332,10 @@ class _Program:
     ``axis_names``) for per-device avals, and how to run it on global arguments."""
 
     def __init__(self, fun, fun_name, in_tree, in_layouts, in_avals, devices, mesh_shape,
-                 axis_names, backend, check_out=None):
+                 axis_names, backend, check_out=None, partition=None):
+        """``partition``: None (``fun`` is the per-device function), or ``(global avals,
+        in_splits, out_splits(out_tree, outs))`` for ``fun`` on the whole arrays, which
+        ember-spmd partitions (``jit`` with shardings)."""
         from ember.frontend.api import Lowered, trace_flat
         self.devices, self.in_layouts, self.in_avals = devices, in_layouts, in_avals
         n, k = len(devices), len(in_avals)
@@ -341,7 +344,8 @@ class _Program:
 
         def main(*flat):
             info["out_tree"], info["outs"] = _emit_spmd(fun, fun_name, in_tree, list(flat),
-                                                        n, k, mesh_shape, axis_names, info)
+                                                        n, k, mesh_shape, axis_names, info,
+                                                        partition)
             return info["outs"]
 
         names = [f"device {d} argument {i}" for d in range(n) for i in range(k)]
@@ -385,13 +389,15 @@ def _shards_of(x, layout: _Layout, aval, devices) -> list:
     return [np.array(host[i]) for i in layout.indices]
 
 
-def _emit_spmd(fun, fun_name, in_tree, flat, n, k, mesh_shape, axis_names, info):
+def _emit_spmd(fun, fun_name, in_tree, flat, n, k, mesh_shape, axis_names, info,
+               partition=None):
     """Inside the trace of the program's entry function: trace ``fun`` on device 0's
-    arguments into a private function, and call it on every device with an ember.spmd."""
+    arguments (on the whole arrays, for ``partition``) into a private function, and call it
+    on every device with an ember.spmd."""
     from ember.frontend.api import _unique_symbol, trace_flat
     outer = tracing.current_trace()
     name = _unique_symbol(outer.module, f"{fun_name}_per_device")
-    avals = [t.aval for t in flat[:k]]
+    avals = [t.aval for t in flat[:k]] if partition is None else partition[0]
     for axis, size in zip(axis_names, mesh_shape):
         tracing.AXES.append((axis, size))
     try:
@@ -407,16 +413,31 @@ def _emit_spmd(fun, fun_name, in_tree, flat, n, k, mesh_shape, axis_names, info)
     operands = [v for d in range(n) for v in flat[d * k:(d + 1) * k] + captured]
     args = [outer.lift(x) for x in operands]
     attrs = {"callee": name, "mesh_shape": tuple(mesh_shape), "axis_names": ",".join(axis_names)}
+    out_avals = [o.aval for o in outs]
+    if partition is not None:
+        in_splits = tuple(partition[1]) + (-1,) * len(captured)
+        out_splits = tuple(partition[2](out_tree, outs))
+        attrs.update(in_splits=in_splits, out_splits=out_splits)
+        out_avals = [_local_aval(a, sp, n) for a, sp in zip(out_avals, out_splits)]
     loc = tracing.user_location(outer.module.context)
     with outer.module.context, loc, ir.InsertionPoint(outer.block):
         op = ir.Operation.create(
-            "ember.spmd", results=[tensor_type(o.shape, o.dtype) for _ in range(n)
-                                   for o in outs],
+            "ember.spmd", results=[tensor_type(a.shape, a.dtype) for _ in range(n)
+                                   for a in out_avals],
             operands=[a.value for a in args], attributes=encode_attrs(OPS["ember.spmd"], attrs))
     origin = frozenset().union(*(a.origin for a in args)) if args else frozenset()
     m = len(outs)
-    return out_tree, [Tracer(outer, r, outs[j % m].aval, origin)
+    return out_tree, [Tracer(outer, r, out_avals[j % m], origin)
                       for j, r in enumerate(op.results)]
+
+
+def _local_aval(aval, split: int, n: int):
+    """A device's part of ``aval`` split along ``split`` over ``n`` devices (-1: all)."""
+    if split < 0:
+        return aval
+    shape = list(aval.shape)
+    shape[split] //= n
+    return aval._replace(shape=tuple(shape))
 
 
 # --- pmap ---------------------------------------------------------------------------------
@@ -695,3 +716,129 @@ def _spec_leaves(specs, tree, what: str) -> list:
                             f"{tree_util.tree_structure(tree)}") from None
     return [PartitionSpec() if s is None else s for s, sub in zip(spec_leaves, subtrees)
             for _ in tree_util.tree_leaves(sub)]
+
+
+# --- jit with shardings ---------------------------------------------------------------------
+
+class ShardedJitFunction:
+    """``fun`` written for whole arrays, run over the devices of a one-axis mesh with its
+    arguments split as ``in_shardings`` say. Made by ``ember.jit(fun, in_shardings=...)``."""
+
+    def __init__(self, fun, in_shardings, out_shardings):
+        self.fun, self.in_shardings, self.out_shardings = fun, in_shardings, out_shardings
+        self.fun_name = getattr(fun, "__name__", type(fun).__name__)
+        self._programs: dict = {}
+        functools.update_wrapper(self, fun, updated=())
+
+    def __repr__(self):
+        return f"<ember.jit of {self.fun_name} with shardings>"
+
+    def __call__(self, *args):
+        if tracing._TRACES:
+            raise ShardingError("ember.jit with in_shardings/out_shardings is called inside a "
+                                "traced function; ember runs it as a program of its own: call "
+                                "it outside")
+        leaves, tree = tree_util.tree_flatten((args, {}))
+        given = _sharding_leaves(self.in_shardings, args, "in_shardings")
+        shardings = [g if g is not None else
+                     x.sharding if isinstance(x, ShardedArray) and
+                     isinstance(x.sharding, NamedSharding) else None
+                     for g, x in zip(given, leaves)]
+        mesh = _one_axis_mesh([s for s in shardings if s is not None] +
+                              [s for s in tree_util.tree_leaves(
+                                  self.out_shardings, is_leaf=lambda x: x is None)
+                               if isinstance(s, NamedSharding)], self.fun_name)
+        axis = mesh.axis_names[0]
+        avals = [_aval(x, i) for i, x in enumerate(leaves)]
+        splits = []
+        for i, (s, a) in enumerate(zip(shardings, avals)):
+            if s is not None:
+                s.check(a.shape, f"{self.fun_name}: argument #{i}")
+            splits.append(-1 if s is None else _split_of(s.spec, axis))
+        key = (tree, tuple((a.shape, a.dtype, a.weak_type) for a in avals), tuple(splits),
+               mesh)
+        program = self._programs.get(key)
+        if program is None:
+            whole = [NamedSharding(mesh, PartitionSpec()) if s is None else s
+                     for s in shardings]
+            layouts = [_named_layout(a.shape, s) for a, s in zip(avals, whole)]
+            local = [a._replace(shape=lay.local_shape) for a, lay in zip(avals, layouts)]
+            found: dict = {}
+
+            def out_splits(out_tree, outs):
+                placeholder = tree_util.tree_unflatten(out_tree, list(range(len(outs))))
+                specs = _sharding_leaves(self.out_shardings, placeholder, "out_shardings")
+                found["splits"] = [-1 if s is None else _split_of(s.spec, axis)
+                                   for s in specs]
+                for s, o in zip(specs, outs):
+                    if s is not None:
+                        s.check(o.shape, f"{self.fun_name}: out_shardings")
+                return found["splits"]
+            program = _Program(self.fun, self.fun_name, tree, layouts, local,
+                               list(mesh.devices.flat), (mesh.size,), (axis,),
+                               mesh.devices.flat[0].platform,
+                               partition=(avals, splits, out_splits))
+            program.out_splits = found["splits"]
+            self._programs[key] = program
+        outs = program.run(leaves)
+        results = []
+        for per_device, aval, split in zip(outs, program.out_avals, program.out_splits):
+            spec = PartitionSpec() if split < 0 else \
+                PartitionSpec(*([None] * split + [axis]))
+            shape = aval.shape if split < 0 else tuple(
+                s * mesh.size if d == split else s for d, s in enumerate(aval.shape))
+            sharding = NamedSharding(mesh, spec)
+            shards = [Shard(dev, sharding.index(d, shape), per_device[d])
+                      for d, dev in enumerate(mesh.devices.flat)]
+            out = ShardedArray(shards, shape, aval.dtype, sharding)
+            out._layout_key = _named_layout(shape, sharding).key
+            results.append(out)
+        return tree_util.tree_unflatten(program.out_tree, results)
+
+
+def _sharding_leaves(shardings, tree, what: str) -> list:
+    """One NamedSharding (or None: unspecified) per leaf of ``tree``, from a prefix tree."""
+    is_leaf = lambda x: x is None or isinstance(x, NamedSharding)  # noqa: E731
+    if is_leaf(shardings):
+        return [shardings] * len(tree_util.tree_leaves(tree))
+    if isinstance(shardings, list):
+        shardings = tuple(shardings)
+    if what == "in_shardings" and isinstance(shardings, tuple) and len(shardings) != len(tree):
+        raise ShardingError(f"jit in_shardings has {len(shardings)} entries for "
+                            f"{len(tree)} positional arguments")
+    leaves, spec_tree = tree_util.tree_flatten(shardings, is_leaf=is_leaf)
+    for s in leaves:
+        if s is not None and not isinstance(s, NamedSharding):
+            raise ShardingError(f"jit {what}: expected NamedSharding or None, got "
+                                f"{type(s).__name__}")
+    try:
+        subtrees = spec_tree.flatten_up_to(tree)
+    except (ValueError, TypeError):
+        raise ShardingError(f"jit {what} {shardings!r} must be a tree prefix of "
+                            f"{tree_util.tree_structure(tree)}") from None
+    return [s for s, sub in zip(leaves, subtrees) for _ in tree_util.tree_leaves(sub)]
+
+
+def _one_axis_mesh(shardings, fun_name: str) -> Mesh:
+    if not shardings:
+        raise ShardingError(f"ember.jit({fun_name}) was given no NamedSharding: "
+                            "in_shardings/out_shardings name the mesh to run on")
+    mesh = shardings[0].mesh
+    if any(s.mesh != mesh for s in shardings):
+        raise ShardingError(f"ember.jit({fun_name}): the shardings are over different meshes")
+    if len(mesh.axis_names) != 1:
+        raise ShardingError(
+            f"ember.jit({fun_name}): ember partitions over a mesh of one axis (data "
+            f"parallelism), got {mesh.shape}; use shard_map for a mesh of more axes")
+    return mesh
+
+
+def _split_of(spec, axis: str) -> int:
+    """The dimension a spec splits over the mesh axis (-1: none)."""
+    dims = [d for d, part in enumerate(spec) if axis in _names(part)]
+    return dims[0] if dims else -1
+
+
+def sharded_jit(fun, in_shardings, out_shardings):
+    """``ember.jit`` with shardings (see :func:`ember.jit`)."""
+    return ShardedJitFunction(fun, in_shardings, out_shardings)

@@ -1,7 +1,9 @@
 """``ember-spmd``: replace each ``ember.spmd`` op by one copy of its function per device.
 
-The copies are emitted in lockstep (``ember/rules/spmd.py``): a collective over a mesh axis
-sees every device's operand and becomes transfers between devices and the combining ops.
+An op given the whole arrays (``in_splits``: ``jit`` with shardings) has its function
+partitioned first (``ember/rules/partition.py``). The copies are emitted in lockstep
+(``ember/rules/spmd.py``): a collective over a mesh axis sees every device's operand and
+becomes transfers between devices and the combining ops.
 The enclosing function's arguments and results that the op reads and gives are marked with
 their device (``ember.device``), which ember-to-linalg hands IREE as ``iree.abi.affinity``;
 IREE places every other op on the device of its operands.
@@ -15,6 +17,7 @@ from ember.dialects import OPS, decode_attrs
 from ember.dialects.spmd import DEVICE_ATTR
 from ember.errors import PassError
 from ember.passes.registry import Pass, func_ops, register
+from ember.rules.partition import PartitionContext, partition_function
 from ember.rules.spmd import SpmdContext, expand_body
 
 
@@ -42,6 +45,11 @@ class Spmd(Pass):
         attrs = decode_attrs(OPS["ember.spmd"], op)
         callee = table[attrs["callee"]]
         ctx = SpmdContext(attrs["mesh_shape"], attrs["axis_names"].split(","), table)
+        if attrs["in_splits"]:
+            with op.location:
+                callee = partition_function(
+                    PartitionContext(ctx.axis_names[0], ctx.n), callee, attrs["in_splits"],
+                    attrs["out_splits"], f"{attrs['callee']}_partitioned")
         k = len(op.operands) // ctx.n
         m = len(op.results) // ctx.n
         if op.parent.name != "func.func":
@@ -59,6 +67,8 @@ class Spmd(Pass):
         for j, old in enumerate(op.results):
             old.replace_all_uses_with(outs[j // m][j % m])
         op.erase()
+        if attrs["in_splits"]:
+            callee.erase()
         return attrs["callee"]
 
 
