@@ -24,7 +24,15 @@ import numpy as np
 
 from ember._mlir import ir, tensor_type, walk
 from ember.errors import PassError
-from ember.rules.base import OPS, aval_of_type, decode_attrs, emit, remap_nested, rule_registrar
+from ember.rules.base import (
+    OPS,
+    aval_of_type,
+    decode_attrs,
+    emit,
+    is_splat_constant,
+    remap_nested,
+    rule_registrar,
+)
 
 PARTITION: dict[str, Callable] = {}
 
@@ -48,16 +56,30 @@ class PartitionContext:
                          axis_size=self.n, axis=split, tiled=True)[0]
 
     def block(self, value, dim: int):
-        """This device's block along ``dim`` of a whole (replicated) value."""
+        """This device's block along ``dim`` of a whole (replicated) value: a broadcast along
+        ``dim`` (a bias added to a batch) or a splat constant is made at the block's size;
+        anything else is sliced."""
         a = aval_of_type(value.type)
         size = a.shape[dim] // self.n
+        shape = tuple(size if d == dim else s for d, s in enumerate(a.shape))
+        owner = ir.OpResult(value).owner.operation if isinstance(value, ir.OpResult) \
+            else None
+        if owner is not None and owner.name == "ember.broadcast_in_dim":
+            attrs = decode_attrs(OPS[owner.name], owner)
+            if dim not in attrs["broadcast_dimensions"]:
+                return self.emit(owner.name, [owner.operands[0]], shape=shape,
+                                 broadcast_dimensions=attrs["broadcast_dimensions"])[0]
+        if owner is not None and is_splat_constant(owner):
+            splat = ir.DenseElementsAttr(owner.attributes["value"]).get_splat_value()
+            return ir.Operation.create(owner.name, results=[tensor_type(shape, a.dtype)],
+                                       attributes={"value": ir.DenseElementsAttr.get_splat(
+                                           tensor_type(shape, a.dtype), splat)}).result
         me = self.emit("ember.axis_index", [], axis_name=self.axis_name)[0]
         start = self.emit("ember.mul", [me, self.emit("ember.constant", [], value=np.array(
             size, np.int32))[0]])[0]
         zero = self.emit("ember.constant", [], value=np.zeros((), np.int32))[0]
         starts = [start if d == dim else zero for d in range(a.ndim)]
-        sizes = tuple(size if d == dim else s for d, s in enumerate(a.shape))
-        return self.emit("ember.dynamic_slice", [value, *starts], slice_sizes=sizes)[0]
+        return self.emit("ember.dynamic_slice", [value, *starts], slice_sizes=shape)[0]
 
     def splittable(self, value, dim: int) -> bool:
         a = aval_of_type(value.type)
