@@ -19,6 +19,8 @@ What is measured, in one process and one run (CPU; ``EMBER_CPU_DEVICES`` is set 
    difference is the all-reduce (IREE's cross-device transfers and the adds).
 3. A data-parallel training step (the same MLP, ``grad`` then ``pmean`` of the gradients),
    per step, on 1, 2 and 4 devices, against ember.jit of the full-batch step.
+4. Across processes (unless ``--no-processes``): ``benchmarks/processes.py``, the data-parallel
+   step and the serving example with 1, 2 and 4 MPI processes (``mpiexec``).
 
 Times are medians of single calls after warm-up (``benchmarks/timing.py``). Every result is
 checked against NumPy once; a wrong one shows WRONG and the exit status is 1. On a 2-core
@@ -171,6 +173,8 @@ def training(table, repeats, wrong):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--no-processes", action="store_true",
+                        help="leave out the multi-process part (benchmarks.processes)")
     args = parser.parse_args(argv)
     repeats = 5 if args.quick else 20
     try:
@@ -187,7 +191,12 @@ def main(argv=None) -> int:
     table.section()
     training(table, repeats, wrong)
     print(table.render())
-    return 1 if wrong else 0
+    status = 1 if wrong else 0
+    if not args.no_processes:
+        from benchmarks import processes
+        print("\nSeveral processes (benchmarks/processes.py):")
+        status |= processes.main(["--quick"] if args.quick else [])
+    return status
 
 
 if __name__ == "__main__":
