@@ -720,17 +720,12 @@ SECOND_ORDER = sorted(n for n, c in CASES.items() if c.rev and c.jax and n not i
 assert set(SECOND_ORDER_LOOPS) <= LOOPS
 GROUPS = _groups(set(CASES) - LOOPS - set(KNOWN_FAILURES), 60) + \
     _groups(LOOPS - set(KNOWN_FAILURES), 12)
-# Entries whose second order is wrong beside another entry in one program, and right alone
-# (each with the partner and what is known): they run alone, and the pair as a strict xfail.
-SECOND_ORDER_APART = {
-    "numpy.std": ("numpy.var", "a wrong answer: std's Hessian-vector product is off (2.1 "
-                  "absolute) when var's is in the same program; right alone, and right with "
-                  "ember-to-linalg{dispatch-regions=false}: IREE 3.13 computes the linalg of "
-                  "the region mode wrongly (reproduced with IREE alone: tests/test_iree_quirks"
-                  ".py::test_two_equal_programs_of_a_hessian_vector_product_differ)"),
-}
-GROUPS2 = _groups(set(SECOND_ORDER) - set(SECOND_ORDER_APART), 40) + \
-    [[n] for n in sorted(SECOND_ORDER_APART)] + _groups(SECOND_ORDER_LOOPS, 4)
+# Pairs checked together on their own, entry and partner: std's second order was wrong beside
+# var's (right alone), where IREE 3.13 fused mul(a, b) and mul(b, a) into one dispatch and
+# mixed up its results; ember-simplify merges such pairs (tests/test_iree_quirks.py::
+# test_equal_products_fused_into_one_dispatch).
+SECOND_ORDER_PARTNERS = {"numpy.std": "numpy.var"}
+GROUPS2 = _groups(set(SECOND_ORDER), 40) + _groups(SECOND_ORDER_LOOPS, 4)
 
 
 def _inputs(seed):
@@ -896,10 +891,9 @@ def _check_second_order(names):
     _report(failures)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=r, strict=True))
-                                  for n, (_, r) in sorted(SECOND_ORDER_APART.items())])
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER_PARTNERS))
 def test_second_order_beside_its_partner(name):
-    _check_second_order([name, SECOND_ORDER_APART[name][0]])
+    _check_second_order([name, SECOND_ORDER_PARTNERS[name]])
 
 
 def test_second_order_against_finite_differences():
