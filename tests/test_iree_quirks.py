@@ -170,6 +170,32 @@ def test_float64_libm_calls_do_not_link(op, ty, symbol, site):
     text = binary(op, ty, 3) if op in ("math.atan2", "arith.remf") else unary(op, ty, 3)
     assert_fails(text, site, f"undefined symbol: {symbol}")
 
+# ember's flags for a program of 4 CPU devices (backends/__init__.py:device_flags).
+FOUR_DEVICES = tuple(f"--iree-hal-target-device=ember_device_{d}=local[{d}]" for d in range(4)) \
+    + CPU[1:] + ("--iree-execution-model=async-external",)
+
+
+def test_constant_used_on_several_devices_fails_with_four():
+    """A constant expression used on several devices (``constant_on_four_devices.mlir``: an
+    iota's slices, one a device, then a psum) is hoisted into one global that has no device;
+    its users are placed on no device (their device-local operands are moved off), and with
+    4 devices stream scheduling fails. ember's ``jit`` with in_shardings hit it on a gradient
+    (the slices of a broadcast ``-1/32`` of a mean's gradient); with data tiling the error
+    was "'stream.tensor.sizeof' op illegal for this phase of lowering". IREE knows it
+    (iree-org/iree#22081, #20427; its fix is the experimental
+    ``--iree-flow-experimental-replicate-globals-per-affinity``, a global command line
+    option ember's Session cannot set). ember's workaround: a program of several devices is
+    compiled with ``--iree-opt-const-expr-hoisting=false`` (backends/__init__.py:
+    NO_HOISTING), so each device computes the constant itself."""
+    import pathlib
+    text = (pathlib.Path(__file__).parent / "iree_quirks" /
+            "constant_on_four_devices.mlir").read_text()
+    assert_fails(text, "ember/backends/__init__.py:NO_HOISTING",
+                 "is not compatible with the partition affinity", flags=FOUR_DEVICES)
+    no_hoisting = "--iree-opt-const-expr-hoisting=false"     # NO_HOISTING
+    assert compile_error(text, FOUR_DEVICES + (no_hoisting,)) is None, \
+        "ember's workaround (backends/__init__.py:NO_HOISTING) no longer compiles this"
+
 
 # --- wrong results on the CPU --------------------------------------------------------------
 

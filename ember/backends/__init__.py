@@ -83,10 +83,21 @@ def traits(names) -> dict[str, bool | int]:
     return {k: min(b.TRAITS[k] for b in backends) for k in backends[0].TRAITS}
 
 
+# IREE quirk: a constant expression used on several devices is hoisted into one global that
+# has no device; IREE then places the ops that read it on no device (their device-local
+# operands are moved off their device), and with 4 devices a psum's result sent back to each
+# failed to compile ("... is not compatible with the partition affinity", or with data tiling
+# "'stream.tensor.sizeof' op illegal for this phase"). Unhoisted, each device computes the
+# constant itself. Where it compiled (2 devices), those ops were on no device of their own.
+# tests/test_iree_quirks.py::test_constant_used_on_several_devices_fails_with_four
+NO_HOISTING = "--iree-opt-const-expr-hoisting=false"
+
+
 def device_flags(flags, count: int) -> tuple[str, ...]:
     """``flags`` for a program of ``count`` devices of the backend: its target device made
     ``count`` devices, ``ember_device_<d>``, the d-th of the backend's (the names
-    ``ember.transfer`` and ``iree.abi.affinity`` refer to).
+    ``ember.transfer`` and ``iree.abi.affinity`` refer to). A program of several devices is
+    compiled without IREE's hoisting of constant expressions (NO_HOISTING).
 
     Example:
         >>> device_flags(("--iree-hal-target-device=local",), 2)[1]
@@ -100,6 +111,8 @@ def device_flags(flags, count: int) -> tuple[str, ...]:
             out += [f"{key}{DEVICE_SYMBOL}{d}={f[len(key):]}[{d}]" for d in range(count)]
         else:
             out.append(f)
+    if count > 1:
+        out.append(NO_HOISTING)
     return tuple(out)
 
 
