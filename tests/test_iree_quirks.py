@@ -170,6 +170,7 @@ def test_float64_libm_calls_do_not_link(op, ty, symbol, site):
     text = binary(op, ty, 3) if op in ("math.atan2", "arith.remf") else unary(op, ty, 3)
     assert_fails(text, site, f"undefined symbol: {symbol}")
 
+
 # ember's flags for a program of 4 CPU devices (backends/__init__.py:device_flags).
 FOUR_DEVICES = tuple(f"--iree-hal-target-device=ember_device_{d}=local[{d}]" for d in range(4)) \
     + CPU[1:] + ("--iree-execution-model=async-external",)
