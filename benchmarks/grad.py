@@ -203,13 +203,10 @@ def _iree_transient(fun, args) -> int | None:
     import ember
     from ember.backends import cpu
     from ember.backends.statistics import program_statistics
-    from ember.frontend.memory import planned_flags
     lowered = ember.jit(fun).lower(*args)
-    module = lowered._stage("optimized")
-    stats = program_statistics(lowered.as_text("linalg"),
-                               planned_flags(module, cpu.compiler_flags()),
-                               fallbacks=[planned_flags(module, f) for f in cpu.fallback_flags()])
-    return stats.transient_memory_size
+    flags, fallbacks = lowered.iree_flags(cpu, {})
+    return program_statistics(lowered.as_text("linalg"), flags,
+                              fallbacks=fallbacks).transient_memory_size
 
 
 def _close(got, want, atol=2e-4) -> bool:

@@ -78,8 +78,9 @@ __all__ = ["Array", "Compiled", "Exported", "Lowered", "ShapeDtypeStruct", "Shap
            "value_and_grad", "vjp", "vmap"]
 
 # Several processes: ember.distributed joins those an MPI launcher started (mpi4py is imported
-# by its initialize, not here, so `import ember` does not need it).
-from ember import distributed  # noqa: E402
+# by its initialize, not here, so `import ember` does not need it). Imported as a submodule
+# (which binds ember.distributed): without the compiler, `from ember import` would ask the
+# module's __getattr__ first.
 from ember.distributed import process_count, process_index  # noqa: E402
 
 __all__ += ["distributed", "process_count", "process_index"]

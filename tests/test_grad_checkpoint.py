@@ -102,7 +102,6 @@ def test_checkpointing_lowers_irees_transient_memory():
     transient figure drops with every block checkpointed, and the gradients stay JAX's."""
     from ember.backends import cpu
     from ember.backends.statistics import program_statistics
-    from ember.frontend import memory
 
     rng = np.random.default_rng(3)
     width, batch = 128, 512
@@ -115,7 +114,7 @@ def test_checkpointing_lowers_irees_transient_memory():
     for checkpoint in (None, ember.checkpoint):
         f = ember.jit(ember.grad(_loss(enp, checkpoint, lambda v, n: v, policy[0])))
         lowered = f.lower(params, x)
-        flags = memory.planned_flags(lowered._stage("optimized"), cpu.compiler_flags())
+        flags, _ = lowered.iree_flags(cpu, {})
         iree[checkpoint] = program_statistics(lowered.as_text("linalg"),
                                               flags).transient_memory_size
         got = lowered.compile()(params, x)

@@ -198,7 +198,7 @@ def test_schedule_lowers_iree_transient_memory(config_value):
     for on in (False, True):
         config_value("memory_planner", on)
         lowered = ember.jit(bad_order).lower(X, X)
-        stats = program_statistics(lowered.as_text("linalg"), cpu.compiler_flags())
+        stats = program_statistics(lowered.as_text("linalg"), lowered.iree_flags(cpu, {})[0])
         low[on] = (stats.transient_memory_size, _plan(lowered))
     (off_bytes, off_plan), (on_bytes, on_plan) = low[False], low[True]
     assert on_plan.scheduled and not off_plan.scheduled

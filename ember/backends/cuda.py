@@ -113,3 +113,8 @@ def unsupported(**options) -> dict[str, str]:
 def unsupported_ops(**options) -> dict[tuple[str, str], str]:
     """(ember op, operand dtype name) -> why it is refused: complex scans."""
     return {(op, "complex64"): _COMPLEX_SCAN for op in ("ember.cumsum", "ember.cumprod")}
+
+
+def program_flags(flags, module) -> tuple[str, ...]:
+    """``flags`` for this program: the target's, whatever the program (see the CPU's)."""
+    return tuple(flags)

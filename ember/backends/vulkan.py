@@ -317,3 +317,8 @@ def fenced_calls(largest_tensor_bytes: int, iterations: int | None = None) -> bo
 def runtime_device(dev: VulkanDevice | None, largest_tensor_bytes: int,
                    iterations: int | None = None) -> VulkanDevice:
     return dev if dev is not None else device(0)
+
+
+def program_flags(flags, module) -> tuple[str, ...]:
+    """``flags`` for this program: the target's, whatever the program (see the CPU's)."""
+    return tuple(flags)

@@ -263,10 +263,7 @@ class Lowered:
             size = program_size(self._stage("linalg"))
             calls = (FENCED_CALLS_FLAG,) if backend.fenced_calls(*size) or self.devices \
                 else ()
-            flags = memory.planned_flags(optimized, self._flags(backend.compiler_flags(
-                **options))) + calls
-            fallbacks = [memory.planned_flags(optimized, self._flags(f)) + calls
-                         for f in backend.fallback_flags(**options)]
+            flags, fallbacks = self.iree_flags(backend, options, calls)
             legality.check(backend, optimized, self._stage("linalg"), self.fun_name, options)
             if budget is None:
                 vmfb = self.compile_linalg(lambda f=flags, b=fallbacks: compile_mlir(
@@ -299,9 +296,21 @@ class Lowered:
             return Compiled(load(), self)
         return Compiled(None, self, vmfb=vmfb, load=load)
 
-    def _flags(self, flags) -> tuple[str, ...]:
-        """The backend's flags, for each of the devices of a program of several."""
-        return device_flags(flags, len(self.devices)) if self.devices else flags
+    def iree_flags(self, backend, options: dict, calls=()):
+        """IREE's flags for this program on ``backend`` (a backend module) with target
+        ``options``, and the flag sets to fall back on: the backend's, as this program
+        asks (its constants, ``backend.program_flags``; its memory plan; its devices), with
+        ``calls`` (the calling convention) appended."""
+        optimized, linalg = self._stage("optimized"), self._stage("linalg")
+
+        def finish(flags):
+            if self.devices:
+                flags = device_flags(flags, len(self.devices))
+            else:
+                flags = backend.program_flags(flags, linalg)
+            return memory.planned_flags(optimized, flags) + tuple(calls)
+        return finish(backend.compiler_flags(**options)), [
+            finish(f) for f in backend.fallback_flags(**options)]
 
     def compile_async(self, target_options: dict | None = None
                       ) -> concurrent.futures.Future:

@@ -148,7 +148,8 @@ def planned_flags(module: ir.Module, flags) -> tuple[str, ...]:
     flags = tuple(flags)
     if plan_of(module).data_tiling:
         return flags
-    return tuple(f for f in flags if not f.startswith("--iree-opt-data-tiling")) + (
+    return tuple(f for f in flags if not f.startswith(("--iree-opt-data-tiling",
+                                                       "--iree-global-opt-data-tiling"))) + (
         "--iree-opt-data-tiling=false",)
 
 
@@ -263,10 +264,9 @@ def analysis(lowered) -> MemoryAnalysis:
     if lowered.iree_transient is not None and lowered.backend == "cpu":
         iree = lowered.iree_transient    # read when it compiled, to judge its budget
     else:
-        iree = program_statistics(
-            lowered.as_text("linalg"), planned_flags(module, cpu.compiler_flags()),
-            fallbacks=[planned_flags(module, f) for f in cpu.fallback_flags()]
-        ).transient_memory_size
+        flags, fallbacks = lowered.iree_flags(cpu, {})
+        iree = program_statistics(lowered.as_text("linalg"), flags,
+                                  fallbacks=fallbacks).transient_memory_size
     judged = lowered.iree_transient is not None
     if budget is None:
         budget, missed = plan.budget, plan.budget_missed

@@ -39,7 +39,7 @@ from ember.dialects.sort_scan import network_sort
 from ember.errors import MemoryBudgetError
 from ember.passes.liveness import OUT, TEMP, Program, tensor_bytes, top_level
 from ember.passes.registry import Pass, func_ops, register
-from ember.rules.base import CHECKPOINT_ATTR, REMAT_ATTR, aval_of_type
+from ember.rules.base import CHECKPOINT_ATTR, REMAT_ATTR, aval_of_type, is_splat_constant
 
 # Per-element cost of recomputing an op, for choosing what to rematerialize, by the cost
 # class its declaration gives (``OpDef.cost``); only ops declared ``recomputable`` are
@@ -227,12 +227,31 @@ def _copied_sort(op) -> bool:
         aval_of_type(op.operands[0].type), ir.IntegerAttr(op.attributes["dimension"]).value)
 
 
+# A constant contraction operand of this size or more is packed once, when the module loads:
+# the CPU backend then takes data tiling from IREE's global-optimization phase, whose hoisting
+# of constant expressions packs it (ember/backends/cpu.py, program_flags).
+CONSTANT_PACKED_AT_LOAD_BYTES = 64 * 1024
+
+
+def _packed_at_load(v) -> bool:
+    v = _outer(v)
+    if not _constant(v) or is_splat_constant(v.owner):
+        return False
+    return aval_of_type(v.type).nbytes >= CONSTANT_PACKED_AT_LOAD_BYTES
+
+
 def _packed_operands(op) -> tuple[tuple[int, str], ...]:
-    """Operands IREE copies into a packed layout, with the layout: a contraction's ("lhs",
-    "rhs"), also inside an output fusion, whose epilogue reads its operands in the packed
-    layout of the result ("acc"; a residual add's input is packed twice). A layout names the
-    contraction's dimensions too: a gradient's products read a weight transposed (``dz @
-    w.T``), which IREE packs apart from the forward product's copy of it."""
+    """Operands IREE copies into a packed layout at every call, with the layout: a
+    contraction's ("lhs", "rhs"), also inside an output fusion, whose epilogue reads its
+    operands in the packed layout of the result ("acc"; a residual add's input is packed
+    twice). A layout names the contraction's dimensions too: a gradient's products read a
+    weight transposed (``dz @ w.T``), which IREE packs apart from the forward product's copy
+    of it. A large constant is packed when the module loads, not per call."""
+    return tuple((i, layout) for i, layout in _packed_layouts(op)
+                 if not _packed_at_load(op.operands[i]))
+
+
+def _packed_layouts(op) -> tuple[tuple[int, str], ...]:
     if op.name == "ember.dot_general":
         return ((0, _layout(op, "lhs")), (1, _layout(op, "rhs")))
     if _fusion_kind(op) != "output":
