@@ -12,7 +12,8 @@
   it loads a module and its compiler does not);
 - ``compiler_flags(**options) -> tuple[str, ...]`` (IREE flags for the target; target
   options are validated there, before IREE sees them) and ``fallback_flags(**options)``
-  (whole flag sets to retry with when IREE fails);
+  (whole flag sets to retry with when IREE fails); ``program_flags(flags, linalg_module)``
+  (the flags as one program asks, e.g. the CPU's data tiling for captured weights);
 - ``unsupported(**options)`` (dtype name -> why the target cannot run it),
   ``unsupported_ops(**options)`` ((ember op, operand dtype) -> why) and, optionally,
   ``unsupported_values(**options)`` (None, or a rule ``(itemsize, nbytes) -> why or None``
