@@ -470,10 +470,7 @@ class PmapFunction:
 
     def __call__(self, *args, **kwargs):
         from ember.frontend.vmap import _prefix_axes
-        if tracing._TRACES:
-            raise ShardingError("ember.pmap is called inside a traced function (jit, vmap, "
-                                "grad, ...); ember runs a pmap as a program of its own: call "
-                                "it outside, or use vmap inside")
+        _outside_traces("ember.pmap", "or use vmap inside")
         static = tuple((i, args[i]) for i in self.static if i < len(args))
         dyn = tuple(a for i, a in enumerate(args) if i not in self.static)
         in_axes = self.in_axes
@@ -576,6 +573,27 @@ class PmapFunction:
                                     "out_axes entry, or make it the same everywhere (psum)")
 
 
+def _outside_traces(what: str, hint: str = "") -> None:
+    if tracing._TRACES:
+        raise ShardingError(f"{what} is called inside a traced function (jit, vmap, grad, "
+                            f"...); ember runs it as a program of its own: call it outside"
+                            f"{', ' + hint if hint else ''}")
+
+
+def _assemble(per_device, local, sharding: NamedSharding) -> ShardedArray:
+    """The ShardedArray of one result: device ``d``'s part ``per_device[d]`` (of the local
+    aval ``local``) placed as ``sharding`` says."""
+    mesh = sharding.mesh
+    spec = _dims_of(sharding.spec, local.ndim, "out_specs")
+    shape = tuple(n * math.prod(mesh.shape[a] for a in _names(part))
+                  for n, part in zip(local.shape, spec))
+    shards = [Shard(dev, sharding.index(d, shape), per_device[d])
+              for d, dev in enumerate(mesh.devices.flat)]
+    out = ShardedArray(shards, shape, local.dtype, sharding)
+    out._layout_key = _named_layout(shape, sharding).key
+    return out
+
+
 def _aval(x, i):
     from ember.core import ShapedArray
     from ember.frontend.api import _leaf_aval
@@ -639,10 +657,7 @@ class ShardMapFunction:
         functools.update_wrapper(self, f, updated=())
 
     def __call__(self, *args):
-        if tracing._TRACES:
-            raise ShardingError("ember.shard_map is called inside a traced function (jit, "
-                                "grad, ...); ember runs it as a program of its own: call it "
-                                "outside")
+        _outside_traces("ember.shard_map")
         leaves, tree = tree_util.tree_flatten((args, {}))
         specs = _spec_leaves(self.in_specs, args, "in_specs")
         avals = [_aval(x, i) for i, x in enumerate(leaves)]
@@ -665,17 +680,8 @@ class ShardMapFunction:
         placeholder = tree_util.tree_unflatten(program.out_tree,
                                                list(range(len(program.out_avals))))
         out_specs = _spec_leaves(self.out_specs, placeholder, "out_specs")
-        results = []
-        for per_device, aval, spec in zip(outs, program.out_avals, out_specs):
-            spec = _dims_of(spec, aval.ndim, "shard_map out_specs")
-            shape = tuple(s * math.prod(self.mesh.shape[n] for n in _names(part))
-                          for s, part in zip(aval.shape, spec))
-            sharding = NamedSharding(self.mesh, PartitionSpec(*spec))
-            shards = [Shard(dev, sharding.index(d, shape), per_device[d])
-                      for d, dev in enumerate(devices)]
-            out = ShardedArray(shards, shape, aval.dtype, sharding)
-            out._layout_key = _named_layout(shape, sharding).key
-            results.append(out)
+        results = [_assemble(per_device, aval, NamedSharding(self.mesh, spec))
+                   for per_device, aval, spec in zip(outs, program.out_avals, out_specs)]
         return tree_util.tree_unflatten(program.out_tree, results)
 
     def _check_out(self, module, info, in_specs) -> None:
@@ -702,20 +708,30 @@ def _names(part) -> tuple:
     return () if part is None else (part,) if isinstance(part, str) else tuple(part)
 
 
-def _spec_leaves(specs, tree, what: str) -> list:
-    """One PartitionSpec per leaf of ``tree``, from a prefix tree of specs."""
-    is_spec = lambda x: isinstance(x, PartitionSpec) or x is None  # noqa: E731
-    if is_spec(specs):
-        return [PartitionSpec() if specs is None else specs] * len(tree_util.tree_leaves(tree))
-    spec_leaves, spec_tree = tree_util.tree_flatten(specs, is_leaf=is_spec)
+def _prefix_leaves(prefix, tree, is_leaf, what: str) -> list:
+    """One entry of ``prefix`` (a pytree prefix of ``tree``, its leaves those ``is_leaf``
+    accepts) per leaf of ``tree``, as JAX expands in_axes, specs and shardings."""
+    if is_leaf(prefix):
+        return [prefix] * len(tree_util.tree_leaves(tree))
+    if isinstance(prefix, list):
+        prefix = tuple(prefix)
+    entries, prefix_tree = tree_util.tree_flatten(prefix, is_leaf=is_leaf)
     try:
-        subtrees = spec_tree.flatten_up_to(tree)
+        subtrees = prefix_tree.flatten_up_to(tree)
     except (ValueError, TypeError):
-        raise ShardingError(f"shard_map {what} {specs!r} must be a tree prefix of the "
-                            f"{'arguments' if what == 'in_specs' else 'outputs'} "
+        raise ShardingError(f"{what} {prefix!r} must be a tree prefix of "
                             f"{tree_util.tree_structure(tree)}") from None
-    return [PartitionSpec() if s is None else s for s, sub in zip(spec_leaves, subtrees)
-            for _ in tree_util.tree_leaves(sub)]
+    for e in entries:
+        if not is_leaf(e):
+            raise ShardingError(f"{what}: unexpected entry {e!r}")
+    return [e for e, sub in zip(entries, subtrees) for _ in tree_util.tree_leaves(sub)]
+
+
+def _spec_leaves(specs, tree, what: str) -> list:
+    """One PartitionSpec per leaf of ``tree``, from a prefix tree of specs (None: P())."""
+    found = _prefix_leaves(specs, tree, lambda x: isinstance(x, PartitionSpec) or x is None,
+                           f"shard_map {what}")
+    return [PartitionSpec() if s is None else s for s in found]
 
 
 # --- jit with shardings ---------------------------------------------------------------------
@@ -734,10 +750,7 @@ class ShardedJitFunction:
         return f"<ember.jit of {self.fun_name} with shardings>"
 
     def __call__(self, *args):
-        if tracing._TRACES:
-            raise ShardingError("ember.jit with in_shardings/out_shardings is called inside a "
-                                "traced function; ember runs it as a program of its own: call "
-                                "it outside")
+        _outside_traces("ember.jit with in_shardings/out_shardings")
         leaves, tree = tree_util.tree_flatten((args, {}))
         given = _sharding_leaves(self.in_shardings, args, "in_shardings")
         shardings = [g if g is not None else
@@ -781,42 +794,20 @@ class ShardedJitFunction:
             program.out_splits = found["splits"]
             self._programs[key] = program
         outs = program.run(leaves)
-        results = []
-        for per_device, aval, split in zip(outs, program.out_avals, program.out_splits):
-            spec = PartitionSpec() if split < 0 else \
-                PartitionSpec(*([None] * split + [axis]))
-            shape = aval.shape if split < 0 else tuple(
-                s * mesh.size if d == split else s for d, s in enumerate(aval.shape))
-            sharding = NamedSharding(mesh, spec)
-            shards = [Shard(dev, sharding.index(d, shape), per_device[d])
-                      for d, dev in enumerate(mesh.devices.flat)]
-            out = ShardedArray(shards, shape, aval.dtype, sharding)
-            out._layout_key = _named_layout(shape, sharding).key
-            results.append(out)
+        results = [_assemble(per_device, aval, NamedSharding(mesh, PartitionSpec(
+            *([] if split < 0 else [None] * split + [axis]))))
+            for per_device, aval, split in zip(outs, program.out_avals, program.out_splits)]
         return tree_util.tree_unflatten(program.out_tree, results)
 
 
 def _sharding_leaves(shardings, tree, what: str) -> list:
     """One NamedSharding (or None: unspecified) per leaf of ``tree``, from a prefix tree."""
-    is_leaf = lambda x: x is None or isinstance(x, NamedSharding)  # noqa: E731
-    if is_leaf(shardings):
-        return [shardings] * len(tree_util.tree_leaves(tree))
-    if isinstance(shardings, list):
-        shardings = tuple(shardings)
-    if what == "in_shardings" and isinstance(shardings, tuple) and len(shardings) != len(tree):
+    if what == "in_shardings" and isinstance(shardings, tuple | list) and \
+            len(shardings) != len(tree):
         raise ShardingError(f"jit in_shardings has {len(shardings)} entries for "
                             f"{len(tree)} positional arguments")
-    leaves, spec_tree = tree_util.tree_flatten(shardings, is_leaf=is_leaf)
-    for s in leaves:
-        if s is not None and not isinstance(s, NamedSharding):
-            raise ShardingError(f"jit {what}: expected NamedSharding or None, got "
-                                f"{type(s).__name__}")
-    try:
-        subtrees = spec_tree.flatten_up_to(tree)
-    except (ValueError, TypeError):
-        raise ShardingError(f"jit {what} {shardings!r} must be a tree prefix of "
-                            f"{tree_util.tree_structure(tree)}") from None
-    return [s for s, sub in zip(leaves, subtrees) for _ in tree_util.tree_leaves(sub)]
+    return _prefix_leaves(shardings, tree, lambda x: x is None or isinstance(x, NamedSharding),
+                          f"jit {what}")
 
 
 def _one_axis_mesh(shardings, fun_name: str) -> Mesh:
