@@ -69,7 +69,9 @@ REPLACED_BY_BATCHING = frozenset({"ember.vmap", "ember.psum", "ember.pmax", "emb
                                   # ember-differentiate's: replaced by the derivative's ops
                                   "ember.jvp", "ember.vjp", "ember.stop_gradient",
                                   "ember.checkpoint_name", "ember.custom_jvp_call",
-                                  "ember.custom_vjp_call"})
+                                  "ember.custom_vjp_call",
+                                  # ember-spmd's: replaced by each device's copy of the code
+                                  "ember.spmd"})
 # Ops that exist only while ember-differentiate runs (the linear ops it transposes).
 INSIDE_A_PASS = frozenset({"ember.checkpoint_linear", "ember.custom_vjp_bwd"})
 
@@ -1664,6 +1666,26 @@ def test_vmap_collectives(dtype):
     check(mn, np.broadcast_to(x.min(0), x.shape), exact=True)
     check(gathered, np.broadcast_to(x, (n, *x.shape)), exact=True)
     check(scaled, x * np.arange(n, dtype=dtype)[:, None], exact=True)
+
+
+# --- several devices: ember-spmd's ops ---
+
+_MULTI_DEVICE = ("ember.spmd", "ember.transfer")
+
+
+def test_collectives_across_devices(ember_backend, config_value):
+    """``psum`` and ``all_gather`` over two devices (``ember.transfer`` between them)."""
+    if ember_backend != "cpu":
+        why = (f"programs over several devices run on the CPU's devices here "
+               f"(EMBER_CPU_DEVICES); {ember_backend} has one device or none on this machine")
+        for op in _MULTI_DEVICE:
+            REFUSED.setdefault(ember_backend, {})[op] = why
+        pytest.skip(why)
+    config_value("cpu_devices", 2)
+    x = np.random.default_rng(74).integers(-20, 20, (2, 5)).astype(f32)
+    s, g = ember.pmap(lambda r: (lax.psum(r, "i"), lax.all_gather(r, "i")), "i")(x)
+    check(s, np.broadcast_to(x.sum(0), x.shape), exact=True)
+    check(g, np.broadcast_to(x, (2, *x.shape)), exact=True)
 
 
 # --- differentiation: ember-differentiate's ops, replaced before the backend sees them ---

@@ -115,7 +115,7 @@ def program_flags(flags, module) -> tuple[str, ...]:
 def _reads_large_constants(module) -> bool:
     """Whether a contraction of the linalg ``module`` reads a large constant, or a value
     computed from constants alone (a transposed weight), which IREE hoists likewise."""
-    from ember._mlir import ir, walk  # (the runtime alone imports this module)
+    from ember._mlir import element_bits, ir, walk  # (the runtime alone imports this module)
     from ember.passes.plan_memory import CONSTANT_PACKED_AT_LOAD_BYTES
 
     def constant(v, depth=0) -> bool:
@@ -130,7 +130,7 @@ def _reads_large_constants(module) -> bool:
 
     def large(v) -> bool:
         t = ir.RankedTensorType(v.type)
-        return math.prod(t.shape) * max(t.element_type.width // 8, 1) >= \
+        return math.prod(t.shape) * max(element_bits(t.element_type) // 8, 1) >= \
             CONSTANT_PACKED_AT_LOAD_BYTES
 
     for op in walk(module.operation):
