@@ -17,7 +17,9 @@ greedily, in program order, unless one of these holds (each is a reason the repo
   live at once (``sum(a) + sum(b)`` of two large intermediates); sibling fusion is for
   reductions of the same inputs (mean and variance of a layernorm);
 - a reduction's consumer also reads a value computed after the reduction: fused, the
-  reduction would run late and its input stay live until then;
+  reduction would run late and its input stay live until then (not a value computed from
+  the arguments and constants alone, a layernorm's scale or eps: it fuses too, and the
+  normalization's epilogue joins the reduction's fusion);
 - the group would have more than ``max-ops`` ops;
 - the group would bind more than ``max-bindings`` buffers (its distinct operands, splat
   constants aside, and its results): IREE's runtime refuses to load a dispatch binding more
@@ -356,11 +358,22 @@ class _BlockFusion:
         if not reduces:
             return None
         for p in self._producers(consumer):
-            # Constants are copied into fusions: they keep nothing waiting.
-            if p.name != "ember.constant" and self.pos[p] > max(reduces) and \
+            # Constants and what fusible ops compute from them and the arguments alone (a
+            # broadcast eps, a layernorm's scale) fuse too: they keep nothing waiting.
+            if not self._from_inputs(p) and self.pos[p] > max(reduces) and \
                     self.find(p) not in (a, b):
                 return p
         return None
+
+    def _from_inputs(self, op, depth: int = 0) -> bool:
+        """Whether ``op`` computes from constants and the block's arguments alone, by
+        fusible elementwise and shape ops (a few levels deep)."""
+        if op.name in ("ember.constant", "ember.iota"):
+            return True
+        if depth > 4 or self.kind.get(op) not in ("elementwise", "shape"):
+            return False
+        return all(isinstance(v.owner, ir.Block) or
+                   self._from_inputs(v.owner.operation, depth + 1) for v in op.operands)
 
     def _from_arguments(self, gather) -> bool:
         """Whether a gather's operand and indices are computed, by fusible elementwise and
