@@ -1431,10 +1431,6 @@ def test_sort():
     check(sv, v[order])
 
 
-@pytest.mark.xfail(strict=True, reason="ember bug: a sort of one float key and no values has "
-                   "no position tiebreak (dialects/sort_scan.py:_tiebreak), and IREE's sort is not "
-                   "stable, so -0.0 and 0.0 come out in any order ([0, -0, 0, -0] gave "
-                   "[-0, 0, -0, 0]); lax.sort is documented stable, as JAX's")
 def test_sort_keeps_order_of_equal_zeros():
     x, _, _, _, (rows, cols, _) = _run_sort()
     check(rows, np.sort(x, axis=1, kind="stable"), exact=True, signed_zeros=True)
