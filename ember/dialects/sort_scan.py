@@ -54,7 +54,8 @@ from ember.rules.lowering import (
 )
 from ember.rules.type_rules import aval, check_axes, check_class, fmt
 
-__all__: list[str] = ["CUMULATIVE", "network_sort", "sort_scratch_bytes", "sorted_operands"]
+__all__: list[str] = ["CUMULATIVE", "network_sort", "sort_scratch_bytes", "sorted_operands",
+                      "tiebreak_at_run_time"]
 
 
 def _sort(avals, attrs):
@@ -199,12 +200,25 @@ def sort_scratch_bytes(avals, num_keys: int, dim: int) -> int:
     n = avals[0].shape[dim]
     if avals[0].size == 0 or n <= 1:
         return 0
+    if tiebreak_at_run_time(avals):
+        # IREE holds the buffers of both sorts of the scf.if, and copies the result out.
+        return _scratch(avals, dim, True) + _scratch(avals, dim, False) + avals[0].nbytes
+    return _scratch(avals, dim, _tiebreak(avals, num_keys))
+
+
+def _scratch(avals, dim: int, tiebreak: bool) -> int:
+    n = avals[0].shape[dim]
     if not network_sort(avals[0], dim):
-        return _tiebreak(avals, num_keys) * avals[0].size * (4 if n < 2 ** 31 else 8)
+        return tiebreak * avals[0].size * (4 if n < 2 ** 31 else 8)
     P = 1 << (n - 1).bit_length()
-    m = len(avals) + _tiebreak(avals, num_keys)
     word = 8 if max(np.dtype(a.dtype).itemsize for a in avals) == 8 else 4
-    return 2 * m * (avals[0].size // n) * P * word
+    return 2 * (len(avals) + tiebreak) * (avals[0].size // n) * P * word
+
+
+def tiebreak_at_run_time(avals) -> bool:
+    """Whether the sort breaks ties by position only when the keys need it (see
+    ``_lower_sort``): one float key and nothing else."""
+    return len(avals) == 1 and dtypes.is_float(avals[0].dtype)
 
 
 def _tiebreak(avals, num_keys: int) -> bool:
@@ -238,10 +252,11 @@ def _lower_sort(c: LowerCall):
     operands, where = sorted_operands(c.operands, num_keys)
     avals = [avals[where.index(j)] for j in range(len(operands))]
     sort = _bitonic if network_sort(avals[0], dim) else _linalg_ext_sort
-    if len(avals) == 1 and dtypes.is_float(avals[0].dtype):
+    if tiebreak_at_run_time(avals):
         # One float key and nothing else: equal keys are equal bits, and any order of them is
         # the stable one, unless a -0.0 or a NaN is there. Only then does the position break
-        # the ties (it made a sort of 1e6 floats 3.5x slower).
+        # the ties (always, it made a sort of 1e6 floats 3.5x slower; this way IREE holds
+        # both sorts' buffers: sort_scratch_bytes).
         op = ir.Operation.create("scf.if", results=[ttype(avals[0])],
                                  operands=[_signed_zeros_or_nans(operands[0], avals[0])],
                                  regions=2)

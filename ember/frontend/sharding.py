@@ -301,22 +301,22 @@ def _put_sharded(x, sharding: NamedSharding) -> ShardedArray:
 # --- the one program over a mesh ----------------------------------------------------------
 
 class _Layout:
-    """How one argument or result leaf lies over the mesh: ``index(d)`` is device ``d``'s
-    part of the global array (a tuple of slices, or ints for a dimension a device does not
-    see: pmap's mapped axis), ``local`` the per-device shape."""
+    """How one argument leaf lies over the mesh: ``indices[d]`` is device ``d``'s part of the
+    global array (a tuple of slices, or an int for the dimension a device does not see:
+    pmap's mapped axis), ``local_shape`` the per-device shape."""
 
-    def __init__(self, global_shape, indices, local_shape, key):
-        self.global_shape, self.indices, self.local_shape = global_shape, indices, local_shape
+    def __init__(self, indices, local_shape, key):
+        self.indices, self.local_shape = indices, local_shape
         self.key = key     # equal keys: equal layouts (a ShardedArray's shards are reused)
 
 
 def _pmap_layout(shape, axis, n) -> _Layout:
     if axis is None:
         full = tuple(slice(None) for _ in shape)
-        return _Layout(shape, [full] * n, tuple(shape), ("replicated", tuple(shape), n))
+        return _Layout([full] * n, tuple(shape), ("replicated", tuple(shape), n))
     local = shape[:axis] + shape[axis + 1:]
     indices = [tuple(slice(None) for _ in range(axis)) + (d,) for d in range(n)]
-    return _Layout(shape, indices, local, ("pmap", tuple(shape), axis, n))
+    return _Layout(indices, local, ("pmap", tuple(shape), axis, n))
 
 
 def _named_layout(shape, sharding: NamedSharding) -> _Layout:
@@ -324,7 +324,7 @@ def _named_layout(shape, sharding: NamedSharding) -> _Layout:
     if not any(_names(part) for part in sharding.spec):
         return _pmap_layout(shape, None, n)        # every device holds all of it
     indices = [sharding.index(d, shape) for d in range(n)]
-    return _Layout(shape, indices, sharding.shard_shape(shape), ("named", tuple(shape), sharding))
+    return _Layout(indices, sharding.shard_shape(shape), ("named", tuple(shape), sharding))
 
 
 class _Program:

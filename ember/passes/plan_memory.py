@@ -35,7 +35,7 @@ import numpy as np
 from ember._mlir import element_bits, ir, signless, walk
 from ember.dialects import OPS, decode_attrs
 from ember.dialects.reduction import REDUCE
-from ember.dialects.sort_scan import network_sort
+from ember.dialects.sort_scan import network_sort, tiebreak_at_run_time
 from ember.errors import MemoryBudgetError
 from ember.passes.liveness import OUT, TEMP, Program, tensor_bytes, top_level
 from ember.passes.registry import Pass, func_ops, register
@@ -209,11 +209,13 @@ def _fusion_kind(op) -> str | None:
 # An ember.fusion lowers to generics IREE treats like the ops it holds: an elementwise (loop)
 # fusion still fuses into its consumers, and any fusion but an output one (whose dot reads its
 # operands from memory) computes elementwise producers inline. A sorting network's results
-# come out of its packed buffer through an elementwise kernel, which fuses into consumers too.
+# come out of its packed buffer through an elementwise kernel, which fuses into consumers too
+# (not out of the scf.if that picks the tiebreak at run time: they are a buffer then).
 def _fusable(op) -> bool:
     return op.name in _FUSABLE or _fusion_kind(op) == "loop" or op.name == "ember.sort" and \
         network_sort(aval_of_type(op.operands[0].type),
-                     ir.IntegerAttr(op.attributes["dimension"]).value)
+                     ir.IntegerAttr(op.attributes["dimension"]).value) and \
+        not tiebreak_at_run_time([aval_of_type(v.type) for v in op.operands])
 
 
 def _absorbs(op) -> bool:

@@ -1,12 +1,14 @@
 // A sort whose quadratic work (size * n) is large becomes a bitonic network: the operands
-// (and the count-down position tiebreak; here because the float key is padded with NaN)
-// are packed as i32 rows of one tensor padded to a power of two, two scf.for loops
-// (k = 2..1024, j = k/2..1) run one linalg.generic that reads each element's partner
-// i ^ j, and a last generic unpacks the first 1000 elements. No iree_linalg_ext.sort.
+// (and the count-down position tiebreak) are packed as i32 rows of one tensor padded to a
+// power of two, two scf.for loops (k = 2..1024, j = k/2..1) run one linalg.generic that
+// reads each element's partner i ^ j, and a last generic unpacks the first 1000 elements.
+// No iree_linalg_ext.sort. One float key alone: the tiebreak row only when the keys hold a
+// -0.0 or a NaN (an scf.if on a reduction over them); else one row.
 // RUN: ember-opt %s --split-input-file --ember-to-linalg | filecheck %s
 
 // CHECK-LABEL: func.func @sort_big
 // CHECK-NOT: iree_linalg_ext.sort
+// CHECK: %[[IF:.*]] = scf.if %{{.*}} -> (tensor<1000xf32>) {
 // CHECK: %[[PACKED:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x1024xi32>)
 // CHECK: %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[NAN]] : f32
@@ -27,7 +29,12 @@
 // CHECK: %[[R:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1000xf32>)
 // CHECK: tensor.extract %[[OUT]][%{{.*}}, %{{.*}}] : tensor<2x1024xi32>
 // CHECK: arith.bitcast %{{.*}} : i32 to f32
-// CHECK: return %[[R]]
+// CHECK: scf.yield %[[R]]
+// CHECK: } else {
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1024xi32>)
+// CHECK-NOT: arith.cmpi sgt
+// CHECK: scf.yield
+// CHECK: return %[[IF]]
 // CHECK-NOT: ember.
 func.func @sort_big(%x: tensor<1000xf32>) -> tensor<1000xf32> {
   %0 = "ember.sort"(%x) {dimension = 0 : i64, num_keys = 1 : i64} : (tensor<1000xf32>) -> tensor<1000xf32>
