@@ -23,6 +23,15 @@ def rng(seed=0):
     return np.random.default_rng(seed)
 
 
+def _loss(params, x, y, np_=enp):
+    """Softmax cross-entropy of a 2-layer MLP, on ember.numpy or jax.numpy."""
+    w1, b1, w2 = params
+    h = np_.tanh(x @ w1 + b1)
+    logits = h @ w2
+    logp = logits - np_.log(np_.exp(logits).sum(-1, keepdims=True))
+    return -(logp * y).sum(-1).mean()
+
+
 def test_devices_are_distinct_and_listed():
     devs = ember.devices("cpu")
     assert len(devs) == N and len(set(devs)) == N and [d.id for d in devs] == list(range(N))
@@ -78,15 +87,8 @@ def test_data_parallel_training_step_matches_jax_full_batch():
     jax = pytest.importorskip("jax", reason="JAX's gradient is the oracle")
     jnp = jax.numpy
 
-    def loss(params, x, y, np_=enp):
-        w1, b1, w2 = params
-        h = np_.tanh(x @ w1 + b1)
-        logits = h @ w2
-        logp = logits - np_.log(np_.exp(logits).sum(-1, keepdims=True))
-        return -(logp * y).sum(-1).mean()
-
     def step(params, x, y):
-        g = ember.grad(loss)(params, x, y)
+        g = ember.grad(_loss)(params, x, y)
         g = ember.lax.pmean(g, "batch")
         return [p - 0.5 * d for p, d in zip(params, g)]
 
@@ -100,7 +102,7 @@ def test_data_parallel_training_step_matches_jax_full_batch():
     got = params
     for _ in range(5):
         got = pstep(got, x.reshape(N, 8, 5), y.reshape(N, 8, 3))
-        g = jax.grad(lambda p: loss(p, x, y, jnp))(want)
+        g = jax.grad(lambda p: _loss(p, x, y, jnp))(want)
         want = [p - 0.5 * d for p, d in zip(want, g)]
     for a, b in zip(got, want):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-5, atol=2e-6)
@@ -189,13 +191,6 @@ def test_replicated_result_is_on_every_device_and_feeds_an_unmapped_argument():
     assert all(a is s.data for a, s in zip(shards, w.addressable_shards))
     np.testing.assert_array_equal(np.asarray(w2), 2 * x.sum(0))
 
-
-def _loss(params, x, y, np_=enp):
-    w1, b1, w2 = params
-    h = np_.tanh(x @ w1 + b1)
-    logits = h @ w2
-    logp = logits - np_.log(np_.exp(logits).sum(-1, keepdims=True))
-    return -(logp * y).sum(-1).mean()
 
 
 def test_jit_with_shardings_partitions_a_training_step_as_jax_computes_it():
