@@ -175,6 +175,24 @@ def test_no_resident_worker_when_compile_worker_is_off(monkeypatch):
     assert not any(running(pid) for pid in started)
 
 
+def test_making_a_jitted_function_starts_the_worker_ahead_of_its_compile(monkeypatch):
+    """ember.jit starts the worker when it makes the function (IREE's compiler imports while
+    the program goes on); a started worker that gets no request leaves after
+    PRESTART_IDLE_TIMEOUT; with compile_worker off nothing starts before a compile."""
+    ember.clear_caches()
+    assert worker_children() == []
+    monkeypatch.setattr(compiler, "PRESTART_IDLE_TIMEOUT", 0.5)
+    ember.jit(lambda x: x + 10.0)
+    assert [compiler._worker.proc.pid] == worker_children()     # before any call
+    worker = compiler._worker
+    wait_until(lambda: not running(worker.proc.pid), "the unused worker exits")
+    check(10.0)                         # a new worker compiles it
+    ember.clear_caches()
+    ember.config.update("compile_worker", False)
+    ember.jit(lambda x: x + 11.0)
+    assert compiler._worker is None and worker_children() == []
+
+
 def test_an_idle_worker_exits_after_its_timeout():
     ember.config.update("compile_worker_idle_timeout", 0.5)
     check(8.0)

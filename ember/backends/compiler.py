@@ -320,6 +320,35 @@ def stop_worker() -> None:
             _worker_lock.release()
 
 
+# A worker started ahead of need waits this long for its first request when no idle timeout
+# is configured, so that a program whose compiles all hit the disk cache does not keep it.
+PRESTART_IDLE_TIMEOUT = 60.0
+
+
+def start_worker() -> None:
+    """Start the compile worker now, if none runs: its start (a Python child importing IREE's
+    compiler) takes most of a second, which a first compile then does not wait for.
+    ``ember.jit`` calls this when it makes a jitted function. Nothing happens when
+    ``config.compile_worker`` is off or a compile holds the worker.
+
+    Example:
+        >>> compiler.start_worker()     # while the program loads its data
+    """
+    global _worker
+    if not config.compile_worker or _worker is not None:
+        return
+    if not _worker_lock.acquire(blocking=False):
+        return
+    try:
+        if _worker is None:
+            idle = config.compile_worker_idle_timeout
+            _worker = _Worker(PRESTART_IDLE_TIMEOUT if idle is None else idle)
+    except OSError:         # no way to start a Python child: the compile runs in-process
+        pass
+    finally:
+        _worker_lock.release()
+
+
 atexit.register(stop_worker)
 # A worker started under other settings goes: the next compile starts one under the new.
 config.on_change(("compile_worker", "compile_worker_idle_timeout"),

@@ -14,7 +14,7 @@ from ember._mlir import element_bits, ir, walk
 from ember.backends import device_flags, dispatch_regions, get_backend, legality, traits
 from ember.backends import target_options as _target_options
 from ember.backends.array import Array, device_of_arrays
-from ember.backends.compiler import compile_mlir, stop_worker
+from ember.backends.compiler import compile_mlir, start_worker, stop_worker
 from ember.backends.runtime import FENCED_CALLS_FLAG, Executable
 from ember.backends.statistics import compile_with_statistics
 from ember.config import TRACED_OPTIONS, config
@@ -596,6 +596,9 @@ class JitFunction:
         self._last: tuple | None = None
         _ALL_JITS.add(self)
         functools.update_wrapper(self, fun, updated=())
+        # IREE's compiler starts in a child process while the program goes on (its data,
+        # other functions): the first compile then finds it ready (docs/benchmarks.md).
+        start_worker()
 
     def __repr__(self):
         return f"<ember.jit of {self.fun_name}>"
