@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 
 from ember._mlir import ir, walk
@@ -33,9 +34,7 @@ class SpmdContext:
 
     def __init__(self, shape, axis_names, table=None):
         self.shape, self.axis_names = tuple(shape), tuple(axis_names)
-        self.n = 1
-        for s in self.shape:
-            self.n *= s
+        self.n = math.prod(self.shape)
         self.coords = list(itertools.product(*(range(s) for s in self.shape)))
         self.table = table
 
@@ -58,10 +57,8 @@ class SpmdContext:
         return list(groups.values())
 
     def index_in_group(self, axis_name: str, device: int) -> int:
-        for group in self.groups(axis_name):
-            if device in group:
-                return group.index(device)
-        raise AssertionError(device)
+        """``device``'s position along the named axis (its place in its group)."""
+        return self.coords[device][self.axis_names.index(axis_name)]
 
 
 def names_mesh_axis(op, ctx: SpmdContext) -> bool:
