@@ -218,10 +218,11 @@ class ShardedArray:
 
     __array_priority__ = 100
 
-    def __init__(self, shards: list[Shard], shape, dtype, sharding=None):
+    def __init__(self, shards: list[Shard], shape, dtype, sharding=None, layout_key=None):
         self.addressable_shards = shards
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
         self.sharding = sharding
+        self._layout_key = layout_key   # equal to a program's: its shards are used as they are
         self._host = None
 
     ndim = property(lambda self: len(self.shape))
@@ -286,16 +287,12 @@ def _put_sharded(x, sharding: NamedSharding) -> ShardedArray:
     aval = runtime.canonical_aval(host)
     host = runtime.host_array(host, aval)
     sharding.check(host.shape, "device_put")
-    shards = []
-    for d, device in enumerate(sharding.mesh.devices.flat):
-        index = sharding.index(d, host.shape)
-        part = np.array(host[index])
-        shards.append(Shard(device, index, Array(device.upload(part), device,
-                                                 aval._replace(shape=part.shape,
-                                                               weak_type=False))))
-    out = ShardedArray(shards, host.shape, aval.dtype, sharding)
-    out._layout_key = _named_layout(host.shape, sharding).key
-    return out
+    layout = _named_layout(host.shape, sharding)
+    local = aval._replace(shape=layout.local_shape, weak_type=False)
+    devices = list(sharding.mesh.devices.flat)
+    parts = [Array(dev.upload(np.array(host[i])), dev, local)
+             for dev, i in zip(devices, layout.indices)]
+    return _sharded(parts, devices, host.shape, aval.dtype, layout, sharding)
 
 
 # --- the one program over a mesh ----------------------------------------------------------
@@ -321,10 +318,31 @@ def _pmap_layout(shape, axis, n) -> _Layout:
 
 def _named_layout(shape, sharding: NamedSharding) -> _Layout:
     n = sharding.mesh.size
-    if not any(_names(part) for part in sharding.spec):
-        return _pmap_layout(shape, None, n)        # every device holds all of it
     indices = [sharding.index(d, shape) for d in range(n)]
-    return _Layout(indices, sharding.shard_shape(shape), ("named", tuple(shape), sharding))
+    # Every device holds all of it: the same layout as a pmap's unmapped argument.
+    key = ("named", tuple(shape), sharding) if any(_names(p) for p in sharding.spec) else \
+        _pmap_layout(shape, None, n).key
+    return _Layout(indices, sharding.shard_shape(shape), key)
+
+
+def _named_output(local, sharding: NamedSharding):
+    """(whole shape, layout, sharding) of a result whose per-device part is ``local``."""
+    spec = _dims_of(sharding.spec, local.ndim, "out_specs")
+    shape = tuple(n * math.prod(sharding.mesh.shape[a] for a in _names(part))
+                  for n, part in zip(local.shape, spec))
+    return shape, _named_layout(shape, sharding), sharding
+
+
+def _sharded(per_device, devices, shape, dtype, layout: _Layout, sharding=None):
+    """The ShardedArray of device ``d``'s part ``per_device[d]``, laid out as ``layout``."""
+    shards = [Shard(dev, index, part)
+              for dev, index, part in zip(devices, layout.indices, per_device)]
+    return ShardedArray(shards, shape, dtype, sharding, layout.key)
+
+
+def _output_tree(out_tree, count: int):
+    """A pytree of the outputs' positions, for expanding per-output prefix trees."""
+    return tree_util.tree_unflatten(out_tree, list(range(count)))
 
 
 class _Program:
@@ -332,10 +350,11 @@ class _Program:
     ``axis_names``) for per-device avals, and how to run it on global arguments."""
 
     def __init__(self, fun, fun_name, in_tree, in_layouts, in_avals, devices, mesh_shape,
-                 axis_names, backend, check_out=None, partition=None):
-        """``partition``: None (``fun`` is the per-device function), or ``(global avals,
-        in_splits, out_splits(out_tree, outs))`` for ``fun`` on the whole arrays, which
-        ember-spmd partitions (``jit`` with shardings)."""
+                 axis_names, backend, outputs, check_out=None, partition=None):
+        """``outputs(out_tree, per-device avals)``: each result's (whole shape, layout,
+        sharding or None); ``partition``: None (``fun`` is the per-device function), or
+        ``(global avals, in_splits, out_splits(out_tree, outs))`` for ``fun`` on the whole
+        arrays, which ember-spmd partitions (``jit`` with shardings)."""
         from ember.frontend.api import Lowered, trace_flat
         self.devices, self.in_layouts, self.in_avals = devices, in_layouts, in_avals
         n, k = len(devices), len(in_avals)
@@ -349,38 +368,40 @@ class _Program:
             return info["outs"]
 
         names = [f"device {d} argument {i}" for d in range(n) for i in range(k)]
-        module, _, out_tree, outs = trace_flat(main, fun_name, flat_tree,
-                                               [a for _ in range(n) for a in in_avals],
-                                               names, transform="pmap")
+        every_avals = [a for _ in range(n) for a in in_avals]
+        module, _, out_tree, outs = trace_flat(main, fun_name, flat_tree, every_avals, names,
+                                               transform="pmap")
         self.out_tree = info["out_tree"]
         m = len(outs) // n
         self.out_avals = [o.aval for o in outs[:m]]
         if check_out is not None:
             check_out(module, info)
-        lowered = Lowered(module, fun_name, flat_tree, [a for _ in range(n) for a in in_avals],
-                          out_tree, [o.aval for o in outs], backend, devices[0])
+        self.outputs = outputs(self.out_tree, self.out_avals)
+        lowered = Lowered(module, fun_name, flat_tree, every_avals, out_tree,
+                          [o.aval for o in outs], backend, devices[0])
         lowered.devices = list(devices)
         lowered.arg_devices = [devices[j // k] for j in range(n * k)]
         lowered.result_devices = [devices[j // m] for j in range(n * m)]
         self.lowered = lowered
         self.compiled = lowered.compile()
 
-    def run(self, leaves):
-        """The per-device results of the program on global argument leaves, as lists of
-        Arrays: ``out[j][d]`` is result leaf ``j`` on device ``d``."""
+    def run(self, leaves) -> list[ShardedArray]:
+        """The program's result leaves for its global argument leaves."""
         n = len(self.devices)
         per_leaf = [_shards_of(x, layout, aval, self.devices)
                     for x, layout, aval in zip(leaves, self.in_layouts, self.in_avals)]
         flat = [per_leaf[i][d] for d in range(n) for i in range(len(leaves))]
         outs = self.compiled.run_flat(flat)
         m = len(self.out_avals)
-        return [[outs[d * m + j] for d in range(n)] for j in range(m)]
+        return [_sharded(outs[j::m], self.devices, shape, aval.dtype, layout, sharding)
+                for j, (aval, (shape, layout, sharding)) in enumerate(zip(self.out_avals,
+                                                                          self.outputs))]
 
 
 def _shards_of(x, layout: _Layout, aval, devices) -> list:
     """Device ``d``'s part of argument ``x``: a ShardedArray's own shard where it lies the
     same way, else the host array's part (uploaded by the program's runner)."""
-    if isinstance(x, ShardedArray) and getattr(x, "_layout_key", None) == layout.key and \
+    if isinstance(x, ShardedArray) and x._layout_key == layout.key and \
             [s.device for s in x.addressable_shards] == list(devices):
         return [s.data for s in x.addressable_shards]
     host = np.asarray(x)
@@ -502,21 +523,20 @@ class PmapFunction:
             program = self._programs[key] = _Program(
                 self._with_static(static), self.fun_name, tree, layouts, local, devices,
                 (n,), (self.axis_name or "_pmap",), devices[0].platform,
+                outputs=lambda out_tree, local: self._outputs(out_tree, local, n),
                 check_out=lambda module, info: self._check_out(module, info, axes, n))
-        outs = program.run(leaves)
-        out_axes = self._out_axes(program)
-        results = []
-        for per_device, aval, axis in zip(outs, program.out_avals, out_axes):
-            # out_axes None: the same value on every device, each keeping its copy (passed
-            # to the pmap again as an unmapped argument, nothing is copied)
+        return tree_util.tree_unflatten(program.out_tree, program.run(leaves))
+
+    def _outputs(self, out_tree, local, n: int) -> list:
+        """Each result's whole shape and layout: stacked along its out_axes entry, or, for
+        None, the same value on every device, each keeping its copy (passed to the pmap
+        again as an unmapped argument, nothing is copied)."""
+        out = []
+        for aval, axis in zip(local, self._out_axes(out_tree, len(local))):
             axis = None if axis is None else axis % (aval.ndim + 1)
             shape = aval.shape if axis is None else aval.shape[:axis] + (n,) + aval.shape[axis:]
-            lay = _pmap_layout(shape, axis, n)
-            shards = [Shard(dev, lay.indices[d], per_device[d]) for d, dev in enumerate(devices)]
-            out = ShardedArray(shards, shape, aval.dtype)
-            out._layout_key = lay.key
-            results.append(out)
-        return tree_util.tree_unflatten(program.out_tree, results)
+            out.append((shape, _pmap_layout(shape, axis, n), None))
+        return out
 
     def _with_static(self, static):
         if not static:
@@ -550,18 +570,14 @@ class PmapFunction:
                 "CPU, set EMBER_CPU_DEVICES (or ember.config.update('cpu_devices', n))")
         return found[:n]
 
-    def _out_axes(self, program) -> list:
+    def _out_axes(self, out_tree, count: int) -> list:
         from ember.frontend.vmap import _prefix_axes
-        placeholder = tree_util.tree_unflatten(program.out_tree,
-                                               list(range(len(program.out_avals))))
-        return _prefix_axes(self.out_axes, placeholder, "out_axes")
+        return _prefix_axes(self.out_axes, _output_tree(out_tree, count), "out_axes")
 
     def _check_out(self, module, info, axes, n) -> None:
         """out_axes None for an output that differs between devices: JAX's error."""
-        from ember.frontend.vmap import _prefix_axes, mapped_results
-        placeholder = tree_util.tree_unflatten(info["out_tree"],
-                                               list(range(len(info["outs"]) // n)))
-        out_axes = _prefix_axes(self.out_axes, placeholder, "out_axes")
+        from ember.frontend.vmap import mapped_results
+        out_axes = self._out_axes(info["out_tree"], len(info["outs"]) // n)
         if None not in out_axes:
             return
         mapped = mapped_results(module, info["callee"], [a is not None for a in axes]
@@ -580,25 +596,9 @@ def _outside_traces(what: str, hint: str = "") -> None:
                             f"{', ' + hint if hint else ''}")
 
 
-def _assemble(per_device, local, sharding: NamedSharding) -> ShardedArray:
-    """The ShardedArray of one result: device ``d``'s part ``per_device[d]`` (of the local
-    aval ``local``) placed as ``sharding`` says."""
-    mesh = sharding.mesh
-    spec = _dims_of(sharding.spec, local.ndim, "out_specs")
-    shape = tuple(n * math.prod(mesh.shape[a] for a in _names(part))
-                  for n, part in zip(local.shape, spec))
-    shards = [Shard(dev, sharding.index(d, shape), per_device[d])
-              for d, dev in enumerate(mesh.devices.flat)]
-    out = ShardedArray(shards, shape, local.dtype, sharding)
-    out._layout_key = _named_layout(shape, sharding).key
-    return out
-
-
 def _aval(x, i):
-    from ember.core import ShapedArray
+    """Argument ``i``'s abstract value (api imports this module: imported when called)."""
     from ember.frontend.api import _leaf_aval
-    if isinstance(x, ShardedArray):
-        return ShapedArray(x.shape, x.dtype)
     return _leaf_aval(x, f"#{i}")
 
 
@@ -674,23 +674,21 @@ class ShardMapFunction:
             program = self._programs[key] = _Program(
                 self.fun, self.fun_name, tree, layouts, local, devices,
                 self.mesh.devices.shape, self.mesh.axis_names, devices[0].platform,
+                outputs=lambda out_tree, local: [
+                    _named_output(a, NamedSharding(self.mesh, spec))
+                    for a, spec in zip(local, self._out_spec_leaves(out_tree, len(local)))],
                 check_out=(lambda module, info: self._check_out(module, info, specs))
                 if self.check_rep else None)
-        outs = program.run(leaves)
-        placeholder = tree_util.tree_unflatten(program.out_tree,
-                                               list(range(len(program.out_avals))))
-        out_specs = _spec_leaves(self.out_specs, placeholder, "out_specs")
-        results = [_assemble(per_device, aval, NamedSharding(self.mesh, spec))
-                   for per_device, aval, spec in zip(outs, program.out_avals, out_specs)]
-        return tree_util.tree_unflatten(program.out_tree, results)
+        return tree_util.tree_unflatten(program.out_tree, program.run(leaves))
+
+    def _out_spec_leaves(self, out_tree, count: int) -> list:
+        return _spec_leaves(self.out_specs, _output_tree(out_tree, count), "out_specs")
 
     def _check_out(self, module, info, in_specs) -> None:
         """An output whose spec leaves out a mesh axis must not vary along it (JAX's
         check_rep): found by batching the per-device function along that axis."""
         from ember.frontend.vmap import mapped_results
-        n = len(info["outs"]) // self.mesh.size
-        placeholder = tree_util.tree_unflatten(info["out_tree"], list(range(n)))
-        out_specs = _spec_leaves(self.out_specs, placeholder, "out_specs")
+        out_specs = self._out_spec_leaves(info["out_tree"], len(info["outs"]) // self.mesh.size)
         for axis, size in self.mesh.shape.items():
             split = [axis in [m for part in spec if part is not None for m in _names(part)]
                      for spec in in_specs] + [False] * info["captured"]
@@ -779,25 +777,24 @@ class ShardedJitFunction:
             found: dict = {}
 
             def out_splits(out_tree, outs):
-                placeholder = tree_util.tree_unflatten(out_tree, list(range(len(outs))))
-                specs = _sharding_leaves(self.out_shardings, placeholder, "out_shardings")
+                specs = _sharding_leaves(self.out_shardings, _output_tree(out_tree, len(outs)),
+                                         "out_shardings")
                 found["splits"] = [-1 if s is None else _split_of(s.spec, axis)
                                    for s in specs]
                 for s, o in zip(specs, outs):
                     if s is not None:
                         s.check(o.shape, f"{self.fun_name}: out_shardings")
                 return found["splits"]
-            program = _Program(self.fun, self.fun_name, tree, layouts, local,
-                               list(mesh.devices.flat), (mesh.size,), (axis,),
-                               mesh.devices.flat[0].platform,
-                               partition=(avals, splits, out_splits))
-            program.out_splits = found["splits"]
-            self._programs[key] = program
-        outs = program.run(leaves)
-        results = [_assemble(per_device, aval, NamedSharding(mesh, PartitionSpec(
-            *([] if split < 0 else [None] * split + [axis]))))
-            for per_device, aval, split in zip(outs, program.out_avals, program.out_splits)]
-        return tree_util.tree_unflatten(program.out_tree, results)
+
+            def outputs(out_tree, local):
+                return [_named_output(a, NamedSharding(mesh, PartitionSpec(
+                    *([] if split < 0 else [None] * split + [axis]))))
+                    for a, split in zip(local, found["splits"])]
+            program = self._programs[key] = _Program(
+                self.fun, self.fun_name, tree, layouts, local, list(mesh.devices.flat),
+                (mesh.size,), (axis,), mesh.devices.flat[0].platform, outputs=outputs,
+                partition=(avals, splits, out_splits))
+        return tree_util.tree_unflatten(program.out_tree, program.run(leaves))
 
 
 def _sharding_leaves(shardings, tree, what: str) -> list:
