@@ -324,7 +324,6 @@ class Executable:
         """``devices``: the devices of a program of several (``ember.pmap``), device ``d``
         of the program being ``devices[d]``; ``device`` is then ``devices[0]``."""
         self.device = device
-        self.devices = devices or [device]
         self.vmfb = vmfb
         instance = device.config.vm_instance
         self.vm_module = rt.VmModule.copy_buffer(instance, vmfb)
@@ -416,16 +415,16 @@ class Executable:
                 # in an Array argument's buffer when the call is given an Array.
                 views = [args.get_as_object(j, buffer_view) if first[0] else
                          x._bv if type(x) is array_type else None for j, x in enumerate(leaves)]
-                found = unalias(device, outs, pairs, views)
+                found = unalias(outs, pairs, views)
                 check[0], first[0] = branches or found, False
             return outs
         return run
-
 
     def _multi_device_runner(self, in_avals, out_avals, array_type, in_devices, out_devices):
         """The runner of a program of several devices: each argument is uploaded to (or, an
         Array, must live on) its own device, each result is an Array on its own."""
         invoke, function = self.invoke, self.function
+        pairs = alias_pairs(in_avals, out_avals)
 
         def run(leaves):
             args = _VariantList(len(in_avals))
@@ -447,10 +446,7 @@ class Executable:
             outs = [array_type(results.get_as_object(i, _BufferView), device, aval)
                     for i, (aval, device) in enumerate(zip(out_avals, out_devices))]
             # A result in an argument's buffer gets a copy of its own (see runner).
-            for i, j in alias_pairs(in_avals, out_avals):
-                if out_devices[i] is in_devices[j] and \
-                        outs[i]._bv.get_buffer() == args.get_as_object(j, _BufferView).get_buffer():
-                    outs[i]._bv = out_devices[i].copy(outs[i]._bv)
+            unalias(outs, pairs, [args.get_as_object(j, _BufferView) for j in range(len(leaves))])
             return outs
         return run
 
@@ -462,14 +458,14 @@ def alias_pairs(in_avals, out_avals) -> list[tuple[int, int]]:
             if o.nbytes and o.nbytes == a.nbytes]
 
 
-def unalias(device: Device, outs, pairs, views) -> bool:
+def unalias(outs, pairs, views) -> bool:
     """For each (result, argument) pair, give the result Array ``outs[i]`` a copy of its own
-    when its buffer is argument ``j``'s (``views[j]``, None: not to look at); whether any
-    was."""
+    (on its device) when its buffer is argument ``j``'s (``views[j]``, None: not to look
+    at); whether any was."""
     found = False
     for i, j in pairs:
         if views[j] is not None and outs[i]._bv.get_buffer() == views[j].get_buffer():
-            outs[i]._bv = device.copy(outs[i]._bv)
+            outs[i]._bv = outs[i].device.copy(outs[i]._bv)
             found = True
     return found
 

@@ -346,7 +346,7 @@ def donating_runner(compiled):
         outs = [Array(results.get_as_object(i, buffer_view), device, aval)
                 for i, aval in enumerate(out_avals)]
         if pairs:
-            unalias(device, outs, pairs, views)
+            unalias(outs, pairs, views)
         return outs
     return run
 
