@@ -135,11 +135,9 @@ class Lowered:
         # IREE's figure missed the budget (see compile)
         self.plan_budget: int | None = None
         self.iree_transient: int | None = None   # IREE's figure, when a budget asked for it
-        # A program of several devices (ember.pmap, shard_map): its devices, and the device
-        # of each argument and result leaf.
+        # A program of several devices (ember.pmap, shard_map): its devices, whose arguments
+        # and results come device by device (device 0's leaves, then device 1's, ...).
         self.devices: list | None = None
-        self.arg_devices: list | None = None
-        self.result_devices: list | None = None
 
     def pipeline(self, stage: str = "linalg") -> str:
         """The ``--pass-pipeline`` that takes the IR of the stage before ``stage`` to
@@ -295,6 +293,14 @@ class Lowered:
         if device is not None or backend.devices():
             return Compiled(load(), self)
         return Compiled(None, self, vmfb=vmfb, load=load)
+
+    def leaf_devices(self, count: int) -> list | None:
+        """The device of each of ``count`` argument (or result) leaves of a program of
+        several devices; None for a program of one."""
+        if not self.devices:
+            return None
+        per = count // len(self.devices)
+        return [self.devices[j // per] for j in range(count)]
 
     def iree_flags(self, backend, options: dict, calls=()):
         """IREE's flags for this program on ``backend`` (a backend module) with target
@@ -488,8 +494,9 @@ class Compiled:
         text = self.lowered.as_text("linalg")
         return self.executable.runner(self.in_avals, self.out_avals, Array,
                                       branches="scf.if" in text or "scf.index_switch" in text,
-                                      in_devices=self.lowered.arg_devices,
-                                      out_devices=self.lowered.result_devices)
+                                      in_devices=self.lowered.leaf_devices(len(self.in_avals)),
+                                      out_devices=self.lowered.leaf_devices(
+                                          len(self.out_avals)))
 
     def run_flat(self, leaves) -> list[Array]:
         """Run on flat argument leaves (already matching ``in_avals``); returns flat Arrays."""

@@ -380,8 +380,6 @@ class _Program:
         lowered = Lowered(module, fun_name, flat_tree, every_avals, out_tree,
                           [o.aval for o in outs], backend, devices[0])
         lowered.devices = list(devices)
-        lowered.arg_devices = [devices[j // k] for j in range(n * k)]
-        lowered.result_devices = [devices[j // m] for j in range(n * m)]
         self.lowered = lowered
         self.compiled = lowered.compile()
 
