@@ -26,6 +26,7 @@ from ember.rules.autodiff import jvp, transpose
 from ember.rules.base import Attr, OpTypeError, aval_of_type, callee_type, define
 from ember.rules.batching import batching
 from ember.rules.lowering import lowering
+from ember.rules.partition import split_aval
 from ember.rules.type_rules import aval
 
 __all__ = ["DEVICE_ATTR", "DEVICE_SYMBOL", "device_promise"]
@@ -71,8 +72,7 @@ def _verify_spmd(op, attrs):
                 if split >= want.ndim or want.shape[split] % n:
                     raise OpTypeError(f"{kind} {i % per} of @{name}, {want.str_short()}, "
                                       f"cannot be split along dimension {split} in {n}")
-                want = want._replace(shape=tuple(s // n if d == split else s
-                                                 for d, s in enumerate(want.shape)))
+                want = split_aval(want, split, n)
             if (want.shape, want.dtype) != (got.shape, got.dtype):
                 raise OpTypeError(f"{kind} {i} (device {i // per}) has type "
                                   f"{got.str_short()} but @{name} has {want.str_short()}")

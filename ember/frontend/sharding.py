@@ -36,6 +36,7 @@ from ember.errors import ArgumentError, _Located
 from ember.frontend import tracing
 from ember.frontend.tracing import Tracer
 from ember.rules.base import encode_attrs
+from ember.rules.partition import split_aval
 
 __all__ = ["Mesh", "PartitionSpec", "P", "NamedSharding", "ShardedArray", "Shard", "device_put",
            "pmap", "shard_map"]
@@ -437,7 +438,7 @@ def _emit_spmd(fun, fun_name, in_tree, flat, n, k, mesh_shape, axis_names, info,
         in_splits = tuple(partition[1]) + (-1,) * len(captured)
         out_splits = tuple(partition[2](out_tree, outs))
         attrs.update(in_splits=in_splits, out_splits=out_splits)
-        out_avals = [_local_aval(a, sp, n) for a, sp in zip(out_avals, out_splits)]
+        out_avals = [split_aval(a, sp, n) for a, sp in zip(out_avals, out_splits)]
     loc = tracing.user_location(outer.module.context)
     with outer.module.context, loc, ir.InsertionPoint(outer.block):
         op = ir.Operation.create(
@@ -448,15 +449,6 @@ def _emit_spmd(fun, fun_name, in_tree, flat, n, k, mesh_shape, axis_names, info,
     m = len(outs)
     return out_tree, [Tracer(outer, r, out_avals[j % m], origin)
                       for j, r in enumerate(op.results)]
-
-
-def _local_aval(aval, split: int, n: int):
-    """A device's part of ``aval`` split along ``split`` over ``n`` devices (-1: all)."""
-    if split < 0:
-        return aval
-    shape = list(aval.shape)
-    shape[split] //= n
-    return aval._replace(shape=tuple(shape))
 
 
 # --- pmap ---------------------------------------------------------------------------------

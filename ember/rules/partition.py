@@ -81,10 +81,6 @@ class PartitionContext:
         starts = [start if d == dim else zero for d in range(a.ndim)]
         return self.emit("ember.dynamic_slice", [value, *starts], slice_sizes=shape)[0]
 
-    def splittable(self, value, dim: int) -> bool:
-        a = aval_of_type(value.type)
-        return 0 <= dim < a.ndim and a.shape[dim] % self.n == 0
-
     def as_split(self, value, split, dim: int):
         """``value`` split along ``dim``: its block if whole, itself if split there, else
         None (split along another dimension)."""
@@ -184,13 +180,24 @@ def _to_split(ctx, value, split, want: int):
     return got
 
 
-def _local_type(t, split: int, n: int):
+def split_aval(aval, split: int, n: int):
+    """A device's part of ``aval`` split in ``n`` equal blocks along dimension ``split``
+    (-1: all of it).
+
+    Example:
+        >>> split_aval(ShapedArray((8, 3), np.float32), 0, 4).shape
+        (2, 3)
+    """
     if split < 0:
-        return t
+        return aval
+    return aval._replace(shape=tuple(s // n if d == split else s
+                                     for d, s in enumerate(aval.shape)))
+
+
+def _local_type(t, split: int, n: int):
     a = aval_of_type(t)
-    if not 0 <= split < a.ndim or a.shape[split] % n:
+    if split >= 0 and (split >= a.ndim or a.shape[split] % n):
         raise PassError(f"cannot split {a.str_short()} along dimension {split} over {n} "
                         "devices")
-    shape = list(a.shape)
-    shape[split] //= n
-    return tensor_type(shape, a.dtype)
+    local = split_aval(a, split, n)
+    return tensor_type(local.shape, local.dtype)
