@@ -29,7 +29,7 @@ from ember.rules.lowering import lowering
 from ember.rules.partition import split_aval
 from ember.rules.type_rules import aval
 
-__all__ = ["DEVICE_ATTR", "DEVICE_SYMBOL", "device_promise"]
+__all__ = ["DEVICE_ATTR", "DEVICE_SYMBOL", "device_promise", "edit_attr_dicts"]
 
 DEVICE_ATTR = "ember.device"        # on an argument or result: the device it lives on
 DEVICE_SYMBOL = "ember_device_"     # IREE's name of device d: ember_device_<d>
@@ -38,6 +38,20 @@ DEVICE_SYMBOL = "ember_device_"     # IREE's name of device d: ember_device_<d>
 def device_promise(device: int) -> ir.Attribute:
     """IREE's affinity attribute for device ``device`` of a program of several devices."""
     return ir.Attribute.parse(f"#hal.device.promise<@{DEVICE_SYMBOL}{device}>")
+
+
+def edit_attr_dicts(f, key: str, count: int, edit) -> None:
+    """Rewrite a function's ``arg_attrs`` or ``res_attrs`` (``key``; ``count`` arguments or
+    results where it has none yet): ``edit(i, entries)`` changes the dict of the ``i``-th
+    one's attributes in place."""
+    current = list(ir.ArrayAttr(f.attributes[key])) if key in f.attributes else \
+        [ir.DictAttr.get({})] * count
+    out = []
+    for i, d in enumerate(current):
+        entries = {a.name: a.attr for a in ir.DictAttr(d)}
+        edit(i, entries)
+        out.append(ir.DictAttr.get(entries))
+    f.attributes[key] = ir.ArrayAttr.get(out)
 
 
 def _verify_spmd(op, attrs):

@@ -14,9 +14,10 @@ from __future__ import annotations
 import ember.dialects  # noqa: F401  (fills SPMD: the collectives' rules)
 from ember._mlir import ir, walk
 from ember.dialects import OPS, decode_attrs
-from ember.dialects.spmd import DEVICE_ATTR
+from ember.dialects.spmd import DEVICE_ATTR, edit_attr_dicts
 from ember.errors import PassError
 from ember.passes.registry import Pass, func_ops, register
+from ember.rules.batching import callees
 from ember.rules.partition import PartitionContext, partition_function
 from ember.rules.spmd import SpmdContext, expand_body
 
@@ -35,11 +36,8 @@ class Spmd(Pass):
             for f in func_ops(module):
                 for op in [o for o in walk(f.operation) if o.name == "ember.spmd"]:
                     expanded.add(self._expand(op, f, table))
-            for name in expanded:
-                if not any(ir.FlatSymbolRefAttr(o.attributes["callee"]).value == name
-                           for f in func_ops(module) for o in walk(f.operation)
-                           if "callee" in o.attributes):
-                    table[name].operation.erase()
+            for name in expanded - callees(module.operation):
+                table[name].operation.erase()
 
     def _expand(self, op, f, table) -> str:
         attrs = decode_attrs(OPS["ember.spmd"], op)
@@ -75,18 +73,14 @@ class Spmd(Pass):
 def _mark(f, key: str, pairs, count: int) -> None:
     """Set ``ember.device`` on the function's arguments or results named by (index, device)
     ``pairs``; a value on two devices is an error."""
-    current = list(ir.ArrayAttr(f.attributes[key])) if key in f.attributes else \
-        [ir.DictAttr.get({})] * count
     devices: dict[int, int] = {}
     for i, d in pairs:
         if devices.setdefault(i, d) != d:
             raise PassError(f"{f.location}: error: {key[:3]} {i} of the function is given to "
                             f"devices {devices[i]} and {d} of an ember.spmd; each lives on one")
     i64 = ir.IntegerType.get_signless(64)
-    out = []
-    for i, d in enumerate(current):
-        entries = {a.name: a.attr for a in ir.DictAttr(d)}
+
+    def mark(i, entries):
         if i in devices:
             entries[DEVICE_ATTR] = ir.IntegerAttr.get(i64, devices[i])
-        out.append(ir.DictAttr.get(entries))
-    f.attributes[key] = ir.ArrayAttr.get(out)
+    edit_attr_dicts(f, key, count, mark)

@@ -14,7 +14,7 @@ import dataclasses
 from ember._mlir import ir, signless, walk
 from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.dialects import OPS, aval_of_type, decode_attrs
-from ember.dialects.spmd import DEVICE_ATTR, device_promise
+from ember.dialects.spmd import DEVICE_ATTR, device_promise, edit_attr_dicts
 from ember.passes.registry import Pass, PassError, func_ops, register
 from ember.rules.base import REMAT_ATTR
 from ember.rules.complex import materialize_complex_splats
@@ -142,17 +142,13 @@ def _distinct_operand(call: LowerCall) -> None:
 def _device_affinities(f) -> None:
     """The arguments and results ember-spmd gave a device (``ember.device``) get IREE's
     ``iree.abi.affinity`` for that device instead."""
+    def affinity(i, entries):
+        if DEVICE_ATTR in entries:
+            device = ir.IntegerAttr(entries.pop(DEVICE_ATTR)).value
+            entries["iree.abi.affinity"] = device_promise(device)
     for key in ("arg_attrs", "res_attrs"):
-        if key not in f.attributes:
-            continue
-        out = []
-        for d in ir.ArrayAttr(f.attributes[key]):
-            entries = {a.name: a.attr for a in ir.DictAttr(d)}
-            if DEVICE_ATTR in entries:
-                device = ir.IntegerAttr(entries.pop(DEVICE_ATTR)).value
-                entries["iree.abi.affinity"] = device_promise(device)
-            out.append(ir.DictAttr.get(entries))
-        f.attributes[key] = ir.ArrayAttr.get(out)
+        if key in f.attributes:
+            edit_attr_dicts(f, key, 0, affinity)
 
 
 def _signless_signature(f) -> None:
