@@ -45,9 +45,9 @@ from ember.rules.base import (
     OpTypeError,
     aval_of_type,
     callee_type,
+    clone_mapped,
     define,
     module_of,
-    remap_nested,
 )
 from ember.rules.batching import batch_elementwise, batching
 from ember.rules.lowering import lowering
@@ -183,10 +183,7 @@ def _inline_rule(ad, block, env: dict, tangents: set):
             return [env[v] for v in op.operands]
         linear = any(env[v] in tangents for v in op.operands)
         with ad.linear_ip if linear else ad.primal_ip:
-            new = op.clone()
-        for i, v in enumerate(op.operands):
-            new.operands[i] = env[v]
-        remap_nested(new, env)
+            new = clone_mapped(op, [env[v] for v in op.operands], env)
         for old, r in zip(op.results, new.results):
             env[old] = r
             if linear:

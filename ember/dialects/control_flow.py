@@ -139,10 +139,10 @@ from ember.rules.base import (
     aval_of_type,
     callee_of,
     callee_type,
+    clone_mapped,
     decode_attrs,
     define,
     encode_attrs,
-    remap_nested,
 )
 from ember.rules.batching import batch_block, batch_body, batching
 from ember.rules.lowering import (
@@ -1114,10 +1114,7 @@ def _region_rule(fn):
             return fn(ad, op, x, out, t, attrs)
         mapping = dict(zip(inputs_of(op), x))
         with ad.primal_ip:
-            copy = op.clone()
-        for i, v in enumerate(op.operands):
-            copy.operands[i] = mapping[v]
-        remap_nested(copy, mapping)
+            copy = clone_mapped(op, [mapping[v] for v in op.operands], mapping)
         results = list(copy.results)
         tangents = fn(ad, copy, x, list(results), t, attrs)
         for r in results:
@@ -1622,10 +1619,7 @@ def _checkpointed_call(ad, op, x, out, t, attrs):
         env = dict(zip(block.arguments, x))
         for o in ops:
             with ad.primal_ip:
-                new = o.clone()
-            for k, v in enumerate(o.operands):
-                new.operands[k] = env.get(v, v)
-            remap_nested(new, env)
+                new = clone_mapped(o, [env.get(v, v) for v in o.operands], env)
             for old, r in zip(o.results, new.results):
                 env[old] = r
         ret = list(block.operations)[-1].operation

@@ -40,9 +40,9 @@ from ember.rules.base import (
     REMAT_ATTR,
     aval_of_type,
     callee_of,
+    clone_mapped,
     decode_attrs,
     emit,
-    remap_nested,
     rule_registrar,
 )
 
@@ -226,10 +226,7 @@ def linearize_block(ad: ADContext, block, env: dict, tangents: dict):
             new, outs = op, [ad.reuse[r] for r in op.results]    # a saved residual
         else:
             with ad.primal_ip:
-                new = op.clone()
-            for i, v in enumerate(op.operands):
-                new.operands[i] = env[v]
-            remap_nested(new, env)
+                new = clone_mapped(op, [env[v] for v in op.operands], env)
             if ad.remat:
                 new.attributes[REMAT_ATTR] = ir.UnitAttr.get()
             outs = list(new.results)

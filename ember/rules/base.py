@@ -322,6 +322,16 @@ def remap_nested(op, env: dict, pick=None) -> None:
                             nested.operands[i] = env[v] if pick is None else pick(env[v])
 
 
+def clone_mapped(op, operands, env: dict, pick=None) -> ir.Operation:
+    """A copy of ``op`` at the current insertion point reading ``operands``, the ops in its
+    regions reading the copies ``env`` maps outer values to (see :func:`remap_nested`)."""
+    new = op.clone()
+    for i, v in enumerate(operands):
+        new.operands[i] = v
+    remap_nested(new, env, pick)
+    return new
+
+
 def callee_type(op: ir.Operation, name: str, verb: str) -> ir.FunctionType:
     """The type of the func.func ``name`` that ``op`` refers to; raises OpTypeError (``op
     <verb> @name, which is not defined``) when the enclosing module has none."""

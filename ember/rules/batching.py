@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from ember._mlir import ir, tensor_type, walk
 from ember.errors import PassError
-from ember.rules.base import OPS, aval_of_type, decode_attrs, emit, remap_nested, rule_registrar
+from ember.rules.base import OPS, aval_of_type, clone_mapped, decode_attrs, emit, rule_registrar
 
 BATCHING: dict[str, Callable] = {}
 
@@ -184,10 +184,7 @@ def batch_block(ctx: BatchContext, block, env: dict):
             ins = [env[v] for v in op.operands]
             if all(b is None for _, b in ins) and not _names_axis(op, ctx.axis_name) and \
                     not _uses_batched_from_regions(op, env, ctx.axis_name):
-                new = op.clone()
-                for i, (v, _) in enumerate(ins):
-                    new.operands[i] = v
-                remap_nested(new, env, pick=_value_of)
+                new = clone_mapped(op, [v for v, _ in ins], env, pick=_value_of)
                 for old, r in zip(op.results, new.results):
                     env[old] = (r, None)
                 continue

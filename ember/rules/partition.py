@@ -27,10 +27,10 @@ from ember.errors import PassError
 from ember.rules.base import (
     OPS,
     aval_of_type,
+    clone_mapped,
     decode_attrs,
     emit,
     is_splat_constant,
-    remap_nested,
     rule_registrar,
 )
 
@@ -153,11 +153,7 @@ def _partition_op(ctx, op, env):
 
 
 def _clone(op, operands, env):
-    new = op.clone()
-    for i, v in enumerate(operands):
-        new.operands[i] = v
-    remap_nested(new, env, pick=lambda vs: vs[0])
-    return list(new.results)
+    return list(clone_mapped(op, operands, env, pick=lambda vs: vs[0]).results)
 
 
 def _read_from_regions(op, env) -> list:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from ember._mlir import ir, walk
 from ember.errors import PassError
-from ember.rules.base import OPS, decode_attrs, emit, remap_nested, rule_registrar
+from ember.rules.base import OPS, clone_mapped, decode_attrs, emit, rule_registrar
 
 SPMD: dict[str, Callable] = {}
 
@@ -112,13 +112,7 @@ def expand_body(ctx: SpmdContext, func, per_device):
                 "cond/scan/while under pmap or shard_map is not supported yet); move the "
                 "collective out of the control flow")
         else:
-            outs = []
-            for env, args in zip(envs, ins):
-                new = op.clone()
-                for i, v in enumerate(args):
-                    new.operands[i] = v
-                remap_nested(new, env)
-                outs.append(list(new.results))
+            outs = [list(clone_mapped(op, args, env).results) for env, args in zip(envs, ins)]
         for env, results in zip(envs, outs):
             env.update(zip(op.results, results))
     raise PassError(f"{func.location}: error: the per-device function has no terminator")
