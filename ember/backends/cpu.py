@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import functools
-import math
 
 import iree.runtime as rt
 
 from ember.backends.runtime import Device
+from ember.config import config
 
 NAME = "cpu"
 OPTIONS = {"cpu": "cpu_target", "features": "cpu_features"}
@@ -93,13 +93,11 @@ _CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linal
 def program_flags(flags, module) -> tuple[str, ...]:
     """``flags`` for this program (a linalg module): a program whose contractions read large
     constants (``CONSTANT_PACKED_AT_LOAD_BYTES``, which ember's memory model knows) gets data
-    tiling from IREE's global-optimization phase, which packs those
-    constants once, when the module loads (IREE's hoisting of constant expressions), where
-    the default path (dispatch creation) packs them on every call. Measured
-    (``benchmarks/memory.py``, "captured weights"): two captured 1024x1024 weights took 8.75
-    MiB of IREE's transient memory a call, 0.75 MiB this way, at the same speed; programs
-    without such constants keep the default path, whose packed copies of arguments were
-    smaller (a 1024^3 matmul of two arguments: 12 MiB against 16).
+    tiling from IREE's global-optimization phase, which packs those constants once, when the
+    module loads (IREE's hoisting of constant expressions), where the default path (dispatch
+    creation) packs them on every call; programs without such constants keep the default
+    path, whose packed copies of arguments were smaller (the figures: docs/benchmarks.md,
+    ``benchmarks/memory.py``'s captured_weights).
 
     Example:
         >>> program_flags(compiler_flags(), ember.jit(lambda x: x @ W).lower(x).compiler_ir())
@@ -115,7 +113,9 @@ def program_flags(flags, module) -> tuple[str, ...]:
 def _reads_large_constants(module) -> bool:
     """Whether a contraction of the linalg ``module`` reads a large constant, or a value
     computed from constants alone (a transposed weight), which IREE hoists likewise."""
-    from ember._mlir import element_bits, ir, walk  # (the runtime alone imports this module)
+    # (imported here: the runtime alone, without the compiler, imports this module)
+    from ember._mlir import ir, walk
+    from ember.passes.liveness import tensor_bytes
     from ember.passes.plan_memory import CONSTANT_PACKED_AT_LOAD_BYTES
 
     def constant(v, depth=0) -> bool:
@@ -128,16 +128,11 @@ def _reads_large_constants(module) -> bool:
             constant(x, depth + 1) or not isinstance(x.type, ir.RankedTensorType)
             for x in owner.operands)
 
-    def large(v) -> bool:
-        t = ir.RankedTensorType(v.type)
-        return math.prod(t.shape) * max(element_bits(t.element_type) // 8, 1) >= \
-            CONSTANT_PACKED_AT_LOAD_BYTES
-
     for op in walk(module.operation):
         if op.name not in _CONTRACTIONS or (op.name == "linalg.generic" and "reduction" not in
                                             str(op.attributes["iterator_types"])):
             continue
-        if any(isinstance(v.type, ir.RankedTensorType) and large(v) and constant(v)
+        if any(tensor_bytes(v.type) >= CONSTANT_PACKED_AT_LOAD_BYTES and constant(v)
                for v in op.operands[:-1]):
             return True
     return False
@@ -165,12 +160,10 @@ def _more(index: int) -> CpuDevice:
 
 
 def devices() -> list[CpuDevice]:
-    from ember.config import config
     return [device_for_driver("local-task")] + [_more(i) for i in range(1, config.cpu_devices)]
 
 
 def device(index: int = 0) -> CpuDevice:
-    from ember.config import config
     if not 0 <= index < config.cpu_devices:
         from ember.backends._drivers import unavailable
         raise unavailable(NAME, f"there are {config.cpu_devices} CPU devices (set "
