@@ -299,7 +299,7 @@ class _BlockFusion:
         if self.kind[producer] is None:
             return "the producer is not a fusible op"
         for op in (producer, consumer):
-            if op.name == "ember.gather" and not self._from_arguments(op):
+            if op.name == "ember.gather" and not self._from_arguments(op.operands):
                 return _COMPUTED_INDICES
         if producer in self.left_to_iree or consumer in self.left_to_iree:
             return self.left_to_iree.get(producer) or self.left_to_iree[consumer]
@@ -360,26 +360,16 @@ class _BlockFusion:
         for p in self._producers(consumer):
             # Constants and what fusible ops compute from them and the arguments alone (a
             # broadcast eps, a layernorm's scale) fuse too: they keep nothing waiting.
-            if not self._from_inputs(p) and self.pos[p] > max(reduces) and \
+            if not self._from_arguments(p.results) and self.pos[p] > max(reduces) and \
                     self.find(p) not in (a, b):
                 return p
         return None
 
-    def _from_inputs(self, op, depth: int = 0) -> bool:
-        """Whether ``op`` computes from constants and the block's arguments alone, by
-        fusible elementwise and shape ops (a few levels deep)."""
-        if op.name in ("ember.constant", "ember.iota"):
-            return True
-        if depth > 4 or self.kind.get(op) not in ("elementwise", "shape"):
-            return False
-        return all(isinstance(v.owner, ir.Block) or
-                   self._from_inputs(v.owner.operation, depth + 1) for v in op.operands)
-
-    def _from_arguments(self, gather) -> bool:
-        """Whether a gather's operand and indices are computed, by fusible elementwise and
-        shape ops, from function arguments and constants only (not from a slice, a
-        transpose, ...)."""
-        stack, seen = list(gather.operands), set()    # (a DAG: each op once, or exponential)
+    def _from_arguments(self, values) -> bool:
+        """Whether ``values`` (a gather's operands, a producer's results) are computed, by
+        fusible elementwise and shape ops, from the block's arguments and constants only
+        (not from a slice, a transpose, a reduction, ...)."""
+        stack, seen = list(values), set()    # (a DAG: each op once, or exponential)
         while stack:
             owner = stack.pop().owner
             if isinstance(owner, ir.Block):
