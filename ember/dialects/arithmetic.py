@@ -464,34 +464,11 @@ scalar("ceil")(math_op(math_d.CeilOp))
 
 # --- lowering: complex emitters -------------------------------------------------------------
 
-@complex_rule("add")
-def _complex_add(p, args, dt, out_dt):
-    return complex_d.AddOp(*args).result
-
-
-@complex_rule("sub")
-def _complex_sub(p, args, dt, out_dt):
-    return complex_d.SubOp(*args).result
-
-
-@complex_rule("mul")
-def _complex_mul(p, args, dt, out_dt):
-    return complex_d.MulOp(*args).result
-
-
-@complex_rule("neg")
-def _complex_neg(p, args, dt, out_dt):
-    return complex_d.NegOp(args[0]).result
-
-
-@complex_rule("eq")
-def _complex_eq(p, args, dt, out_dt):
-    return complex_d.EqualOp(*args).result
-
-
-@complex_rule("ne")
-def _complex_ne(p, args, dt, out_dt):
-    return complex_d.NotEqualOp(*args).result
+# The ops the complex dialect has, one each.
+for _name, _op in {"add": complex_d.AddOp, "sub": complex_d.SubOp, "mul": complex_d.MulOp,
+                   "neg": complex_d.NegOp, "eq": complex_d.EqualOp,
+                   "ne": complex_d.NotEqualOp}.items():
+    complex_rule(_name)(lambda p, args, dt, out_dt, _op=_op: _op(*args).result)
 
 
 @complex_only_rule("conj")
