@@ -35,6 +35,7 @@ from ember.rules.lowering import (
     lower_elementwise,
     optimization_barrier,
     scalar_const,
+    sign_bit,
 )
 
 
@@ -80,7 +81,6 @@ class Parts(FloatOps):
         return arith.MinimumFOp(a, b).result
 
     def signbit(self, a):
-        from ember.rules.lowering import sign_bit
         return sign_bit(a, self.dt)
 
 
