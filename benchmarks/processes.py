@@ -33,7 +33,6 @@ import argparse
 import json
 import os
 import pathlib
-import shutil
 import statistics
 import subprocess
 import sys
@@ -136,7 +135,8 @@ def worker(model: str, steps: int) -> None:
 # --- the driver ------------------------------------------------------------------------------
 
 def _mpiexec(n: int, args: list[str], timeout: float = 300) -> dict:
-    mpiexec = shutil.which("mpiexec")
+    from ember.distributed import mpiexec as find_mpiexec
+    mpiexec = find_mpiexec()
     if mpiexec is None:
         raise SystemExit("mpiexec not found: pip install mpi4py mpich (the distributed extra)")
     proc = subprocess.run([mpiexec, "-n", str(n), sys.executable, *args], cwd=ROOT,

@@ -37,6 +37,9 @@ and dtypes (MPI's rule, and JAX's).
 from __future__ import annotations
 
 import dataclasses
+import os
+import shutil
+import sys
 import zlib
 
 import numpy as np
@@ -47,6 +50,18 @@ from ember.dtypes import bfloat16
 from ember.errors import DistributedError
 
 _INSTALL = 'pip install "ember[distributed]" (or: pip install mpi4py mpich)'
+
+
+def mpiexec() -> str | None:
+    """The MPI launcher of this Python's environment: the ``mpiexec`` beside the interpreter
+    (the mpich wheel's; a fresh environment's scripts need not be on PATH), else the one on
+    PATH; None without one.
+
+    Example:
+        >>> subprocess.run([ember.distributed.mpiexec(), "-n", "4", sys.executable, "train.py"])
+    """
+    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    return here if os.access(here, os.X_OK) else shutil.which("mpiexec")
 
 
 @dataclasses.dataclass
@@ -402,6 +417,7 @@ def _reset() -> None:
     _state, allreduce_calls = None, 0
 
 
-__all__ = ["assert_equal", "broadcast_one_to_all", "initialize", "is_initialized", "pmean",
+__all__ = ["assert_equal", "broadcast_one_to_all", "initialize", "is_initialized", "mpiexec",
+           "pmean",
            "process_allgather", "process_count", "process_index", "psum", "shutdown",
            "sync_global_devices"]

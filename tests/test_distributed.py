@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -41,7 +40,7 @@ def _problem():
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
     """[(report dict, results npz)] per rank of one ``mpiexec -n 4`` run."""
-    mpiexec = shutil.which("mpiexec")
+    mpiexec = dist.mpiexec()
     if mpiexec is None:
         pytest.skip("mpiexec is not installed (pip install mpi4py mpich, the test extra)")
     out = tmp_path_factory.mktemp("distributed")
