@@ -693,20 +693,13 @@ LOOPS = {"lax.cond", "lax.switch", "lax.fori_loop", "lax.while_loop", "lax.scan"
              "solve", "inv", "det", "slogdet", "cholesky", "qr", "eigh", "eigvalsh", "svd",
              "svdvals", "cond", "pinv", "lstsq", "tensorinv", "tensorsolve")),
          "numpy.polyfit", *GAPS}
-# Entries that fail today, each with the reason: checked one by one, expected to fail (a
-# strict xfail: one that passes must leave this list).
-KNOWN_FAILURES = {
-    "lax.scan": "reverse mode: IREE fails to compile the transposed scan ('scf.for' op along "
-                "control flow edge from parent to Region #0: successor operand type "
-                "'!stream.resource<constant>' should match '!stream.resource<external>')",
-}
 # Second order (forward over reverse: the JVP of the gradient) on every entry with reverse
 # mode and a JAX derivative, but the loops, of which these run (a loop's second derivative is
 # among the largest programs here, and IREE compiles those slowest: see the module's end).
 SECOND_ORDER_LOOPS = [
     "numpy.linalg.det", "numpy.linalg.inv", "numpy.linalg.cholesky", "numpy.linalg.slogdet",
     "numpy.linalg.eigh", "numpy.linalg.svdvals", "numpy.linalg.pinv", "numpy.linalg.solve",
-    "lax.fori_loop", "lax.cond", "lax.map",
+    "lax.fori_loop", "lax.cond", "lax.map", "lax.scan",
 ]
 # JAX computes no second derivative of these (its error as the reason): ember's is checked
 # against central differences of its own gradient instead.
@@ -716,10 +709,9 @@ SECOND_ORDER_FD = {"special.exp1": _NO_CONSTANT_HANDLER, "special.expn": _NO_CON
                    "special.gammainc": _NO_IGAMMA_GRAD_A_RULE,
                    "special.gammaincc": _NO_IGAMMA_GRAD_A_RULE}
 SECOND_ORDER = sorted(n for n, c in CASES.items() if c.rev and c.jax and n not in LOOPS
-                      and n not in KNOWN_FAILURES and n not in SECOND_ORDER_FD)
+                      and n not in SECOND_ORDER_FD)
 assert set(SECOND_ORDER_LOOPS) <= LOOPS
-GROUPS = _groups(set(CASES) - LOOPS - set(KNOWN_FAILURES), 60) + \
-    _groups(LOOPS - set(KNOWN_FAILURES), 12)
+GROUPS = _groups(set(CASES) - LOOPS, 60) + _groups(LOOPS, 12)
 # Pairs checked together on their own, entry and partner: std's second order was wrong beside
 # var's (right alone), where IREE 3.13 fused mul(a, b) and mul(b, a) into one dispatch and
 # mixed up its results; ember-simplify merges such pairs (tests/test_iree_quirks.py::
@@ -842,12 +834,6 @@ def _report(failures):
 @pytest.mark.parametrize("g", range(len(GROUPS)))
 def test_first_order_against_jax_and_finite_differences(g):
     _check_first_order(GROUPS[g])
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    reason=r, strict=True)) for n, r in sorted(KNOWN_FAILURES.items())])
-def test_known_failures(name):
-    _check_first_order([name])
 
 
 def _gradient(name, cts, jax_side):

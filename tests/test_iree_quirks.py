@@ -23,6 +23,7 @@ inits, stream conversion miscounts                     forward_while_carries; sc
                                                        programs of some size
 several loop carries: runtime rejects copies           lax/_linalg.py:svd_core,
 ("indirect buffer reference slot 0")                   dialects/sort_scan.py; large loops
+                                                       (a loop in a branch: tested below)
 dispatch binding > 32 buffers refused at load          passes/limit_bindings.py; see
                                                        tests/test_many_arguments.py
 fused generics with gathers / shifted indices fail     passes/fuse.py, dialects/fusion.py;
@@ -45,6 +46,8 @@ CUDA: complex scan beside another dispatch crashes     backends/cuda.py (_COMPLE
 """
 
 from __future__ import annotations
+
+import pathlib
 
 import numpy as np
 import pytest
@@ -78,6 +81,11 @@ def compile_error(text: str, flags=CPU) -> str | None:
     except tools.CompilerToolError as e:
         return str(e)
     return None
+
+
+def quirk(name: str) -> str:
+    """The text of ``tests/iree_quirks/<name>.mlir``."""
+    return (pathlib.Path(__file__).parent / "iree_quirks" / f"{name}.mlir").read_text()
 
 
 def assert_fails(text: str, site: str, *expected: str, flags=CPU) -> None:
@@ -188,14 +196,43 @@ def test_constant_used_on_several_devices_fails_with_four():
     option ember's Session cannot set). ember's workaround: a program of several devices is
     compiled with ``--iree-opt-const-expr-hoisting=false`` (backends/__init__.py:
     NO_HOISTING), so each device computes the constant itself."""
-    import pathlib
-    text = (pathlib.Path(__file__).parent / "iree_quirks" /
-            "constant_on_four_devices.mlir").read_text()
+    text = quirk("constant_on_four_devices")
     assert_fails(text, "ember/backends/__init__.py:NO_HOISTING",
                  "is not compatible with the partition affinity", flags=FOUR_DEVICES)
     no_hoisting = "--iree-opt-const-expr-hoisting=false"     # NO_HOISTING
     assert compile_error(text, FOUR_DEVICES + (no_hoisting,)) is None, \
         "ember's workaround (backends/__init__.py:NO_HOISTING) no longer compiles this"
+
+
+def test_constant_fill_loop_inits_fail():
+    """Two scans' stacked residuals starting from constant fills (``constant_fill_loop_inits``,
+    the program ember gave IREE for the gradient of two scans from one carry) fail to
+    compile. ember-split-loop-inits computes such inits at each call
+    (passes/split_loop_inits.py:_distinct_init)."""
+    assert_fails(quirk("constant_fill_loop_inits"), "ember/passes/split_loop_inits.py:"
+                 "_distinct_init", "successor operand type #0 '!stream.resource<constant>'")
+
+
+def test_loop_results_leaving_a_branch_bind_a_null_buffer():
+    """A ``cond`` whose branch returns the two carries of a loop with a ``cond`` in its step
+    (``loop_results_leaving_branch``) fails at run time; with a barrier on each loop result
+    before the branch's yield (what ember-split-loop-inits adds) it computes the Python
+    loop's value."""
+    r = np.random.default_rng(0)
+    x, xs, t = r.uniform(0.2, 0.9, 4), r.normal(size=(6, 4)), r.uniform(0.2, 0.9, 4)
+    x, xs, t = (a.astype(np.float32) for a in (x, xs, t))
+    c, d = x, t
+    for row in xs:      # the program: its outer and inner conds both take the first branch
+        c, d = (c * row, d * row) if c.sum() > 0 else (c + row, d + row)
+    text = quirk("loop_results_leaving_branch")
+    with pytest.raises(Exception, match="indirect buffer reference slot 0"):
+        run(text, x, xs, t)
+    barrier = ("      %b:2 = util.optimization_barrier %6#0, %6#1 : tensor<4xf32>, "
+               "tensor<4xf32>\n      scf.yield %b#0, %b#1 :")
+    fixed_text = text.replace("      scf.yield %6#0, %6#1 :", barrier)
+    assert fixed_text != text
+    (got,) = run(fixed_text, x, xs, t)
+    np.testing.assert_allclose(got, c.sum() + d.sum(), rtol=1e-5)
 
 
 # --- wrong results on the CPU --------------------------------------------------------------
@@ -328,15 +365,13 @@ def test_equal_products_fused_into_one_dispatch():
     ``d``, the dispatch's first result. ember-simplify takes ``add`` and ``mul`` with their
     operands in either order as one op (passes/simplify.py:_key), so ember emits no such
     pair."""
-    import pathlib
     r = np.random.default_rng(0)
     x = r.normal(size=(4, 5))
     v = r.normal(size=4)
     d = x - v[:, None]
     p = d * v[:, None]
     want = (d + p) * p + (d + p + p).sum(1)[:, None]
-    text = (pathlib.Path(__file__).parent / "iree_quirks" / "equal_products.mlir").read_text()
-    (got,) = run(text, x, v)
+    (got,) = run(quirk("equal_products"), x, v)
     as_if_q_were_d = (d + p) * d + (d + p + d).sum(1)[:, None]
     if np.allclose(got, want, rtol=1e-12, atol=1e-12):
         pytest.fail(NOTE_ONLY)
@@ -357,15 +392,13 @@ def test_two_equal_programs_of_a_hessian_vector_product_differ():
     tests/test_grad_ops.py, where the bug showed, passes."""
     jax = pytest.importorskip("jax", reason="JAX is the oracle of the right value")
     jax.config.update("jax_enable_x64", True)
-    import pathlib
     r = np.random.default_rng(0)
     x = r.uniform(0.1, 0.9, (4, 5))
     t = r.normal(size=(4, 5))
     c1 = np.array([-1.2590655321041202, 1.5139237747390626, 1.3458754237823045,
                    0.78131140070042748])       # the constant both programs hold
     want = jax.jvp(jax.grad(lambda v: (jax.numpy.std(v, axis=1) * c1).sum()), (x,), (t,))[1]
-    here = pathlib.Path(__file__).parent / "iree_quirks"
-    got = {name: run((here / f"std_hvp_{name}.mlir").read_text(), x, t)[0]
+    got = {name: run(quirk(f"std_hvp_{name}"), x, t)[0]
            for name in ("materialized", "recomputed")}
     np.testing.assert_allclose(got["materialized"], want, rtol=1e-12, atol=1e-12)
     assert np.abs(got["recomputed"] - want).max() > 1e-3, \

@@ -1,5 +1,6 @@
 """``ember-split-loop-inits``: let IREE free a loop's first carried buffer after its first step,
-and keep the buffers of carries that start empty apart (``_distinct_empties``).
+keep the buffers of carries that start empty apart (``_distinct_empties``), and give the
+results of a loop that a branch returns buffers of their own (``_branch_results_apart``).
 
 IREE 3.13 allocates the values that leave one of its execution regions in one block of
 memory, freed when the last of them is. A loop starts from values computed before it, in
@@ -46,6 +47,24 @@ class SplitLoopInits(Pass):
             for f in func_ops(module):
                 for loop in [op for op in walk(f) if op.name in ("scf.for", "scf.while")]:
                     _split(loop)
+                    _branch_results_apart(loop)
+
+
+def _branch_results_apart(loop) -> None:
+    """IREE 3.13 packs a loop's carries into one allocation; when an ``scf.if`` branch
+    returns them as they leave the loop, its runtime then binds a null buffer ("indirect
+    buffer reference slot 0 is out range of the declared binding capacity": a ``cond``
+    running a ``scan`` of two carries whose step holds a ``cond``;
+    tests/iree_quirks/loop_results_leaving_branch.mlir). Each such result passes through a
+    barrier of its own before the branch's yield, which copies nothing."""
+    block = loop.operation.block
+    term = block.operations[len(block.operations) - 1]
+    if term.name != "scf.yield" or block.owner.name != "scf.if":
+        return
+    for k, v in enumerate(list(term.operands)):
+        if isinstance(v, ir.OpResult) and v.owner == loop.operation:
+            with ir.InsertionPoint(term):
+                term.operands[k] = optimization_barrier(v)
 
 
 def _distinct_empties(loop) -> None:
@@ -66,13 +85,16 @@ def _distinct_empties(loop) -> None:
 
 
 def _distinct_init(aval, k: int) -> ir.Value:
-    """The k-th (k >= 1) of pairwise distinct values of type ``aval``: filled with k; a bool
+    """The k-th (k >= 1) of pairwise distinct values of type ``aval``, computed at each call
+    (IREE made a constant fill a constant resource, which it failed to pass into the loop
+    beside its other carries: "successor operand type '!stream.resource<constant>'"): filled
+    with k; a bool
     filled with k's parity, then with the elements at the set bits of k // 2 (counted in
     row-major order) flipped. A fill of k's parity alone gave the second and fourth bool ys of
     a loop one buffer: reverse mode stacks a mask per step for each select (lu_core's row
     swap: four), and its gradients read another step's masks (det's gradient was zero)."""
     if aval.dtype != bool or k == 1:
-        return filled(aval, k)
+        return distinct_copy(filled(aval, k), aval)
     out = filled(aval, k % 2 == 1)
     flip = scalar_const(k % 2 == 0, aval.dtype)
     size = int(np.prod(aval.shape))
