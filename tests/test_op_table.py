@@ -440,3 +440,24 @@ def test_every_elementwise_op_is_a_lax_function():
     modules = {m.__name__ for m in dialects.FAMILIES}
     declared = {p.stem for p in pathlib.Path(dialects.__file__).parent.glob("*.py")}
     assert modules == {f"ember.dialects.{m}" for m in declared - {"__init__"}}
+
+
+def test_ops_declared_with_numpy_names_are_numpy_functions():
+    """Each op declared with NumPy names (``define(..., numpy=...)``) is the function of
+    ``ember.numpy`` of each name: its trace emits the op, integers become floats, and its
+    values are NumPy's function of the same name (one program for all of them)."""
+    import ember
+    import ember.numpy as enp
+    names = {name: op.name for op in OPS.values() for name in op.numpy}
+    assert {"exp", "cbrt", "arcsin", "asin"} <= set(names)
+    ints, floats = np.arange(1, 4, dtype=np.int32), np.float32([0.25, -0.5, 0.75])
+    program = ember.jit(lambda a, b: {n: (getattr(enp, n)(a), getattr(enp, n)(b))
+                                      for n in names})
+    text = program.lower(ints, floats).as_text()
+    for name, (got_ints, got_floats) in program(ints, floats).items():
+        assert names[name] in text, name
+        for x, got in ((ints, got_ints), (floats, got_floats)):
+            assert got.dtype == np.float32, (name, x.dtype, got.dtype)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                want = getattr(np, name)(x.astype(np.float64))
+            np.testing.assert_allclose(np.asarray(got), want, rtol=3e-6, err_msg=name)

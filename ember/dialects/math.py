@@ -53,14 +53,21 @@ from ember.rules.type_rules import FLOAT, INEXACT, binary_rule, unary_rule
 
 # --- declarations ---------------------------------------------------------------------------
 
-# name: (dtype class, what it computes). Transcendental in cost, and no float64 form in IREE's
-# SPIR-V lowering (f64_math: ember/backends/vulkan.py refuses them there), but for the roots.
+# name: (dtype class, what it computes, its ember.numpy functions). Transcendental in cost,
+# and no float64 form in IREE's SPIR-V lowering (f64_math: ember/backends/vulkan.py refuses
+# them there), but for the roots. (NumPy's exp2 and log2 take complex numbers, which these
+# ops do not: ember.numpy defines its own.)
 UNARY = {
-    "exp": (INEXACT, "e ** x"), "expm1": (INEXACT, "e ** x - 1, accurate near 0"),
-    "exp2": (FLOAT, "2 ** x"), "log": (INEXACT, "natural logarithm"),
-    "log1p": (INEXACT, "log(1 + x), accurate near 0"), "log2": (FLOAT, "base-2 logarithm"),
-    "sqrt": (INEXACT, "square root"), "rsqrt": (INEXACT, "1 / sqrt(x)"),
-    "cbrt": (FLOAT, "cube root (real, signed)"), "logistic": (FLOAT, "1 / (1 + e ** -x)"),
+    "exp": (INEXACT, "e ** x", ("exp",)),
+    "expm1": (INEXACT, "e ** x - 1, accurate near 0", ("expm1",)),
+    "exp2": (FLOAT, "2 ** x", ()),
+    "log": (INEXACT, "natural logarithm", ("log",)),
+    "log1p": (INEXACT, "log(1 + x), accurate near 0", ("log1p",)),
+    "log2": (FLOAT, "base-2 logarithm", ()),
+    "sqrt": (INEXACT, "square root", ("sqrt",)),
+    "rsqrt": (INEXACT, "1 / sqrt(x)", ()),
+    "cbrt": (FLOAT, "cube root (real, signed)", ("cbrt",)),
+    "logistic": (FLOAT, "1 / (1 + e ** -x)", ()),
 }
 BINARY = {"pow": (INEXACT, "x1 ** x2")}
 # Bit-level: exact in bfloat16; copysign costs as an add.
@@ -70,10 +77,10 @@ BITWISE = {
 }
 _ROOTS = ("sqrt", "rsqrt")
 
-for _name, (_cls, _what) in UNARY.items():
+for _name, (_cls, _what, _numpy) in UNARY.items():
     define(_name, 1, unary_rule(_cls, None), family="elementwise",
            cost="division" if _name in _ROOTS else "transcendental",
-           traits=() if _name in _ROOTS else ("f64_math",),
+           traits=() if _name in _ROOTS else ("f64_math",), numpy=_numpy,
            doc=f"Elementwise {_what}, of a floating-point"
                f"{' or complex' if _cls == INEXACT else ''} operand.")
 for _name, (_cls, _what) in BINARY.items():

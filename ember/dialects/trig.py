@@ -52,22 +52,27 @@ from ember.rules.type_rules import FLOAT, INEXACT, binary_rule, unary_rule
 
 # --- declarations ---------------------------------------------------------------------------
 
-# name: (dtype class, what it computes). All are transcendental in cost and have no float64
-# form in IREE's SPIR-V lowering (f64_math: ember/backends/vulkan.py refuses them there).
+# name: (dtype class, what it computes, its ember.numpy functions). All are transcendental in
+# cost and have no float64 form in IREE's SPIR-V lowering (f64_math: ember/backends/vulkan.py
+# refuses them there).
 UNARY = {
-    "sin": (INEXACT, "sine"), "cos": (INEXACT, "cosine"), "tan": (INEXACT, "tangent"),
-    "asin": (INEXACT, "arc sine"), "acos": (INEXACT, "arc cosine"),
-    "atan": (INEXACT, "arc tangent"), "sinh": (INEXACT, "hyperbolic sine"),
-    "cosh": (INEXACT, "hyperbolic cosine"), "tanh": (INEXACT, "hyperbolic tangent"),
-    "asinh": (INEXACT, "inverse hyperbolic sine"),
-    "acosh": (INEXACT, "inverse hyperbolic cosine"),
-    "atanh": (INEXACT, "inverse hyperbolic tangent"),
+    "sin": (INEXACT, "sine", ("sin",)), "cos": (INEXACT, "cosine", ("cos",)),
+    "tan": (INEXACT, "tangent", ("tan",)), "asin": (INEXACT, "arc sine", ("arcsin", "asin")),
+    "acos": (INEXACT, "arc cosine", ("arccos", "acos")),
+    "atan": (INEXACT, "arc tangent", ("arctan", "atan")),
+    "sinh": (INEXACT, "hyperbolic sine", ("sinh",)),
+    "cosh": (INEXACT, "hyperbolic cosine", ("cosh",)),
+    "tanh": (INEXACT, "hyperbolic tangent", ("tanh",)),
+    "asinh": (INEXACT, "inverse hyperbolic sine", ("arcsinh", "asinh")),
+    "acosh": (INEXACT, "inverse hyperbolic cosine", ("arccosh", "acosh")),
+    "atanh": (INEXACT, "inverse hyperbolic tangent", ("arctanh", "atanh")),
 }
 BINARY = {"atan2": (FLOAT, "arc tangent of x1 / x2, in the quadrant of (x2, x1)")}
 
-for _name, (_cls, _what) in UNARY.items():
+for _name, (_cls, _what, _numpy) in UNARY.items():
     define(_name, 1, unary_rule(_cls, None), family="elementwise", cost="transcendental",
-           traits=("f64_math",), doc=f"Elementwise {_what} of a floating-point or complex operand.")
+           traits=("f64_math",), numpy=_numpy,
+           doc=f"Elementwise {_what} of a floating-point or complex operand.")
 for _name, (_cls, _what) in BINARY.items():
     define(_name, 2, binary_rule(_cls), family="elementwise", cost="transcendental",
            traits=("f64_math",),

@@ -15,6 +15,7 @@ import operator
 import numpy as np
 
 from ember import dtypes, errors, lax
+from ember.dialects import OPS as _OPS
 from ember.dtypes import (  # noqa
     bfloat16,
     bool_,
@@ -417,12 +418,12 @@ def _binary(name, lax_fn, *, floats=False, doc=None, ordered=False):
     return eager(f)
 
 
-def _unary(name, lax_fn, *, floats=False):
+def _unary(name, lax_fn, *, floats=False, doc=None):
     def f(x):
         (x,) = _float_args(x) if floats else _promote(x)
         return lax_fn(x)
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"NumPy's ``{name}``, elementwise."
+    f.__doc__ = f"NumPy's ``{name}``: {doc}" if doc else f"NumPy's ``{name}``, elementwise."
     return eager(f)
 
 
@@ -653,15 +654,15 @@ def sign(x):
     return y
 
 
-exp = _unary("exp", lax.exp, floats=True)
-expm1 = _unary("expm1", lax.expm1, floats=True)
-log = _unary("log", lax.log, floats=True)
-log1p = _unary("log1p", lax.log1p, floats=True)
-sqrt = _unary("sqrt", lax.sqrt, floats=True)
-sin = _unary("sin", lax.sin, floats=True)
-cos = _unary("cos", lax.cos, floats=True)
-tan = _unary("tan", lax.tan, floats=True)
-tanh = _unary("tanh", lax.tanh, floats=True)
+# The function of each op declared with NumPy names (``define(..., numpy=...)``: exp, sin,
+# arcsin, cbrt, ...): the op on operands made inexact. A new op with a NumPy name needs no
+# edit here.
+for _op in _OPS.values():
+    if _op.numpy:
+        _f = _unary(_op.numpy[0], getattr(lax, _op.short_name), floats=True,
+                    doc=f"{_op.doc} Integers and bools become the default float dtype.")
+        for _n in _op.numpy:
+            globals()[_n] = _f
 
 
 def _real_only(name, x):

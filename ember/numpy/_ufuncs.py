@@ -37,34 +37,12 @@ from ember.numpy._core import (
 from ember.numpy._shape import _enp
 
 __all__ = [
-    "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh",
-    "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "arctan2",
-    "cbrt", "exp2", "log2", "log10", "logaddexp", "logaddexp2", "fabs", "copysign",
+    "atan2", "arctan2", "exp2", "log2", "log10", "logaddexp", "logaddexp2", "fabs", "copysign",
     "hypot", "deg2rad", "rad2deg", "degrees", "radians", "trunc", "fix", "isnan", "isinf",
     "isfinite", "signbit", "nextafter", "fmax", "fmin", "nan_to_num", "heaviside", "sinc",
     "i0", "divmod", "float_power", "isposinf", "isneginf", "pow",
     "real", "imag", "angle", "frexp", "ldexp", "modf", "spacing", "gcd", "lcm",
 ]
-
-
-def _float_unary(name, fn, doc):
-    def f(x):
-        (x,) = _float_args(x)
-        return fn(x)
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"NumPy's ``{name}``: {doc}, elementwise (integers become floats)."
-    return eager(f)
-
-
-arcsin = asin = _float_unary("arcsin", lax.asin, "inverse sine")
-arccos = acos = _float_unary("arccos", lax.acos, "inverse cosine")
-arctan = atan = _float_unary("arctan", lax.atan, "inverse tangent")
-sinh = _float_unary("sinh", lax.sinh, "hyperbolic sine")
-cosh = _float_unary("cosh", lax.cosh, "hyperbolic cosine")
-arcsinh = asinh = _float_unary("arcsinh", lax.asinh, "inverse hyperbolic sine")
-arccosh = acosh = _float_unary("arccosh", lax.acosh, "inverse hyperbolic cosine")
-arctanh = atanh = _float_unary("arctanh", lax.atanh, "inverse hyperbolic tangent")
-cbrt = _float_unary("cbrt", lax.cbrt, "real cube root")
 
 
 @eager

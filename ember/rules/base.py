@@ -66,6 +66,10 @@ class OpDef:
     cost: str | None = None
     # The memory planner may recompute it next to its uses (cost permitting).
     recomputable: bool = False
+    # The ember.numpy functions that are this op on operands made inexact (integers and bools
+    # become the default float dtype): NumPy's name first, then aliases; ember/numpy/_core.py
+    # defines them.
+    numpy: tuple[str, ...] = ()
 
     @property
     def short_name(self) -> str:
@@ -106,10 +110,10 @@ _FAMILY_COST = {"elementwise": ("cheap", True), "reduce": ("never", False),
 
 def define(name: str, num_operands: int | None, infer, *, attrs=(), family: str, doc: str,
            pure: bool = True, verify_op=None, traits=(), cost: str | None = "default",
-           recomputable: bool | None = None) -> OpDef:
+           recomputable: bool | None = None, numpy: tuple[str, ...] = ()) -> OpDef:
     """Declare the op ``ember.<name>`` with its properties (``cost``, ``recomputable``,
-    ``traits``: see :class:`OpDef`; family defaults where not given); declaring a name twice
-    is a bug."""
+    ``traits``, ``numpy``: see :class:`OpDef`; family defaults where not given); declaring a
+    name twice is a bug."""
     full = f"ember.{name}"
     assert full not in OPS, f"{full} declared twice"
     default_cost, default_recompute = _FAMILY_COST.get(family, (None, False))
@@ -118,7 +122,7 @@ def define(name: str, num_operands: int | None, infer, *, attrs=(), family: str,
     assert set(traits) <= TRAITS, (full, traits)
     op = OpDef(full, num_operands, tuple(attrs), infer, family, doc, pure, verify_op,
                frozenset(traits), cost,
-               default_recompute if recomputable is None else recomputable)
+               default_recompute if recomputable is None else recomputable, tuple(numpy))
     OPS[full] = op
     return op
 
