@@ -11,13 +11,14 @@ an exported ``.vmfb``), ``Array``, ``dtypes``, ``errors``, ``tree``, ``tree_util
 other attributes raise ImportError naming the missing package.
 """
 
-from ember import _quiet  # noqa: F401, I001  (first: silences exit-time leak reports)
-from ember import dtypes, errors, tree, tree_util
+from ember import _quiet, dtypes, errors, tree, tree_util
 from ember.backends import default_backend, devices
 from ember.backends.array import Array, device_put
 from ember.config import config
 from ember.core import ShapedArray, ShapeDtypeStruct
 from ember.exported import load
+
+_quiet.quiet_runtime_binding()      # (no exit-time leak report from IREE's runtime binding)
 
 __version__ = "0.1.0"
 

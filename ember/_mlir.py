@@ -6,11 +6,11 @@ A change of binding version touches this file only. Everything else writes
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import types
 
-import ml_dtypes
 import numpy as np
 from iree.compiler import ir
 from iree.compiler.api import Output, Session
@@ -84,8 +84,15 @@ _DTYPE_TO_MLIR = {
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
     "complex64": "complex<f32>", "complex128": "complex<f64>",
 }
-_MLIR_TO_DTYPE = {v: np.dtype(ml_dtypes.bfloat16 if k == "bfloat16" else k)
-                  for k, v in _DTYPE_TO_MLIR.items()}
+
+
+@functools.cache
+def _mlir_to_dtype() -> dict:
+    # ml_dtypes imported at first use: the compile worker, which never needs it, starts
+    # without its import, which took most of the worker's start.
+    import ml_dtypes
+    return {v: np.dtype(ml_dtypes.bfloat16 if k == "bfloat16" else k)
+            for k, v in _DTYPE_TO_MLIR.items()}
 
 
 def element_type(dtype) -> ir.Type:
@@ -99,7 +106,7 @@ def tensor_type(shape, dtype) -> ir.RankedTensorType:
 
 def dtype_of_element(t: ir.Type) -> np.dtype:
     """Inverse of :func:`element_type`; raises KeyError for a type ember does not know."""
-    return _MLIR_TO_DTYPE[str(t)]
+    return _mlir_to_dtype()[str(t)]
 
 
 def element_bits(t: ir.Type) -> int:

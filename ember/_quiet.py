@@ -14,12 +14,20 @@ import ctypes
 import glob
 import os
 
-try:
-    from iree.runtime import _binding
 
-    _binding.disable_leak_checker()
-except (ImportError, AttributeError):  # pragma: no cover - older runtimes
-    pass
+def quiet_runtime_binding() -> None:
+    """Turn off the runtime binding's leak report (``import ember`` calls this; the compile
+    worker, which never loads the runtime, does not).
+
+    Example:
+        >>> quiet_runtime_binding()
+    """
+    try:
+        from iree.runtime import _binding
+
+        _binding.disable_leak_checker()
+    except (ImportError, AttributeError):  # pragma: no cover - older runtimes
+        pass
 
 # nanobind::detail::set_leak_warnings(bool), as the Itanium C++ ABI (Linux, macOS) names it.
 _SET_LEAK_WARNINGS = "_ZN8nanobind6detail17set_leak_warningsEb"

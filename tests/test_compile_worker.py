@@ -45,7 +45,7 @@ def worker_children() -> list[int]:
                 cmdline = f.read()
         except (OSError, ValueError):
             continue            # gone meanwhile
-        if ppid == os.getpid() and b"ember.backends._compile_worker" in cmdline:
+        if ppid == os.getpid() and b"_compile_worker.py" in cmdline:
             pids.append(int(entry))
     return pids
 

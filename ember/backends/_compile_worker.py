@@ -9,6 +9,11 @@ which program the module is of. Its stderr is a file, named as its first argumen
 parent reads after a crash. Its second argument, when not empty, is the seconds it waits
 for a request before it exits with status ``compiler.IDLE_EXIT`` (the parent then starts a
 new worker; a request written as it exits finds it gone, and is sent to a new one).
+
+It runs as a script (``python <this file>``), not as ``-m ember.backends._compile_worker``,
+and imports the few modules it uses without ember's package ``__init__`` (which imports the
+whole library): it starts sooner, and a worker started ahead of need (``compiler.
+start_worker``) disturbs the programs running meanwhile for a shorter time.
 """
 
 from __future__ import annotations
@@ -45,5 +50,19 @@ def main() -> None:
         write_message(replies, reply)
 
 
+def _bare_packages() -> None:
+    """Make ``ember`` and ``ember.backends`` importable as bare packages (their submodules
+    found, their ``__init__`` not run), and take this file's directory off ``sys.path``
+    (where ``statistics.py`` would hide the standard library's)."""
+    import types
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    for name, path in (("ember", os.path.dirname(here)), ("ember.backends", here)):
+        package = types.ModuleType(name)
+        package.__path__ = [path]
+        sys.modules[name] = package
+
+
 if __name__ == "__main__":
+    _bare_packages()
     main()

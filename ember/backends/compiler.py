@@ -187,22 +187,20 @@ class _WorkerLost(Exception):
 
 
 class _Worker:
-    """The child process that compiles (``python -m ember.backends._compile_worker``); its
+    """The child process that compiles (``python ember/backends/_compile_worker.py``); its
     stderr goes to a file, read after a crash."""
 
     def __init__(self, idle_timeout: float | None = None):
         fd, self.log = tempfile.mkstemp(prefix="ember-iree-", suffix=".log")
         os.close(fd)
-        # The child imports this copy of ember, wherever it was found (an installed
-        # package, a checkout put on sys.path by hand).
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+        # The child runs this copy of ember, wherever it was found (an installed package, a
+        # checkout put on sys.path by hand).
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compile_worker.py")
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "ember.backends._compile_worker", self.log,
+                [sys.executable, script, self.log,
                  "" if idle_timeout is None else repr(float(idle_timeout))],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                env=dict(os.environ, PYTHONPATH=path))
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
         self.request_start = 0
         self.compiles = 0
 
