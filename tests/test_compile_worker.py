@@ -241,3 +241,21 @@ def test_worker_options_from_the_environment(monkeypatch):
         monkeypatch.setenv("EMBER_COMPILE_WORKER_IDLE_TIMEOUT", bad)
         with pytest.raises(ValueError, match="EMBER_COMPILE_WORKER_IDLE_TIMEOUT"):
             Config()
+
+
+def test_the_worker_imports_only_what_it_uses(tmp_path):
+    """The worker starts without ember's package __init__ (the whole library), ml_dtypes or
+    IREE's runtime: their imports took most of its start, while a worker started ahead of
+    need slowed the program running beside it. It reads an end of file and exits 0."""
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(compiler.__file__), "_compile_worker.py")
+    done = subprocess.run([sys.executable, "-X", "importtime", script,
+                           str(tmp_path / "log"), ""], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:") and "|" in line}
+    assert {"ember.backends.compiler", "iree.compiler"} <= imported
+    assert not imported & {"ml_dtypes", "iree.runtime", "ember.numpy", "ember.lax",
+                           "ember.frontend"}, sorted(imported)
