@@ -239,7 +239,7 @@ func.func @four_bool_ys(%m: tensor<1x2xi1>) -> (tensor<4x2xi1>, tensor<4x2xi1>, 
 // CHECK-NEXT: %[[B1:.*]] = util.optimization_barrier %[[L]]#1
 // CHECK-NEXT: scf.yield %[[B0]], %[[B1]]
 // CHECK: } else {
-// CHECK-NEXT: scf.yield %arg0, %arg1
+// CHECK-NEXT: scf.yield %arg1, %arg2
 func.func @loop_in_branch(%p: i1, %x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
