@@ -26,6 +26,13 @@ def chain20(m, x, y):
     return m.maximum(a, 0.0) - m.exp(-a)  # 20
 
 
+def sincos12(m, x):
+    """Twelve sin/cos steps, each of an affine map of the last (a transcendental chain)."""
+    for _ in range(6):
+        x = m.cos(m.sin(x * 1.1 + 0.3) * 0.9 - 0.2)
+    return x
+
+
 def mlp3(m, x, w1, b1, w2, b2, w3, b3):
     """A 3-layer perceptron with relu between layers."""
     h = m.maximum(x @ w1 + b1, 0.0)
@@ -61,6 +68,7 @@ def cases(seed: int = 0):
         mlp_args += [_f32(rng, (1024, 1024), w), _f32(rng, (1024,), 0.1)]
     return [
         ("chain20 4M f32", chain20, [_f32(rng, (n,)), _f32(rng, (n,))], 1e-4, 1e-4),
+        ("sincos12 1M f32", sincos12, [_f32(rng, (1 << 20,), 3.0)], 1e-5, 1e-5),
         ("mlp3 256x1024 relu", mlp3, mlp_args, 1e-3, 1e-3),
         ("softmax 2048x2048", softmax, [_f32(rng, (2048, 2048))], 1e-4, 1e-7),
         ("layernorm 4096x1024", layernorm,

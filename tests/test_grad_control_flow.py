@@ -370,7 +370,7 @@ def test_finite_differences_float64(both_x64, f):
 
 def test_grad_of_two_scans_from_one_carry():
     # (IREE 3.13 failed to compile it while ember-split-loop-inits started the stacked
-    # residuals of both forward scans from equal fills: see _distinct_empties)
+    # residuals of the forward scans from constant fills: see _distinct_empties)
     def f(m, x, xs, w):
         np_, lax = m
         c, ys = lax.scan(lambda c, r: (np_.tanh(c * w + r), c * r), x, xs)

@@ -207,10 +207,10 @@ def test_constant_used_on_several_devices_fails_with_four():
 def test_constant_fill_loop_inits_fail():
     """Two scans' stacked residuals starting from equal constant fills
     (``constant_fill_loop_inits``, the program ember gave IREE for the gradient of two scans
-    from one carry) fail to compile. ember-split-loop-inits now gives the carries of all of a
-    function's loops fills of distinct values (passes/split_loop_inits.py:_distinct_empties)."""
+    from one carry) fail to compile. ember-split-loop-inits computes such fills at each call
+    (passes/split_loop_inits.py:_distinct_init)."""
     assert_fails(quirk("constant_fill_loop_inits"), "ember/passes/split_loop_inits.py:"
-                 "_distinct_empties", "successor operand type #0 '!stream.resource<constant>'")
+                 "_distinct_init", "successor operand type #0 '!stream.resource<constant>'")
 
 
 def test_loop_results_leaving_a_branch_bind_a_null_buffer():

@@ -246,9 +246,11 @@ def test_elementwise_op_has_scalar_emitter(name):
 
 
 def test_no_stray_rules():
-    """Lowering rules and scalar emitters belong to declared ops."""
+    """Lowering rules, scalar emitters and bound rules belong to declared ops."""
+    from ember.rules.ranges import BOUNDS
     assert set(LOWERINGS) <= set(OPS)
     assert {f"ember.{n}" for n in SCALAR} <= set(OPS)
+    assert set(BOUNDS) <= set(OPS)
 
 
 def test_every_op_has_batching_rule():

@@ -32,6 +32,53 @@ def test_float32_sin_cos_within_ulps_at_every_magnitude():
         assert err.max() <= 2, x[np.argmax(err)]
 
 
+def _near_multiples_of_half_pi(limit):
+    """The float32s nearest each multiple of pi/2 up to ``limit`` and their neighbours two
+    ulps either side, with both signs: where a reduction that loses digits shows it."""
+    k = np.arange(0, int(limit / (np.pi / 2)) + 1)
+    x = (k * (np.pi / 2)).astype(np.float32)
+    x = np.concatenate([x, *(np.nextafter(x, np.float32(s * np.inf)) for s in (1, -1)),
+                        *(np.nextafter(np.nextafter(x, np.float32(s * np.inf)),
+                                       np.float32(s * np.inf)) for s in (1, -1))])
+    x = x[np.abs(x) <= limit]
+    return np.concatenate([x, -x])
+
+
+def test_float32_small_arguments_reduced_the_cheap_way_as_accurately():
+    """sin, cos and tan of float32 arguments known to be at most trig.SMALL_ARGUMENT (here
+    constants, which ember-value-ranges bounds) are reduced by Cody and Waite's three-part
+    subtraction: within 2 ulps of float64 NumPy at the floats nearest every multiple of
+    pi/2 up to that bound and at random ones, as the exact reduction (the same arguments
+    given at run time, unbounded) is."""
+    from ember.dialects.trig import SMALL_ARGUMENT
+    limit = SMALL_ARGUMENT * 0.999      # (the pass leaves room for rounding below the bound)
+    rng = np.random.default_rng(3)
+    x = np.concatenate([_near_multiples_of_half_pi(limit), rng.uniform(-limit, limit, 100000),
+                        np.float32([limit, -limit, 0.0, -0.0, 1e-30])])
+    x = x.astype(np.float32)
+    cheap = ember.jit(lambda: (ember.lax.sin(x), ember.lax.cos(x), ember.lax.tan(x)))
+    assert cheap.lower().as_text("optimized").count("small_arguments = true") == 3
+    exact = ember.jit(lambda v: (ember.lax.sin(v), ember.lax.cos(v), ember.lax.tan(v)))
+    assert "small_arguments = true" not in exact.lower(x).as_text("optimized")
+    # (Payne and Hanek's normalization counts leading zeros; Cody and Waite's does not)
+    assert "math.ctlz" not in cheap.lower().as_text("linalg")
+    assert "math.ctlz" in exact.lower(x).as_text("linalg")
+    x64 = x.astype(np.float64)
+    for got, ref, fn in zip(cheap(), exact(x), (np.sin, np.cos, np.tan)):
+        want = fn(x64)
+        for g in (got, ref):
+            g = np.asarray(g).astype(np.float64)
+            if fn is np.tan:        # relative to tan's condition (see the test below)
+                scale = np.minimum(np.abs(x64), 1.0) * (1 + want * want) * 2.0 ** -24 \
+                    + np.abs(want) * 3e-7
+                assert (np.abs(g - want) <= 2 * scale + 1e-30).all(), fn
+            else:
+                ulp = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+                err = np.abs(g - want) / ulp
+                assert err.max() <= 2, (fn, x[np.argmax(err)], err.max())
+        assert np.signbit(np.asarray(got)[-2]) == (fn is not np.cos)   # f(-0.0)
+
+
 def test_float32_special_values():
     x = np.array([-1e-3, 1e-30, -0.0, 0.0, np.inf, -np.inf, np.nan], np.float32)
     s, c = (np.asarray(v) for v in SIN(x))

@@ -52,6 +52,7 @@ from ember.rules.lowering import (
     scalar_const,
     scf_while,
 )
+from ember.rules.ranges import known, value_bound
 from ember.rules.type_rules import (
     ANY,
     COMPLEX,
@@ -522,6 +523,44 @@ def _complex_sign(p, args, dt, out_dt):
     inf_im = p.sel(x_inf, p.sel(y_inf, nan, nothing), unit_y)
     infinite = p.isinf(r)
     return make_complex(p.sel(infinite, inf_re, re_), p.sel(infinite, inf_im, im_), dt)
+
+
+# --- value bounds (ember-value-ranges, ember/rules/ranges.py) ------------------------------
+
+@value_bound("add", "sub")
+@known
+def _sum_bound(bounds, attrs):
+    return bounds[0] + bounds[1]
+
+
+@value_bound("mul")
+@known
+def _product_bound(bounds, attrs):
+    return bounds[0] * bounds[1]
+
+
+@value_bound("neg", "abs", "max", "min")
+@known
+def _operand_bound(bounds, attrs):
+    return max(bounds)
+
+
+@value_bound("floor", "ceil", "round")
+@known
+def _rounded_bound(bounds, attrs):
+    return bounds[0] + 1.0
+
+
+@value_bound("select")
+@known
+def _select_bound(bounds, attrs):
+    return max(bounds[1:])
+
+
+@value_bound("convert")
+@known
+def _convert_bound(bounds, attrs):     # (rounded to a float of 10 bits or more)
+    return bounds[0] * (1 + 2 ** -10) if np.dtype(attrs["new_dtype"]).kind == "f" else None
 
 
 # --- differentiation -----------------------------------------------------------------------

@@ -49,6 +49,7 @@ from ember.rules.lowering import (
     scalar_const,
     sign_bit,
 )
+from ember.rules.ranges import value_bound
 from ember.rules.type_rules import FLOAT, INEXACT, binary_rule, unary_rule
 
 # --- declarations ---------------------------------------------------------------------------
@@ -532,6 +533,13 @@ def _complex_pow(p, args, dt, out_dt):
     re_ = p.sel(zero_y, p.c(1.0), re_)
     im_ = p.sel(zero_y, p.c(0.0), im_)
     return make_complex(re_, im_, dt)
+
+
+# --- value bounds (ember-value-ranges, ember/rules/ranges.py) ------------------------------
+
+@value_bound("logistic")
+def _logistic_bound(bounds, attrs):
+    return 1.0
 
 
 # --- differentiation -----------------------------------------------------------------------

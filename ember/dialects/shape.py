@@ -36,6 +36,7 @@ from ember.rules.lowering import (
     ttype,
 )
 from ember.rules.partition import partition
+from ember.rules.ranges import known, value_bound
 from ember.rules.type_rules import aval, check_axes, fmt
 
 
@@ -511,6 +512,28 @@ def _transpose_concatenate(tc, op, cts, lin, attrs):
 jvp("broadcast_in_dim", "reshape", "transpose", "slice", "rev")(same_op_jvp)
 transpose("rev")(same_op_transpose)
 NOT_DIFFERENTIABLE.update(("ember.constant", "ember.iota"))
+
+
+# --- value bounds (ember-value-ranges, ember/rules/ranges.py) ------------------------------
+
+@value_bound("constant")
+def _constant_bound(bounds, attrs):
+    value = np.asarray(attrs["value"])
+    if value.dtype.kind not in "iuf" or value.size == 0:
+        return None
+    finite = np.abs(value[np.isfinite(value)].astype(np.float64))
+    return float(finite.max()) if finite.size else 0.0
+
+
+@value_bound("iota")
+def _iota_bound(bounds, attrs):
+    return max(attrs["shape"][attrs["dimension"]] - 1, 0)
+
+
+@value_bound("broadcast_in_dim", "reshape", "transpose", "slice", "rev", "concatenate")
+@known
+def _moved_bound(bounds, attrs):      # the same elements, moved
+    return max(bounds)
 
 
 # Partitioning (jit with shardings, ember/rules/partition.py): the split dimension follows the

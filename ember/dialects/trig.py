@@ -23,7 +23,7 @@ import numpy as np
 from ember._mlir import arith, ir, math_d
 from ember.dialects.math import log_abs_parts, sqrt_parts
 from ember.rules.autodiff import add_tangents, const, jvp, primal, scale, unary_jvp
-from ember.rules.base import define
+from ember.rules.base import Attr, define
 from ember.rules.batching import batch_elementwise, batching
 from ember.rules.complex import (
     Parts,
@@ -48,6 +48,7 @@ from ember.rules.lowering import (
     scalar_const,
     sign_bit,
 )
+from ember.rules.ranges import value_bound
 from ember.rules.type_rules import FLOAT, INEXACT, binary_rule, unary_rule
 
 # --- declarations ---------------------------------------------------------------------------
@@ -69,10 +70,21 @@ UNARY = {
 }
 BINARY = {"atan2": (FLOAT, "arc tangent of x1 / x2, in the quadrant of (x2, x1)")}
 
+# The largest |x| whose float32 argument Cody and Waite's subtraction of pi/2 in three parts
+# (with fused multiply-adds, Norbert Juffa's constants) reduces to within an ulp of the true
+# remainder, as Payne and Hanek's method does for every float; tests/test_trig_accuracy.py
+# checks it at the floats nearest every multiple of pi/2 up to there.
+SMALL_ARGUMENT = 105615.0
+_SMALL = Attr("small_arguments", "bool", False)
+
 for _name, (_cls, _what, _numpy) in UNARY.items():
+    _small = _name in ("sin", "cos", "tan")
     define(_name, 1, unary_rule(_cls, None), family="elementwise", cost="transcendental",
-           traits=("f64_math",), numpy=_numpy,
-           doc=f"Elementwise {_what} of a floating-point or complex operand.")
+           traits=("f64_math",), numpy=_numpy, attrs=(_SMALL,) if _small else (),
+           doc=f"Elementwise {_what} of a floating-point or complex operand."
+               + (f" ``small_arguments``: every finite operand is at most {SMALL_ARGUMENT:g} "
+                  "in magnitude (ember-value-ranges proves it), so a float32 argument is "
+                  "reduced the cheap way." if _small else ""))
 for _name, (_cls, _what) in BINARY.items():
     define(_name, 2, binary_rule(_cls), family="elementwise", cost="transcendental",
            traits=("f64_math",),
@@ -240,8 +252,27 @@ def _payne_hanek(ax, dt):
     return r, q
 
 
-def _reduce(x, dt, u: _U):
-    """(r, q): x = r + (q + 4 n) pi/2 with |r| <= pi/4 and q in 0..3 (an integer)."""
+# pi/2 in three float32 parts for Cody and Waite's reduction (Norbert Juffa's sinf), and 2/pi
+_PIO2_F32 = (1.57079601e+00, 3.13916473e-07, 5.39030253e-15)
+_TWO_OVER_PI_F32 = 0.636619747
+
+
+def _cody_waite(x, dt, u: _U):
+    """(r, q) as :func:`_reduce`'s for a float32 ``x`` of magnitude at most SMALL_ARGUMENT:
+    j = rint(x 2/pi), r = x - j pi/2 in three fused multiply-adds, q = j mod 4."""
+    j = math_d.RoundEvenOp(arith.MulFOp(x, scalar_const(_TWO_OVER_PI_F32, dt)).result).result
+    r = x
+    for part in _PIO2_F32:
+        r = math_d.FmaOp(j, scalar_const(-part, dt), r).result
+    q = u.and_(arith.FPToSIOp(u.t, j).result, u.c(3))
+    return r, q
+
+
+def _reduce(x, dt, u: _U, small: bool = False):
+    """(r, q): x = r + (q + 4 n) pi/2 with |r| <= pi/4 and q in 0..3 (an integer); ``small``:
+    |x| <= SMALL_ARGUMENT is known (the cheap reduction for float32)."""
+    if small and np.dtype(dt) == np.float32:
+        return _cody_waite(x, dt, u)
     ax = math_d.AbsFOp(x).result
     r, q = _payne_hanek(ax, dt)
     neg = cmpf("olt", x, scalar_const(0.0, dt))     # -(r + q pi/2) = -r + (4 - q) pi/2
@@ -275,7 +306,7 @@ def _trig(kind: str):
     def emit(args, dt, attrs):
         x0 = args[0]
         u = _U(8 * np.dtype(dt).itemsize)
-        r, q = _reduce(x0, dt, u)
+        r, q = _reduce(x0, dt, u, attrs.get("small_arguments", False))
         sin_r, cos_r = _sin_cos_kernel(r, dt)
         if kind == "tan":   # tan(r + q pi/2) is tan r for even q, -1 / tan r for odd q
             odd = cmpi("ne", u.and_(q, u.c(1)), u.c(0))
@@ -696,6 +727,18 @@ for _name, _parts in {"asin": _asin_parts, "acos": _acos_parts, "acosh": _acosh_
                       "atanh": _atanh_parts, "asinh": _rotated(_asin_parts),
                       "atan": _rotated(_atanh_parts)}.items():
     _register_parts(_name, _parts)
+
+
+# --- value bounds (ember-value-ranges, ember/rules/ranges.py) ------------------------------
+
+@value_bound("sin", "cos", "tanh")
+def _unit_bound(bounds, attrs):
+    return 1.0
+
+
+@value_bound("atan", "atan2")
+def _angle_bound(bounds, attrs):
+    return math.pi
 
 
 # --- differentiation -----------------------------------------------------------------------

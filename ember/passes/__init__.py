@@ -14,6 +14,7 @@ from ember.passes import (  # noqa: F401  (registers the passes)
     spmd,
     to_linalg,
     tree_reductions,
+    value_ranges,
     verify,
 )
 from ember.passes.registry import PASSES, Pass, PassError, make_pass, run_pipeline

@@ -18,7 +18,7 @@ from ember.passes.plan_memory import parse_size
 from ember.passes.registry import PASSES, make_pass, run_pipeline
 
 OPTIMIZE = ["ember-verify", "ember-differentiate", "ember-batch", "ember-spmd",
-            "ember-simplify",
+            "ember-simplify", "ember-value-ranges",
             "ember-tree-reductions", "ember-fuse", "ember-plan-memory"]
 LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-limit-bindings",
          "ember-forward-while-carries",

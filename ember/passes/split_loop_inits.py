@@ -45,9 +45,8 @@ class SplitLoopInits(Pass):
     def run(self, module: ir.Module) -> None:
         with module.context, ir.Location.unknown():
             for f in func_ops(module):
-                count: dict = {}        # (carries starting empty, by type, in the function)
                 for loop in [op for op in walk(f) if op.name in ("scf.for", "scf.while")]:
-                    _distinct_empties(loop, count)
+                    _distinct_empties(loop)
                     _split(loop)
                     _branch_results_apart(loop)
 
@@ -69,16 +68,19 @@ def _branch_results_apart(loop) -> None:
                 term.operands[k] = optimization_barrier(v)
 
 
-def _distinct_empties(loop, count: dict) -> None:
+def _distinct_empties(loop) -> None:
     """IREE 3.13 gives loop carries that start from equal values one buffer: a scan's two ys,
     both starting from a ``tensor.empty`` (cse merges equal ones), came back equal. Barriers
     do not keep them apart, nor do fills of one value; fills of distinct values do. So
     the k-th carry of a type that starts empty starts filled with k instead (a memset of
-    the ys buffer); bools, which have two values only, see :func:`_distinct_init`. k counts
-    the carries of the function (``count``), not of the loop: IREE made equal fills of two
-    loops one constant, and failed to compile the loops' carries ("successor operand type
-    '!stream.resource<constant>'"; the gradient of two scans from one carry).
+    the ys buffer); bools, which have two values only, see :func:`_distinct_init`.
+
+    The fills are computed at each call: IREE made a constant of a fill, and failed to
+    compile loops starting from one ("successor operand type '!stream.resource<constant>'
+    should match ... '<external>'": the gradient of two scans from one carry, a scan's second
+    derivative; tests/iree_quirks/constant_fill_loop_inits.mlir).
     """
+    count: dict = {}
     with ir.InsertionPoint(loop):
         for i, v in enumerate(list(loop.operands)):
             if not _made_by(v, loop, ("tensor.empty",)):
@@ -89,13 +91,14 @@ def _distinct_empties(loop, count: dict) -> None:
 
 
 def _distinct_init(aval, k: int) -> ir.Value:
-    """The k-th (k >= 1) of pairwise distinct values of type ``aval``: filled with k; a bool
+    """The k-th (k >= 1) of pairwise distinct values of type ``aval``, computed at each call
+    (see :func:`_distinct_empties`): filled with k; a bool
     filled with k's parity, then with the elements at the set bits of k // 2 (counted in
     row-major order) flipped. A fill of k's parity alone gave the second and fourth bool ys of
     a loop one buffer: reverse mode stacks a mask per step for each select (lu_core's row
     swap: four), and its gradients read another step's masks (det's gradient was zero)."""
     if aval.dtype != bool or k == 1:
-        return filled(aval, k)
+        return distinct_copy(filled(aval, k), aval)
     out = filled(aval, k % 2 == 1)
     flip = scalar_const(k % 2 == 0, aval.dtype)
     size = int(np.prod(aval.shape))

@@ -1,7 +1,7 @@
 // The program ember gave IREE 3.13 for the gradient of two scans from one carry (before
-// ember-split-loop-inits counted distinct loop inits over the function): the stacked
-// residuals of the two forward scans start from equal constant fills, and IREE fails to
-// compile the loop ('!stream.resource<constant>' vs '<external>').
+// ember-split-loop-inits computed its distinct loop inits at each call): the stacked
+// residuals of the two forward scans start from constant fills, and IREE fails to compile
+// the loop ('!stream.resource<constant>' vs '<external>').
 #map = affine_map<(d0) -> ()>
 #map1 = affine_map<(d0) -> (d0)>
 #map2 = affine_map<() -> ()>
