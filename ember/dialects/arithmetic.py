@@ -552,9 +552,8 @@ def _rounded_bound(bounds, attrs):
 
 
 @value_bound("select")
-@known
-def _select_bound(bounds, attrs):
-    return max(bounds[1:])
+def _select_bound(bounds, attrs):    # (whatever the predicate's)
+    return None if None in bounds[1:] else max(bounds[1:])
 
 
 @value_bound("convert")

@@ -5,7 +5,8 @@
 // RUN: ember-opt %s --split-input-file --ember-value-ranges | filecheck %s
 
 // A chain: the first sin reads an argument (no bound), the cos after it reads 3 sin(x) + 1
-// (bound 4), the tan a broadcast constant times an iota.
+// (bound 4), the tan a broadcast constant times an iota, or 1 where the argument is positive
+// (a select: the bound of its two values, whatever the predicate's).
 // CHECK-LABEL: func.func @chain
 // CHECK: "ember.sin"(%arg0) : (tensor<8xf32>)
 // CHECK: "ember.cos"(%{{.*}}) {small_arguments = true}
@@ -22,7 +23,10 @@ func.func @chain(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   %h = "ember.constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
   %b = "ember.broadcast_in_dim"(%h) {broadcast_dimensions = array<i64>, shape = array<i64: 8>} : (tensor<f32>) -> tensor<8xf32>
   %p = "ember.mul"(%f, %b) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-  %t = "ember.tan"(%p) : (tensor<8xf32>) -> tensor<8xf32>
+  %z = "ember.constant"() {value = dense<0.0> : tensor<8xf32>} : () -> tensor<8xf32>
+  %g = "ember.gt"(%x, %z) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xi1>
+  %w = "ember.select"(%g, %c1, %p) : (tensor<8xi1>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %t = "ember.tan"(%w) : (tensor<8xf32>) -> tensor<8xf32>
   return %c, %t : tensor<8xf32>, tensor<8xf32>
 }
 
