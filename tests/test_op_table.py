@@ -245,12 +245,50 @@ def test_elementwise_op_has_scalar_emitter(name):
     assert OPS[name].short_name in SCALAR, f"{name} has no scalar emitter"
 
 
+# Every rule table of ember/rules, by module and name: checked against the op set below, and
+# test_every_rule_table_is_checked finds any table not listed here.
+RULE_TABLES = {"lowering": ("LOWERINGS", "SCALAR", "COMPLEX_SCALAR"),
+               "complex": ("LOWERINGS", "SCALAR", "COMPLEX_SCALAR"),
+               "batching": ("BATCHING",), "autodiff": ("JVP", "TRANSPOSE"),
+               "partition": ("PARTITION",), "spmd": ("SPMD",), "ranges": ("BOUNDS",)}
+
+
+def _op_name(key) -> bool:
+    return isinstance(key, str) and (key in OPS or f"ember.{key}" in OPS)
+
+
+def _rule_tables(listed: bool):
+    """(module.name, table) of ember/rules: the listed ones, or every module-level dict
+    keyed by op names alone (bar OPS itself)."""
+    import importlib
+    import pkgutil
+
+    import ember.passes  # noqa: F401  (every family's rules registered)
+    import ember.rules
+    for info in pkgutil.iter_modules(ember.rules.__path__):
+        module = importlib.import_module(f"ember.rules.{info.name}")
+        for name, value in vars(module).items():
+            if listed and name in RULE_TABLES.get(info.name, ()):
+                yield f"{info.name}.{name}", value
+            elif not listed and isinstance(value, dict) and value and value is not OPS \
+                    and all(_op_name(k) for k in value):
+                yield f"{info.name}.{name}", value
+
+
 def test_no_stray_rules():
-    """Lowering rules, scalar emitters and bound rules belong to declared ops."""
-    from ember.rules.ranges import BOUNDS
-    assert set(LOWERINGS) <= set(OPS)
-    assert {f"ember.{n}" for n in SCALAR} <= set(OPS)
-    assert set(BOUNDS) <= set(OPS)
+    """Every rule of every rule table belongs to a declared op."""
+    for where, table in _rule_tables(listed=True):
+        stray = [k for k in table if not _op_name(k)]
+        assert not stray, f"{where} has rules for undeclared ops {stray}"
+
+
+def test_every_rule_table_is_checked():
+    """A rule table added to ember/rules joins RULE_TABLES (so test_no_stray_rules checks it)."""
+    listed = {where for where, _ in _rule_tables(listed=True)}
+    found = {where for where, _ in _rule_tables(listed=False)}
+    assert found <= listed, f"rule tables not in RULE_TABLES: {sorted(found - listed)}"
+    assert len(listed) == sum(map(len, RULE_TABLES.values())), "RULE_TABLES names a table " \
+        "that does not exist"
 
 
 def test_every_op_has_batching_rule():
