@@ -36,10 +36,11 @@ class ValueRanges(Pass):
     def run(self, module: ir.Module) -> None:
         with module.context:
             for f in func_ops(module):
+                trig = [op for op in walk(f) if op.name in _TRIG]
+                if not trig:            # (no bounds to compute: most programs)
+                    continue
                 bounds = bounds_of(f)
-                for op in walk(f):
-                    if op.name not in _TRIG:
-                        continue
+                for op in trig:
                     x = op.operands[0]
                     dtype = aval_of_type(x.type).dtype
                     if dtype.kind != "f":       # complex operands: their own emitters

@@ -8,10 +8,10 @@ does a block argument. The families register their rules with :func:`value_bound
 their other rules; ``ember-value-ranges`` (``passes/value_ranges.py``) runs the engine,
 :func:`bounds_of`.
 
-Example:
-    >>> @value_bound("neg", "abs")
+Example (in an op family's module, for its op ``ember.my_op``):
+    >>> @value_bound("my_op")
     ... @known
-    ... def _same(bounds, attrs):
+    ... def _my_op_bound(bounds, attrs):
     ...     return bounds[0]
 """
 
