@@ -48,8 +48,9 @@ def test_float32_small_arguments_reduced_the_cheap_way_as_accurately():
     """sin, cos and tan of float32 arguments known to be at most trig.SMALL_ARGUMENT (here
     constants, which ember-value-ranges bounds) are reduced by Cody and Waite's three-part
     subtraction: within 2 ulps of float64 NumPy at the floats nearest every multiple of
-    pi/2 up to that bound and at random ones, as the exact reduction (the same arguments
-    given at run time, unbounded) is."""
+    pi/2 up to that bound and at random ones, as the exact reduction is (the same arguments
+    given at run time with one huge one beside them, which the run-time check sends down
+    the exact path)."""
     from ember.dialects.trig import SMALL_ARGUMENT
     limit = SMALL_ARGUMENT * 0.999      # (the pass leaves room for rounding below the bound)
     rng = np.random.default_rng(3)
@@ -57,16 +58,16 @@ def test_float32_small_arguments_reduced_the_cheap_way_as_accurately():
                         np.float32([limit, -limit, 0.0, -0.0, 1e-30])])
     x = x.astype(np.float32)
     cheap = ember.jit(lambda: (ember.lax.sin(x), ember.lax.cos(x), ember.lax.tan(x)))
-    assert cheap.lower().as_text("optimized").count("small_arguments = true") == 3
-    exact = ember.jit(lambda v: (ember.lax.sin(v), ember.lax.cos(v), ember.lax.tan(v)))
-    assert "small_arguments = true" not in exact.lower(x).as_text("optimized")
+    text = cheap.lower().as_text("optimized")
+    assert text.count("small_arguments = true") == 3 and "ember.cond" not in text
     # (Payne and Hanek's normalization counts leading zeros; Cody and Waite's does not)
     assert "math.ctlz" not in cheap.lower().as_text("linalg")
-    assert "math.ctlz" in exact.lower(x).as_text("linalg")
+    exact = ember.jit(lambda v: (ember.lax.sin(v), ember.lax.cos(v), ember.lax.tan(v)))
+    huge = np.append(x, np.float32(1e30))
     x64 = x.astype(np.float64)
-    for got, ref, fn in zip(cheap(), exact(x), (np.sin, np.cos, np.tan)):
+    for got, ref, fn in zip(cheap(), exact(huge), (np.sin, np.cos, np.tan)):
         want = fn(x64)
-        for g in (got, ref):
+        for g in (got, np.asarray(ref)[:-1]):
             g = np.asarray(g).astype(np.float64)
             if fn is np.tan:        # relative to tan's condition (see the test below)
                 scale = np.minimum(np.abs(x64), 1.0) * (1 + want * want) * 2.0 ** -24 \
@@ -77,6 +78,30 @@ def test_float32_small_arguments_reduced_the_cheap_way_as_accurately():
                 err = np.abs(g - want) / ulp
                 assert err.max() <= 2, (fn, x[np.argmax(err)], err.max())
         assert np.signbit(np.asarray(got)[-2]) == (fn is not np.cos)   # f(-0.0)
+
+
+def test_unbounded_large_operand_checked_at_run_time():
+    """ember-value-ranges checks a large operand it cannot bound at run time: the cheap
+    reduction when every element is at most SMALL_ARGUMENT, the exact one when one is not
+    (a huge value, an infinity, a NaN), each right; small operands are not checked."""
+    rng = np.random.default_rng(4)
+    x = rng.uniform(-1e5, 1e5, 1 << 16).astype(np.float32)
+    f = ember.jit(lambda v: ember.numpy.cos(v) * 2.0)
+    assert f.lower(x).as_text("optimized").count("ember.cond") == 1
+    assert "ember.cond" not in f.lower(x[:1000]).as_text("optimized")
+    loop = ember.jit(lambda v: ember.lax.fori_loop(0, 3, lambda i, c: ember.numpy.sin(c), v))
+    assert "ember.cond" not in loop.lower(x).as_text("optimized")     # (a check per step)
+    for bad in (None, 3e20, np.inf, np.nan):
+        v = x.copy()
+        if bad is not None:
+            v[7] = bad
+        with np.errstate(invalid="ignore"):
+            want = np.cos(v.astype(np.float64)) * 2
+        got = np.asarray(f(v)).astype(np.float64)
+        ok = np.isfinite(want)
+        ulp = np.spacing(np.abs(want[ok]).astype(np.float32)).astype(np.float64)
+        assert (np.abs(got[ok] - want[ok]) / ulp).max() <= 4, bad
+        assert np.isnan(got[~ok]).all()
 
 
 def test_float32_special_values():

@@ -3,6 +3,8 @@
 // by Cody and Waite's subtraction, not Payne and Hanek's method). Bounds come from the
 // families' rules: constants, iota, sin/cos/tanh (1), sums, products, moves of elements.
 // RUN: ember-opt %s --split-input-file --ember-value-ranges | filecheck %s
+// RUN: ember-opt %s --split-input-file --pass-pipeline='builtin.module(ember-value-ranges{guard-elements=0})' \
+// RUN:   | filecheck %s --check-prefix=NOGUARD
 
 // A chain: the first sin reads an argument (no bound), the cos after it reads 3 sin(x) + 1
 // (bound 4), the tan a broadcast constant times an iota, or 1 where the argument is positive
@@ -46,4 +48,28 @@ func.func @not_small(%x: tensor<2xf32>, %y: tensor<2xf16>) -> (tensor<2xf32>, te
   %c = "ember.cos"(%q) : (tensor<2xf32>) -> tensor<2xf32>
   %h = "ember.sin"(%y) : (tensor<2xf16>) -> tensor<2xf16>
   return %s, %c, %h : tensor<2xf32>, tensor<2xf32>, tensor<2xf16>
+}
+
+// -----
+
+// An unbounded operand of guard-elements (65536) elements or more at the function's top level
+// is checked at run time: max |x| <= 105615 (less the room left for rounding) picks the cheap
+// reduction; a smaller operand is left alone (and so is an op inside a loop's body:
+// tests/test_trig_accuracy.py).
+// CHECK-LABEL: func.func @checked
+// CHECK: %[[A:.*]] = "ember.abs"(%arg0)
+// CHECK: %[[M:.*]] = "ember.reduce_max"(%[[A]]) {axes = array<i64: 0>}
+// CHECK: %[[L:.*]] = "ember.constant"() {value = dense<105511.{{.*}}> : tensor<f32>}
+// CHECK: %[[P:.*]] = "ember.le"(%[[M]], %[[L]])
+// CHECK: "ember.cond"(%[[P]]) ({
+// CHECK-NEXT: "ember.sin"(%arg0) {small_arguments = true}
+// CHECK: }, {
+// CHECK-NEXT: "ember.sin"(%arg0) :
+// CHECK: "ember.sin"(%arg1) : (tensor<100xf32>)
+// NOGUARD-LABEL: func.func @checked
+// NOGUARD-NOT: ember.cond
+func.func @checked(%x: tensor<65536xf32>, %y: tensor<100xf32>) -> (tensor<65536xf32>, tensor<100xf32>) {
+  %s = "ember.sin"(%x) : (tensor<65536xf32>) -> tensor<65536xf32>
+  %t = "ember.sin"(%y) : (tensor<100xf32>) -> tensor<100xf32>
+  return %s, %t : tensor<65536xf32>, tensor<100xf32>
 }
