@@ -10,7 +10,7 @@ import weakref
 import numpy as np
 
 from ember import tree_util
-from ember._mlir import element_bits, ir, walk
+from ember._mlir import ir, walk
 from ember.backends import device_flags, dispatch_regions, get_backend, legality, traits
 from ember.backends import target_options as _target_options
 from ember.backends.array import Array, device_of_arrays
@@ -32,6 +32,7 @@ from ember.frontend import memory, tracing
 from ember.frontend.once import OnceCache
 from ember.frontend.sharding import ShardedArray, sharded_jit
 from ember.frontend.tracing import Trace, Tracer
+from ember.passes.liveness import tensor_bytes
 
 _ALL_JITS: weakref.WeakSet = weakref.WeakSet()
 STAGES = ("ember", "optimized", "linalg")
@@ -414,18 +415,10 @@ def _largest_tensor(module: ir.Module) -> int:
         for region in op.regions:
             for block in region.blocks:
                 for arg in block.arguments:
-                    t = arg.type
-                    if isinstance(t, ir.RankedTensorType):
-                        largest = max(largest, _nbytes(t))
+                    largest = max(largest, tensor_bytes(arg.type))
         for r in op.results:
-            if isinstance(r.type, ir.RankedTensorType):
-                largest = max(largest, _nbytes(r.type))
+            largest = max(largest, tensor_bytes(r.type))
     return largest
-
-
-def _nbytes(t: ir.RankedTensorType) -> int:
-    bits = element_bits(t.element_type)
-    return int(np.prod(t.shape, dtype=np.int64)) * max(bits // 8, 1)
 
 
 class Compiled:
