@@ -418,6 +418,5 @@ def _reset() -> None:
 
 
 __all__ = ["assert_equal", "broadcast_one_to_all", "initialize", "is_initialized", "mpiexec",
-           "pmean",
-           "process_allgather", "process_count", "process_index", "psum", "shutdown",
+           "pmean", "process_allgather", "process_count", "process_index", "psum", "shutdown",
            "sync_global_devices"]
