@@ -378,7 +378,7 @@ def test_equal_products_fused_into_one_dispatch():
     np.testing.assert_allclose(got, as_if_q_were_d, rtol=1e-12, atol=1e-12)
 
 
-def test_two_equal_programs_of_a_hessian_vector_product_differ():
+def test_two_equal_programs_of_a_hessian_vector_product_differ(both_x64):
     """The second derivative of ``sum(c1 * std(x, axis=1))`` along ``t`` (x: 4x5, float64),
     lowered twice by ember before its workaround: ``std_hvp_materialized.mlir`` computes a
     row's term ``e`` into a tensor and reduces it; ``std_hvp_recomputed.mlir`` computes ``e``
@@ -390,8 +390,7 @@ def test_two_equal_programs_of_a_hessian_vector_product_differ():
     :func:`test_equal_products_fused_into_one_dispatch`. ember-simplify now merges the pair
     (passes/simplify.py:_key): ``test_second_order_beside_its_partner[numpy.std]`` in
     tests/test_grad_ops.py, where the bug showed, passes."""
-    jax = pytest.importorskip("jax", reason="JAX is the oracle of the right value")
-    jax.config.update("jax_enable_x64", True)
+    import jax  # (the oracle of the right value, in float64: both_x64)
     r = np.random.default_rng(0)
     x = r.uniform(0.1, 0.9, (4, 5))
     t = r.normal(size=(4, 5))
