@@ -23,7 +23,8 @@ What is measured, all in one process and one run:
    interleaved batches (robust to a loaded machine; see ``benchmarks/timing.py``).
    Targets: ember adds at most 5 µs to the bare invocation; ember <= 2x jax.jit.
 2. Steady-state runtime (median of repeats after warm-up; inputs already on the device for
-   ember and JAX) of a 20-op elementwise chain, a 3-layer MLP, softmax and layernorm.
+   ember and JAX) of a 20-op elementwise chain, a 12-step sin/cos chain, one cos of 1M
+   floats, a 3-layer MLP, softmax and layernorm.
 3. Compile time: ember cold (on-disk compile cache off, in-memory caches cleared; first call
    minus steady state, plus an AOT breakdown into trace / ember passes / IREE compile+load)
    and ``jax.jit`` (first call minus steady state).
