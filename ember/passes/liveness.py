@@ -6,7 +6,8 @@ one op whose internals need no buffers of their own, and a value of an enclosing
 inside its regions is a use by that op. A value is live from the op that defines it to its
 last use; an op's operands and results are live together while it runs (no in-place reuse
 is assumed). Function arguments belong to the caller and are not counted; results of the
-function live from their definition to the end; ``ember.constant`` values are IREE constants.
+function live for the whole program (IREE allocates them before it runs); ``ember.constant``
+values are IREE constants.
 
 IREE fuses elementwise ops into their consumers, so a value made by a ``fusable`` op (see
 ``Program.from_block``) whose users all absorb it takes no buffer: its users read the values
@@ -356,8 +357,9 @@ class Program:
                 kind, size = self.kinds[d], self.sizes[d]
                 if kind in (ARG, CONST) or not size:
                     continue
-                end = n - 1 if kind == OUT else last.get(d, pos[op])
-                delta[start] += size
+                # IREE allocates the results before the program runs, temporaries as it runs
+                first_live, end = (0, n - 1) if kind == OUT else (start, last.get(d, pos[op]))
+                delta[first_live] += size
                 delta[end + 1] -= size
                 if kind == TEMP:
                     temp_delta[start] += size
@@ -372,10 +374,18 @@ class Program:
 
         Among the ops whose operands are ready, take the one that frees the most bytes net of
         what it allocates (as XLA's memory-aware list schedulers do); ties keep program order.
-        Barrier ops keep their relative order. Ops that make no buffer (constants, values
-        fused into their users) are not scheduled on their own: each goes right before its
-        first user, where IREE computes it.
+        The rule runs twice, counting the function's results as allocations and not (their
+        buffers exist from the start wherever they are made: an op making one only frees,
+        and delaying it keeps its operands live, as a gradient's weight updates made last
+        keep every layer's cotangent); the order with the lower peak is returned. Barrier
+        ops keep their relative order. Ops that make no buffer (constants, values fused into
+        their users) are not scheduled on their own: each goes right before its first user,
+        where IREE computes it.
         """
+        return min((self._list_schedule(outputs) for outputs in (True, False)),
+                   key=lambda order: self.profile(order).peak)
+
+    def _list_schedule(self, count_outputs: bool) -> list[int]:
         lazy = {op for op in self.order if self.defs[op] and not self.barrier[op] and all(
             self.kinds[d] == CONST or (self.kinds[d] == TEMP and not self.sizes[d])
             for d in self.defs[op])}
@@ -402,7 +412,8 @@ class Program:
         ready = {op for op in order if npred[op] == 0}
         out = []
         while ready:
-            best = max(ready, key=lambda op: (self._gain(op, remaining), -rank[op]))
+            best = max(ready, key=lambda op: (self._gain(op, remaining, count_outputs),
+                                              -rank[op]))
             ready.discard(best)
             out.append(best)
             for u in self.uses[best]:
@@ -436,11 +447,12 @@ class Program:
         final.extend(before.get(len(out), ()))
         return final
 
-    def _gain(self, op: int, remaining: dict[int, int]) -> int:
+    def _gain(self, op: int, remaining: dict[int, int], count_outputs: bool) -> int:
         freed = sum(self.sizes[u] for u in self.uses[op]
                     if self.kinds[u] == TEMP and remaining[u] == 1)
         alloc = sum(self.sizes[d] for d in self.defs[op]
-                    if self.kinds[d] == OUT or (self.kinds[d] == TEMP and d in remaining))
+                    if (self.kinds[d] == OUT and count_outputs) or
+                    (self.kinds[d] == TEMP and d in remaining))
         return freed - alloc
 
 

@@ -6,10 +6,14 @@ For each function (see :mod:`ember.passes.liveness` for the buffer model):
    the program order is kept unless the new order saves at least 10% of the peak and
    64 KiB.
 2. Rematerialization: while the peak exceeds the memory budget, a value that is live across
-   the peak and cheap to recompute (broadcasts, iotas, converts, elementwise ops whose
-   operands are available, the results of ``ember.checkpoint`` calls) is recomputed right
-   before its uses after the peak, cheapest per byte saved first, within a total recompute
-   bound. What could not be saved is recorded as ``budget_missed``.
+   the peak and cheap to recompute (broadcasts, iotas, converts, elementwise ops, a layer's
+   contraction with its epilogue, the results of ``ember.checkpoint`` calls) is recomputed
+   right before its uses after the peak, cheapest per byte saved first, within a total
+   recompute bound. A copy reads the copies of its operands where they were recomputed
+   too, moved before it, so a chain of layers is recomputed from the last one kept (as
+   checkpointing the chain would). Still over the budget, data tiling's packed copies are
+   given up (a recomputed layer would keep its weights' packed copy live) and
+   rematerialization goes on. What could not be saved is recorded as ``budget_missed``.
 3. The plan is recorded on the function as ``ember.memory = {...}``: the peak of live bytes
    (results included, arguments excluded), the temporary peak, the op where the peak is, the
    argument/output/aliased bytes and what scheduling and rematerialization did.
@@ -365,6 +369,11 @@ def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3,
         plain_prof = plain.profile(plain.order)
         if plain_prof.peak < prof.peak:
             prog, prof, plan.data_tiling = plain, plain_prof, False
+            # Without packed copies, recomputing a layer no longer keeps its weights' packed
+            # copy live to the backward pass: chains of layers can be recomputed.
+            plan.rematerialized += _rematerialize(block, budget, max_recompute, module, False)
+            prog = model(block, data_tiling=False, waves=True)
+            prof = prog.profile(prog.order)
     plan.peak_bytes, plan.temp_bytes = prof.peak, prof.temp_peak
     if prog.order:
         op = prog.ops[prog.order[prof.peak_index]]
@@ -482,6 +491,7 @@ def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling
     total_work = sum(_op_cost(op) for op in prog.ops) or 1.0
     spent, count = 0.0, 0
     refused: set = set()
+    copies: dict = {}       # value -> its recomputed copy
     while True:
         prog = model(block, data_tiling)
         prof = prog.profile(prog.order)
@@ -510,7 +520,7 @@ def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling
                 if cost is None or (CHECKPOINT_ATTR not in op.attributes
                                     and spent + cost > max_recompute * total_work):
                     continue
-                saved = prof.peak - _trial_peak(prog, op_id, start)
+                saved = prof.peak - _trial_peak(prog, op_id, start, copies)
                 if saved <= 0:
                     continue
                 key = (cost / saved, pos[op_id])
@@ -519,7 +529,7 @@ def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling
         if best is None:
             return count
         _, op_id, v, cost, start = best
-        undo = _apply_remat(prog, op_id, start, block)
+        undo = _apply_remat(prog, op_id, start, block, copies)
         after = model(block, data_tiling)
         if after.profile(after.order).peak >= prof.peak:
             # The model's trial was optimistic (the value also reaches later ops through
@@ -532,9 +542,10 @@ def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling
         count += 1
 
 
-def _trial_peak(prog: Program, op_id: int, start: int) -> int:
+def _trial_peak(prog: Program, op_id: int, start: int, copies: dict) -> int:
     """The peak if ``op_id`` were recomputed before the first use of its results at or after
-    position ``start``, every such use reading the copy, on a copy of the model."""
+    position ``start``, every such use reading the copy, on a copy of the model. The copy
+    reads the recomputed copies of its operands, moved before it (as _apply_remat does)."""
     order = prog.order
     defs = prog.defs[op_id]
     later = [u for u in order[start:] if set(defs) & set(prog.uses[u])]
@@ -546,7 +557,27 @@ def _trial_peak(prog: Program, op_id: int, start: int) -> int:
         kinds.append(prog.kinds[d] if prog.kinds[d] != OUT else TEMP)
         new_vals.append(len(sizes) - 1)
     renamed = dict(zip(defs, new_vals))
-    uses = [list(u) for u in prog.uses] + [list(prog.uses[op_id])]
+    at = order.index(later[0])
+    ids = {v: i for i, v in enumerate(prog.values) if v is not None}
+    producer = {d: op for op in order for d in prog.defs[op]}
+    pos = {op: i for i, op in enumerate(order)}
+    clone_uses, moved = list(prog.uses[op_id]), []
+    made = set(copies.values())
+
+    def chain(uses_of, before):     # the copies ``uses_of`` reads, moved before ``before``
+        for k, x in enumerate(uses_of):
+            c = copies.get(prog.values[x])
+            if c is None and prog.values[x] in made:
+                c = prog.values[x]
+            if c is None or c not in ids:
+                continue
+            uses_of[k] = ids[c]
+            op = producer.get(ids[c])
+            if op is not None and pos[op] >= before and op not in moved:
+                moved.append(op)
+                chain(list(prog.uses[op]), before)
+    chain(clone_uses, at)
+    uses = [list(u) for u in prog.uses] + [clone_uses]
     # Recomputed next to consumers that fuse it, the values need no buffer (as in model()).
     fused = _fusable(prog.ops[op_id]) and all(_absorbs(prog.ops[u]) for u in later)
     if fused:
@@ -555,24 +586,54 @@ def _trial_peak(prog: Program, op_id: int, start: int) -> int:
     for u in later:
         uses[u] = [renamed.get(x, x) for x in uses[u]]
         if fused:
-            uses[u] += [x for x in prog.uses[op_id] if x not in uses[u]]
+            uses[u] += [x for x in clone_uses if x not in uses[u]]
     trial = Program(sizes, kinds, uses, prog.defs + [new_vals], prog.barrier + [False],
                     [])
-    at = order.index(later[0])
-    new_order = order[:at] + [clone] + order[at:]
+    rest = [op for op in order[at:] if op not in moved]
+    new_order = order[:at] + sorted(moved, key=pos.get) + [clone] + rest
     return trial.profile(new_order).peak
 
 
-def _apply_remat(prog: Program, op_id: int, start: int, block):
+def _apply_remat(prog: Program, op_id: int, start: int, block, copies: dict):
     """Recompute ``op_id`` before its first later use; every use of its results at or after
-    position ``start`` reads the copy. Returns a function that takes it back."""
+    position ``start`` reads the copy, which reads the recomputed copies of its operands
+    (moved before it: a chain of layers recomputed from the last one kept, as a checkpoint
+    of the chain would). Returns a function that takes it back."""
     op = prog.ops[op_id]
     defs = set(prog.defs[op_id])
     later_ops = {prog.ops[u] for u in prog.order[start:] if defs & set(prog.uses[u])}
     first = next(prog.ops[u] for u in prog.order[start:] if prog.ops[u] in later_ops)
     clone = op.clone(ip=ir.InsertionPoint(first))
     clone.attributes[REMAT_ATTR] = ir.UnitAttr.get()
-    redirected = []
+    ops = [o.operation for o in block.operations]
+
+    def after_clone(o) -> bool:     # (MLIR's Operation objects compare, but do not hash, equal)
+        at = next(i for i, x in enumerate(ops) if x == clone.operation)
+        return any(x == o for x in ops[at + 1:])
+
+    moved = []              # (op, the op it was before)
+    redirected = []         # (op, operand number, the value it read)
+    made = set(copies.values())
+
+    def chain(reader):      # ``reader`` reads copies; those after the clone move before it
+        for inner in walk(reader):
+            for k, v in enumerate(inner.operands):
+                c = copies.get(v)
+                if c is not None:
+                    inner.operands[k] = c
+                    redirected.append((inner, k, v))
+                elif v in made:
+                    c = v
+                else:
+                    continue
+                owner = c.owner.operation
+                if after_clone(owner) and all(owner != m for m, _ in moved):
+                    now = [o.operation for o in block.operations]
+                    moved.append((owner, now[next(i for i, x in enumerate(now)
+                                                  if x == owner) + 1]))
+                    owner.move_before(reader)
+                    chain(owner)
+    chain(clone.operation)
     for value, new in zip(op.results, clone.results):
         for use in list(value.uses):
             owner = use.owner
@@ -581,10 +642,15 @@ def _apply_remat(prog: Program, op_id: int, start: int, block):
             if top is not None and top in later_ops and owner != clone:
                 owner.operands[use.operand_number] = new
                 redirected.append((owner, use.operand_number, value))
+        copies[value] = new
 
     def undo():
         for owner, n, value in redirected:
             owner.operands[n] = value
+        for value in op.results:
+            copies.pop(value, None)
+        for owner, after in reversed(moved):
+            owner.move_before(after)
         clone.erase()
     return undo
 
