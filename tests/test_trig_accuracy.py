@@ -87,10 +87,11 @@ def test_unbounded_large_operand_checked_at_run_time():
     rng = np.random.default_rng(4)
     x = rng.uniform(-1e5, 1e5, 1 << 16).astype(np.float32)
     f = ember.jit(lambda v: ember.numpy.cos(v) * 2.0)
-    assert f.lower(x).as_text("optimized").count("ember.cond") == 1
-    assert "ember.cond" not in f.lower(x[:1000]).as_text("optimized")
+    # (counted as ops: the memory plan's peak_op may name one too)
+    assert f.lower(x).as_text("optimized").count('"ember.cond"(') == 1
+    assert '"ember.cond"(' not in f.lower(x[:1000]).as_text("optimized")
     loop = ember.jit(lambda v: ember.lax.fori_loop(0, 3, lambda i, c: ember.numpy.sin(c), v))
-    assert "ember.cond" not in loop.lower(x).as_text("optimized")     # (a check per step)
+    assert '"ember.cond"(' not in loop.lower(x).as_text("optimized")     # (a check per step)
     for bad in (None, 3e20, np.inf, np.nan):
         v = x.copy()
         if bad is not None:

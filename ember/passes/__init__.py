@@ -1,6 +1,7 @@
 """ember's passes: each registered by name in ``registry.PASSES``."""
 
 from ember.passes import (  # noqa: F401  (registers the passes)
+    auto_checkpoint,
     batch,
     differentiate,
     forward_while_carries,

@@ -7,7 +7,7 @@ The passes take only their options. This module is the one place that reads
 
 Example:
     >>> pipeline_text(optimize_steps(fusion=False))
-    'builtin.module(ember-verify,ember-differentiate,ember-batch,...,ember-plan-memory)'
+    'builtin.module(ember-verify,ember-auto-checkpoint,ember-differentiate,...)'
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from ember.config import config
 from ember.passes.plan_memory import parse_size
 from ember.passes.registry import PASSES, make_pass, run_pipeline
 
-OPTIMIZE = ["ember-verify", "ember-differentiate", "ember-batch", "ember-spmd",
-            "ember-simplify", "ember-value-ranges",
+OPTIMIZE = ["ember-verify", "ember-auto-checkpoint", "ember-differentiate", "ember-batch",
+            "ember-spmd", "ember-simplify", "ember-value-ranges",
             "ember-tree-reductions", "ember-fuse", "ember-plan-memory"]
 LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-limit-bindings",
          "ember-forward-while-carries",
@@ -44,8 +44,8 @@ def _with_options(name: str, options: list[str]) -> str:
 def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
                    max_bindings: int | None = None, memory_planner=_FROM_CONFIG,
                    memory_budget=_FROM_CONFIG, plan_budget: int | None = None) -> list[str]:
-    """The steps "ember" -> "optimized": verify, batch (vmap), simplify, split long sums,
-    fuse, plan memory.
+    """The steps "ember" -> "optimized": verify, checkpoint under a budget, differentiate,
+    batch (vmap), simplify, split long sums, fuse, plan memory.
 
     ``fusion``: whether ember-fuse runs (None: ``ember.config.fusion``, ``EMBER_NO_FUSION``);
     ``dispatch_regions``: as for :func:`lower_steps`, which the fusions are for;
@@ -66,10 +66,10 @@ def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
         what = "memory budget"
     fuse = [*([] if dispatch_regions else ["dispatch-regions=false"]),
             *([] if max_bindings is None else [f"max-bindings={max_bindings}"])]
-    plan = [*([] if memory_planner else ["enabled=false"]),
-            *([] if plan_budget is None else [f"budget={plan_budget}"]),
-            *([] if memory_budget in (None, "") else
-              [f"default-budget={parse_size(memory_budget, what)}"])]
+    budgets = [*([] if plan_budget is None else [f"budget={plan_budget}"]),
+               *([] if memory_budget in (None, "") else
+                 [f"default-budget={parse_size(memory_budget, what)}"])]
+    plan = [*([] if memory_planner else ["enabled=false"]), *budgets]
     out = []
     for name in OPTIMIZE:
         if name == "ember-fuse":
@@ -77,6 +77,9 @@ def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
                 out.append(_with_options(name, fuse))
         elif name == "ember-plan-memory":
             out.append(_with_options(name, plan))
+        elif name == "ember-auto-checkpoint":
+            if memory_planner:
+                out.append(_with_options(name, budgets))
         else:
             out.append(name)
     return out

@@ -123,14 +123,20 @@ class PlanMemory(Pass):
             for f in func_ops(module):
                 if not f.regions[0].blocks:
                     continue
-                budget = option_budget
-                if budget is None and "ember.memory_budget" in f.attributes:
-                    budget = ir.IntegerAttr(f.attributes["ember.memory_budget"]).value
-                if budget is None:
-                    budget = default
+                budget = function_budget(f, option_budget, default)
                 plan_function(f, module, budget=budget if enabled else None,
                               schedule=self.schedule and enabled,
                               max_recompute=self.max_recompute, data_tiling=self.data_tiling)
+
+
+def function_budget(f, option: int | None, default: int | None) -> int | None:
+    """The budget of ``f`` in bytes: the pass option's, else the function's own
+    (``ember.memory_budget``), else the default; None: no budget."""
+    if option is not None:
+        return option
+    if "ember.memory_budget" in f.attributes:
+        return ir.IntegerAttr(f.attributes["ember.memory_budget"]).value
+    return default
 
 
 @dataclasses.dataclass
@@ -425,8 +431,13 @@ def _reorder(prog: Program, order: list[int], block) -> None:
 # --- rematerialization ------------------------------------------------------------------
 
 
-def _op_cost(op) -> float:
-    """Estimated work of an op: elements times a per-element weight (contractions by flops)."""
+def op_work(op) -> float:
+    """Estimated work of an op: elements times a per-element weight (contractions by flops).
+
+    Example:
+        >>> op_work(matmul_of_64x32_by_32x16)
+        65536.0
+    """
     name = op.name
     out = sum(tensor_bytes(r.type) // max(_itemsize(r.type), 1) for r in op.results)
     if name == "ember.constant":
@@ -442,7 +453,7 @@ def _op_cost(op) -> float:
     for region in op.regions:
         for b in region.blocks:
             for child in b.operations:
-                inner += _op_cost(child.operation)
+                inner += op_work(child.operation)
     ins = sum(tensor_bytes(v.type) // max(_itemsize(v.type), 1) for v in op.operands)
     return max(inner, float(out + ins))
 
@@ -474,13 +485,13 @@ def _recompute_cost(op, result_index: int, module) -> float | None:
             if isinstance(owner, ir.OpView | ir.Operation) and \
                     owner.name == "ember.dot_general":
                 return None
-        return sum(_op_cost(o.operation) for o in body.operations)
+        return sum(op_work(o.operation) for o in body.operations)
     if (name in RECOMPUTE_COST or _fusion_kind(op) == "loop") and len(op.results) == 1:
-        return _op_cost(op)     # a loop fusion holds only ops of RECOMPUTE_COST
+        return op_work(op)     # a loop fusion holds only ops of RECOMPUTE_COST
     # A contraction and its epilogue: what a gradient program keeps for its backward pass
     # (a layer's activations), recomputed from its operands as a checkpoint would.
     if name == "ember.dot_general" or _fusion_kind(op) == "output":
-        return _op_cost(op)     # (of several results, each later use reads the copy)
+        return op_work(op)     # (of several results, each later use reads the copy)
     return None
 
 
@@ -488,7 +499,7 @@ def _rematerialize(block, budget: int, max_recompute: float, module, data_tiling
     """Recompute cheap values after the peak until the peak fits ``budget``; returns how many
     values were recomputed."""
     prog = model(block, data_tiling)
-    total_work = sum(_op_cost(op) for op in prog.ops) or 1.0
+    total_work = sum(op_work(op) for op in prog.ops) or 1.0
     spent, count = 0.0, 0
     refused: set = set()
     copies: dict = {}       # value -> its recomputed copy

@@ -1,9 +1,9 @@
 // ember-plan-memory under a budget: cheap values live across the peak are recomputed next to
 // their later uses, cheapest per byte first, until the budget holds; what is missed is
 // recorded.
-// RUN: ember-opt %s --split-input-file --ember-plan-memory='budget=600000 schedule=false data-tiling=false' \
+// RUN: ember-opt %s --split-input-file --ember-plan-memory='budget=800000 schedule=false data-tiling=false' \
 // RUN:   | filecheck %s
-// RUN: ember-opt %s --split-input-file --ember-plan-memory='budget=600000 schedule=false data-tiling=false' \
+// RUN: ember-opt %s --split-input-file --ember-plan-memory='budget=800000 schedule=false data-tiling=false' \
 // RUN:   --ember-to-linalg | filecheck %s --check-prefix=LINALG
 // RUN: ember-opt %s --split-input-file --ember-plan-memory=data-tiling=false | filecheck %s --check-prefix=NONE
 // RUN: ember-opt %s --split-input-file --ember-plan-memory='budget=100kB data-tiling=false' \
@@ -14,13 +14,13 @@
 // The broadcast %b (of a row: one of a single element IREE clones into each kernel, and it
 // has no buffer) is live across the matmul chain only to be added at the end: under the
 // budget it is recomputed right before the add (where IREE fuses it), and the peak drops
-// from 3 buffers to 2.
+// from 4 buffers to 3 (one of them the result's, allocated before the program runs).
 // CHECK-LABEL: func.func @broadcast
-// CHECK-SAME: budget = 600000
+// CHECK-SAME: budget = 800000
 // CHECK-SAME: budget_missed = 0
-// CHECK-SAME: peak_bytes = 524288
+// CHECK-SAME: peak_bytes = 786432
 // CHECK-SAME: rematerialized = 1
-// CHECK-SAME: unplanned_peak_bytes = 786432
+// CHECK-SAME: unplanned_peak_bytes = 1048576
 // CHECK: %[[B:.*]] = "ember.broadcast_in_dim"(%arg1)
 // CHECK-NEXT: "ember.dot_general"(%arg0, %[[B]])
 // CHECK-NEXT: "ember.dot_general"
@@ -43,8 +43,8 @@
 // NONE-NOT: "ember.broadcast_in_dim"
 // MISS-LABEL: func.func @broadcast
 // MISS-SAME: budget = 100000
-// MISS-SAME: budget_missed = 424288
-// MISS-SAME: peak_bytes = 524288
+// MISS-SAME: budget_missed = 686432
+// MISS-SAME: peak_bytes = 786432
 func.func @broadcast(%x: tensor<256x256xf32>, %c: tensor<256xf32>) -> tensor<256x256xf32> {
   %b = "ember.broadcast_in_dim"(%c) {broadcast_dimensions = array<i64: 1>, shape = array<i64: 256, 256>} : (tensor<256xf32>) -> tensor<256x256xf32>
   %0 = "ember.dot_general"(%x, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
@@ -59,7 +59,7 @@ func.func @broadcast(%x: tensor<256x256xf32>, %c: tensor<256xf32>) -> tensor<256
 // A matmul result is recomputed only within max-recompute (0.3 of the function's work):
 // here one of three products is too much, and the budget is reported missed.
 // CHECK-LABEL: func.func @expensive
-// CHECK-SAME: budget_missed = 186432
+// CHECK-SAME: budget_missed = 248576
 // CHECK-SAME: rematerialized = 0
 // CHECK-COUNT-3: "ember.dot_general"
 // CHECK-NOT: "ember.dot_general"
@@ -76,7 +76,7 @@ func.func @expensive(%x: tensor<256x256xf32>) -> tensor<256x256xf32> {
 // A checkpointed call (policy nothing_saveable) is recomputed at any cost (a matmul here);
 // one whose policy saves everything is not.
 // CHECK-LABEL: func.func @checkpointed
-// CHECK-SAME: peak_bytes = 524292
+// CHECK-SAME: peak_bytes = 786436
 // CHECK-SAME: rematerialized = 1
 // CHECK: %[[C:.*]] = "ember.call"(%arg0) {callee = @block, ember.checkpoint = "nothing_saveable"}
 // CHECK-NEXT: "ember.dot_general"(%arg0, %[[C]])
