@@ -39,7 +39,7 @@ import dataclasses
 
 from ember._mlir import ir, walk
 from ember.passes.liveness import tensor_bytes, top_level
-from ember.passes.plan_memory import Plan, function_budget, op_work, parse_size
+from ember.passes.plan_memory import BudgetOptions, Plan, op_work
 from ember.passes.registry import Pass, PassError, func_ops, make_pass, register, run_pipeline
 from ember.rules.autodiff import inputs_of
 from ember.rules.base import CHECKPOINT_ATTR
@@ -55,24 +55,16 @@ SEGMENT_COUNTS = (2, 4, 8, 16, 32)
 
 @register
 @dataclasses.dataclass
-class AutoCheckpoint(Pass):
+class AutoCheckpoint(BudgetOptions, Pass):
     """Checkpoint segments of differentiated forward passes to meet a memory budget."""
 
     name = "ember-auto-checkpoint"
     summary = "Under a memory budget, checkpoint segments of each differentiated function"
-    budget: str = dataclasses.field(default="", metadata={
-        "help": "memory budget of every function, e.g. 16MiB (default: the function's "
-                "ember.memory_budget, then default-budget)"})
-    default_budget: str = dataclasses.field(default="", metadata={
-        "help": "memory budget of the functions that set no ember.memory_budget"})
 
     def run(self, module: ir.Module) -> None:
-        option = parse_size(self.budget, "budget option") if self.budget else None
-        default = (parse_size(self.default_budget, "default-budget option")
-                   if self.default_budget else None)
         with module.context, ir.Location.unknown():
             for f in func_ops(module):
-                budget = function_budget(f, option, default)
+                budget = self.budget_of(f)
                 if budget is None or not f.regions[0].blocks:
                     continue
                 name = ir.StringAttr(f.attributes["sym_name"]).value
@@ -99,11 +91,8 @@ def _plan_vjp(module, fname: str, k: int, budget: int) -> None:
     base = peak([])
     if base <= budget:
         return
-    plans = {}
-    for s in [s for s in SEGMENT_COUNTS if s <= len(cuts) + 1]:
-        plans[s] = _segments(ops, cuts, work, s, s - 1)
-    if not plans:
-        return
+    plans = {s: _segments(ops, cuts, work, s, s - 1) for s in SEGMENT_COUNTS
+             if s <= len(cuts) + 1}
     fits = sorted((peak(p), s) for s, p in plans.items() if peak(p) <= budget)
     if not fits:
         best = min(plans.values(), key=peak)
@@ -196,7 +185,7 @@ def _trial_peak(context, text: str, fname: str, k: int, segments) -> float:
             del f.attributes["ember.memory_budget"]
         try:
             run_pipeline(module, [make_pass(n) for n in TRIAL])
-        except PassError:
+        except (PassError, ir.MLIRError):
             return float("inf")
         return Plan.from_attribute(f.attributes["ember.memory"]).peak_bytes
 

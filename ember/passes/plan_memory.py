@@ -91,18 +91,36 @@ def parse_size(value, what: str = "memory budget") -> int:
         "'12 GB', '256MiB', '1.5GiB'")
 
 
-@register
 @dataclasses.dataclass
-class PlanMemory(Pass):
-    """Schedule ops to lower the peak of live bytes; rematerialize under a memory budget."""
+class BudgetOptions:
+    """The budget options of the passes that plan under one (this and
+    ember-auto-checkpoint)."""
 
-    name = "ember-plan-memory"
-    summary = "Peak-aware op scheduling and rematerialization under a memory budget"
     budget: str = dataclasses.field(default="", metadata={
         "help": "memory budget of every function, e.g. 16MiB (default: the function's "
                 "ember.memory_budget, then default-budget)"})
     default_budget: str = dataclasses.field(default="", metadata={
         "help": "memory budget of the functions that set no ember.memory_budget"})
+
+    def budget_of(self, f) -> int | None:
+        """The budget of ``f`` in bytes: the ``budget`` option, else the function's own
+        (``ember.memory_budget``), else ``default-budget``; None: no budget."""
+        if self.budget:
+            return parse_size(self.budget, "budget option")
+        if "ember.memory_budget" in f.attributes:
+            return ir.IntegerAttr(f.attributes["ember.memory_budget"]).value
+        if self.default_budget:
+            return parse_size(self.default_budget, "default-budget option")
+        return None
+
+
+@register
+@dataclasses.dataclass
+class PlanMemory(BudgetOptions, Pass):
+    """Schedule ops to lower the peak of live bytes; rematerialize under a memory budget."""
+
+    name = "ember-plan-memory"
+    summary = "Peak-aware op scheduling and rematerialization under a memory budget"
     schedule: bool = dataclasses.field(default=True, metadata={
         "help": "reorder independent ops to lower the peak"})
     max_recompute: float = dataclasses.field(default=0.3, metadata={
@@ -116,27 +134,14 @@ class PlanMemory(Pass):
 
     def run(self, module: ir.Module) -> None:
         enabled = self.enabled
-        option_budget = parse_size(self.budget, "budget option") if self.budget else None
-        default = (parse_size(self.default_budget, "default-budget option")
-                   if self.default_budget else None)
         with module.context, ir.Location.unknown():
             for f in func_ops(module):
                 if not f.regions[0].blocks:
                     continue
-                budget = function_budget(f, option_budget, default)
+                budget = self.budget_of(f)
                 plan_function(f, module, budget=budget if enabled else None,
                               schedule=self.schedule and enabled,
                               max_recompute=self.max_recompute, data_tiling=self.data_tiling)
-
-
-def function_budget(f, option: int | None, default: int | None) -> int | None:
-    """The budget of ``f`` in bytes: the pass option's, else the function's own
-    (``ember.memory_budget``), else the default; None: no budget."""
-    if option is not None:
-        return option
-    if "ember.memory_budget" in f.attributes:
-        return ir.IntegerAttr(f.attributes["ember.memory_budget"]).value
-    return default
 
 
 @dataclasses.dataclass
