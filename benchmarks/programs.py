@@ -59,6 +59,11 @@ def layernorm(m, x, scale, shift, eps=1e-5):
     return d / m.sqrt(var + eps) * scale + shift
 
 
+def cumsum_rows(m, x):
+    """Running sums along each row (a scan per row)."""
+    return m.cumsum(x, axis=1)
+
+
 def _f32(rng, shape, scale=1.0):
     return (rng.standard_normal(shape) * scale).astype(np.float32)
 
@@ -79,4 +84,6 @@ def cases(seed: int = 0):
         ("softmax 2048x2048", softmax, [_f32(rng, (2048, 2048))], 1e-4, 1e-7),
         ("layernorm 4096x1024", layernorm,
          [_f32(rng, (4096, 1024)), _f32(rng, (1024,)), _f32(rng, (1024,))], 1e-4, 1e-4),
+        # (float32 sums of 1024 terms of size 1 in another order: a few 1e-4 apart)
+        ("cumsum rows 1024x1024", cumsum_rows, [_f32(rng, (1024, 1024))], 1e-4, 2e-3),
     ]
