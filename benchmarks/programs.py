@@ -38,6 +38,11 @@ def cos1(m, x):
     return m.cos(x)
 
 
+def sinh1(m, x):
+    """One sinh (a hyperbolic function NumPy takes from libm)."""
+    return m.sinh(x)
+
+
 def mlp3(m, x, w1, b1, w2, b2, w3, b3):
     """A 3-layer perceptron with relu between layers."""
     h = m.maximum(x @ w1 + b1, 0.0)
@@ -80,6 +85,7 @@ def cases(seed: int = 0):
         ("chain20 4M f32", chain20, [_f32(rng, (n,)), _f32(rng, (n,))], 1e-4, 1e-4),
         ("sincos12 1M f32", sincos12, [_f32(rng, (1 << 20,), 3.0)], 1e-5, 1e-5),
         ("cos 1M f32", cos1, [_f32(rng, (1 << 20,), 3.0)], 1e-6, 1e-6),
+        ("sinh 1M f32", sinh1, [_f32(rng, (1 << 20,), 3.0)], 1e-6, 1e-6),
         ("mlp3 256x1024 relu", mlp3, mlp_args, 1e-3, 1e-3),
         ("softmax 2048x2048", softmax, [_f32(rng, (2048, 2048))], 1e-4, 1e-7),
         ("layernorm 4096x1024", layernorm,
