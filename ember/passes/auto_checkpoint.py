@@ -36,13 +36,14 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 from ember._mlir import ir, walk
 from ember.passes.liveness import tensor_bytes, top_level
 from ember.passes.plan_memory import BudgetOptions, Plan, op_work
 from ember.passes.registry import Pass, PassError, func_ops, make_pass, register, run_pipeline
 from ember.rules.autodiff import inputs_of
-from ember.rules.base import CHECKPOINT_ATTR
+from ember.rules.base import CHECKPOINT_ATTR, callee_of
 
 # Ops a segment never holds (they split segments).
 NOT_IN_SEGMENT = ("ember.call", "ember.custom_jvp_call", "ember.custom_vjp_call",
@@ -76,7 +77,7 @@ class AutoCheckpoint(BudgetOptions, Pass):
 def _plan_vjp(module, fname: str, k: int, budget: int) -> None:
     """Choose and apply the segments of the ``k``-th ember.vjp of function ``fname``."""
     vjp = _find_vjp(module, fname, k)
-    ops, cuts, work = _cut_points(_callee(module, vjp))
+    ops, cuts, work = _cut_points(callee_of(vjp))
     if not cuts:
         return
     text = module.operation.get_asm(enable_debug_info=True)
@@ -117,10 +118,6 @@ def _find_vjp(module, fname: str, k: int):
     return [o for o in walk(f.operation) if o.name == "ember.vjp"][k]
 
 
-def _callee(module, op):
-    return ir.SymbolTable(module.operation)[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
-
-
 def _cut_points(callee):
     """The callee's top-level ops (terminator excluded), the positions after which a segment
     may end (few bytes cross there), and each op's estimated work."""
@@ -150,11 +147,7 @@ def _segments(ops, cuts, work, count: int, checkpointed: int) -> list[tuple[int,
     """The first ``checkpointed`` of ``count`` segments of about equal work, ending at cut
     points, as (first, last) op positions; ops that no segment may hold split them."""
     total = sum(work) or 1.0
-    done, ends = 0.0, []
-    cumulative = []
-    for w in work:
-        done += w
-        cumulative.append(done)
+    cumulative, ends = list(itertools.accumulate(work)), []
     for n in range(1, count):
         end = min(cuts, key=lambda i: abs(cumulative[i] - n * total / count))
         if end not in ends and (not ends or end > ends[-1]):
@@ -194,7 +187,7 @@ def _outline(module, vjp, segments) -> None:
     """Give ``vjp`` a copy of its callee in which each segment (op positions) is a private
     function called by an ``ember.call`` checkpointed with ``nothing_saveable``."""
     table = ir.SymbolTable(module.operation)
-    callee = _callee(module, vjp)
+    callee = callee_of(vjp)
     base = ir.StringAttr(callee.attributes["sym_name"]).value
     copy = callee.operation.clone(ip=ir.InsertionPoint(module.body))
     name = _unique(table, base + "_checkpointed")
@@ -202,10 +195,8 @@ def _outline(module, vjp, segments) -> None:
     copy.attributes["sym_visibility"] = ir.StringAttr.get("private")
     table.insert(copy)
     vjp.attributes["callee"] = ir.FlatSymbolRefAttr.get(name)
-    if "sym_visibility" in callee.attributes and not any(
-            ir.FlatSymbolRefAttr(o.attributes["callee"]).value == base
-            for o in walk(module.operation) if "callee" in o.attributes):
-        callee.operation.erase()        # nothing else calls the original
+    if "sym_visibility" in callee.attributes and not _named(module, base):
+        callee.operation.erase()        # nothing else names the original
     block = copy.regions[0].blocks[0]
     ops = [o.operation for o in block.operations][:-1]
     for n, (a, b) in enumerate(segments):
@@ -247,6 +238,17 @@ def _outline_segment(module, table, block, seg, name: str) -> None:
                 for i, v in enumerate(inner.operands):
                     if v in args:
                         inner.operands[i] = args[v]
+
+
+def _named(module, name: str) -> bool:
+    """Whether an op of ``module`` names the symbol ``name`` (a call's callee, a custom
+    derivative's fwd or bwd, ...)."""
+    for op in walk(module.operation):
+        for key in op.attributes:
+            a = op.attributes[key]
+            if isinstance(a, ir.FlatSymbolRefAttr) and a.value == name:
+                return True
+    return False
 
 
 def _top(owner, block):

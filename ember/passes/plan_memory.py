@@ -622,10 +622,10 @@ def _apply_remat(prog: Program, op_id: int, start: int, block, copies: dict):
     clone = op.clone(ip=ir.InsertionPoint(first))
     clone.attributes[REMAT_ATTR] = ir.UnitAttr.get()
     ops = [o.operation for o in block.operations]
+    after = ops[next(i for i, x in enumerate(ops) if x == clone.operation) + 1:]
 
     def after_clone(o) -> bool:     # (MLIR's Operation objects compare, but do not hash, equal)
-        at = next(i for i, x in enumerate(ops) if x == clone.operation)
-        return any(x == o for x in ops[at + 1:])
+        return any(x == o for x in after)
 
     moved = []              # (op, the op it was before)
     redirected = []         # (op, operand number, the value it read)
