@@ -73,6 +73,9 @@ class Config:
             "compile_worker": not _env_flag("EMBER_NO_COMPILE_WORKER"),
             # Seconds after which an idle kept worker exits (None: it stays until exit).
             "compile_worker_idle_timeout": _env_seconds("EMBER_COMPILE_WORKER_IDLE_TIMEOUT"),
+            # A jitted function called with other sizes of its arguments compiles once more
+            # with those sizes dynamic (ember.frontend.dynamic; EMBER_NO_DYNAMIC_SHAPES=1: off).
+            "dynamic_shapes": not _env_flag("EMBER_NO_DYNAMIC_SHAPES"),
             # A donated argument that no result can reuse: an error (True) or a warning.
             "donation_strict": _env_flag("EMBER_DONATION_STRICT"),
             # ember.jit runs the ember-fuse pass (EMBER_NO_FUSION=1: off).
@@ -115,8 +118,8 @@ class Config:
         if name == "cpu_devices" and (isinstance(value, bool) or not isinstance(value, int)
                                       or value < 1):
             raise ValueError(f"cpu_devices must be a number of devices >= 1, got {value!r}")
-        if name == "compile_worker" and not isinstance(value, bool):
-            raise ValueError(f"compile_worker must be True or False, got {value!r}")
+        if name in ("compile_worker", "dynamic_shapes") and not isinstance(value, bool):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
         if name == "compile_worker_idle_timeout":
             _check_idle_timeout(value)
         for check in _VALIDATORS.get(name, ()):

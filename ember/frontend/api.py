@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import copy
 import functools
 import inspect
 import weakref
@@ -29,6 +30,7 @@ from ember.errors import (
     UnsupportedDtypeError,
 )
 from ember.frontend import memory, tracing
+from ember.frontend.dynamic import DynamicShapes
 from ember.frontend.once import OnceCache
 from ember.frontend.sharding import ShardedArray, sharded_jit
 from ember.frontend.tracing import Trace, Tracer
@@ -139,6 +141,19 @@ class Lowered:
         # A program of several devices (ember.pmap, shard_map): its devices, whose arguments
         # and results come device by device (device 0's leaves, then device 1's, ...).
         self.devices: list | None = None
+        # The linalg program has dynamic sizes (``generalized``): one executable for them all.
+        self.dynamic = False
+
+    def generalized(self, text: str) -> Lowered:
+        """This program with ``text`` for its linalg stage: the same program with some sizes
+        dynamic (``ember.frontend.dynamic``)."""
+        other = copy.copy(self)
+        other._modules, other._text = dict(self._modules), dict(self._text)
+        with self._stage("linalg").context:
+            other._modules["linalg"] = ir.Module.parse(text)
+        other._text["linalg"] = text
+        other.dynamic = True
+        return other
 
     def pipeline(self, stage: str = "linalg") -> str:
         """The ``--pass-pipeline`` that takes the IR of the stage before ``stage`` to
@@ -259,7 +274,9 @@ class Lowered:
         best = None
         for attempt in range(MAX_BUDGET_TRIES):
             optimized = self._stage("optimized")
-            size = program_size(self._stage("linalg"))
+            # (a dynamic program's sizes are the caller's: sized as large, it runs on the
+            # driver with worker threads)
+            size = (1 << 62, None) if self.dynamic else program_size(self._stage("linalg"))
             calls = (FENCED_CALLS_FLAG,) if backend.fenced_calls(*size) or self.devices \
                 else ()
             flags, fallbacks = self.iree_flags(backend, options, calls)
@@ -443,6 +460,23 @@ class Compiled:
         self._memory = None
         memory.report(lowered)
 
+    def sharing(self, lowered: Lowered) -> Compiled:
+        """This program's module, called with the signature of ``lowered``: another size of
+        a dynamic program (``ember.frontend.dynamic``). It loads on the driver ``lowered``'s
+        own program would (on the CPU: a small size on local-sync, whose calls cost a third
+        of local-task's), once per driver."""
+        device = get_backend(lowered.backend).runtime_device(
+            lowered.device, *program_size(lowered._stage("linalg")))
+
+        key = (device, getattr(device, "driver", None))    # (CPU devices equal by id)
+
+        def load():
+            loaded = self.__dict__.setdefault("_loaded", {})
+            if key not in loaded:
+                loaded.setdefault(key, Executable(self.vmfb, device))
+            return loaded[key]
+        return Compiled(None, lowered, vmfb=self.vmfb, load=load)
+
     def memory_analysis(self) -> memory.MemoryAnalysis:
         """Bytes of arguments, outputs, aliased (donated) storage, temporaries and the peak:
         ember's plan beside IREE's own ``transient-memory-size`` (compiled once more, with
@@ -547,7 +581,8 @@ class JitFunction:
     """A function compiled on first call per signature. Made by :func:`jit`."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 backend=None, donate_argnames=(), memory_budget=None, fusion=None):
+                 backend=None, donate_argnames=(), memory_budget=None, fusion=None,
+                 dynamic_shapes=None):
         if not callable(fun):
             raise TypeError(f"ember.jit needs a callable, got {type(fun).__name__}")
         self.fun = fun
@@ -591,6 +626,9 @@ class JitFunction:
             memory.parse_size(memory_budget, f"memory_budget of {self.fun_name}")
         # Compiled programs by signature; threads racing on a new one compile it once.
         self._cache = OnceCache()
+        # None: ember.config.dynamic_shapes at each compile
+        self.dynamic_shapes = dynamic_shapes
+        self._shapes = DynamicShapes()
         # The last call's signature when its arguments were Arrays only, positional:
         # (backend, avals, runner, single output, out_tree); such a call skips the key.
         self._last: tuple | None = None
@@ -720,15 +758,28 @@ class JitFunction:
         if backend != "cpu":
             key = (backend, key)
         return self._cache.get_or_build(
-            key, lambda: self._lower(leaves, tree, static, args, backend).compile())
+            key, lambda: self._build(leaves, tree, static, args, backend))
 
     def _compile_on(self, device, leaves, args, kwargs) -> Compiled:
         """The program for arguments whose Arrays all live on ``device``."""
         device_of_arrays(leaves, self.fun_name)     # raises for several devices
         key, leaves, tree, static = self._signature(args, kwargs)
         key = ("device", device.space, key)
-        return self._cache.get_or_build(key, lambda: self._lower(
-            leaves, tree, static, args, device.platform, device).compile())
+        return self._cache.get_or_build(key, lambda: self._build(
+            leaves, tree, static, args, device.platform, device))
+
+    def _build(self, leaves, tree, static, args, backend, device=None) -> Compiled:
+        """The Compiled of a new signature: compiled for it, or, when the function was
+        compiled for other sizes of these arguments before, the dynamic program of that
+        family of signatures (``ember.frontend.dynamic``)."""
+        lowered = self._lower(leaves, tree, static, args, backend, device)
+        dynamic = config.dynamic_shapes if self.dynamic_shapes is None else self.dynamic_shapes
+        if not dynamic or memory.budget_of(lowered) is not None:
+            return lowered.compile()     # (a budget is judged on IREE's figure for one size)
+        family = (backend, device and device.space, tree, static,
+                  tuple(type(v) for _, v in static),
+                  tuple((a.ndim, a.dtype, a.weak_type) for a in lowered.in_avals))
+        return self._shapes.compile(family, lowered)
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace for these arguments (arrays or ShapeDtypeStructs) without compiling; the
@@ -766,6 +817,7 @@ class JitFunction:
     def clear_cache(self) -> None:
         """Forget this function's compiled executables (the on-disk compile cache stays)."""
         self._cache.clear()
+        self._shapes.clear()
         self._last = None
 
     def eval_shape(self, *args, **kwargs):
@@ -936,7 +988,7 @@ def eval_shape(fun, *args, **kwargs):
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None,
         donate_argnames=(), memory_budget=None, fusion=None, in_shardings=None,
-        out_shardings=None):
+        out_shardings=None, dynamic_shapes=None):
     """Compile ``fun`` with IREE on first call for each signature of its arguments.
 
     Arguments and results are pytrees of arrays. Static arguments are Python values that are
@@ -955,6 +1007,12 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
     every device); ember-spmd partitions the program (data parallelism: a batch split along
     its rows, the weights whole), adding the collectives it needs. Results are
     ``ShardedArray``s, split as ``out_shardings`` say (default: whole on every device).
+
+    ``dynamic_shapes``: called with other sizes of the same arguments, the function compiles
+    once more, with those sizes dynamic, and that program serves every later size whose
+    program is the same (checked by tracing; ``ember.frontend.dynamic``); False compiles
+    every size on its own. None (the default): ``ember.config.dynamic_shapes``
+    (``EMBER_NO_DYNAMIC_SHAPES=1`` turns it off).
 
     ``backend`` ("cpu", "vulkan", "cuda") fixes
     the target: Arrays from another device are then an error (DeviceMismatchError). Without
@@ -975,7 +1033,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
                                  backend=backend, donate_argnames=donate_argnames,
                                  memory_budget=memory_budget, fusion=fusion,
-                                 in_shardings=in_shardings, out_shardings=out_shardings)
+                                 in_shardings=in_shardings, out_shardings=out_shardings,
+                                 dynamic_shapes=dynamic_shapes)
     if in_shardings is not None or out_shardings is not None:
         if any(_as_tuple(a) for a in (static_argnums, static_argnames, donate_argnums,
                                       donate_argnames)) or memory_budget is not None:
@@ -984,7 +1043,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
         return sharded_jit(fun, in_shardings, out_shardings)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend,
                        donate_argnames=donate_argnames, memory_budget=memory_budget,
-                       fusion=fusion)
+                       fusion=fusion, dynamic_shapes=dynamic_shapes)
 
 
 __all__ = ["jit", "JitFunction", "Traced", "Lowered", "Compiled", "clear_caches", "EmberError"]

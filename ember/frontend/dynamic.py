@@ -1,0 +1,431 @@
+"""Automatic dynamic shapes: one IREE compile for every later size along an axis.
+
+A jitted function is compiled for static shapes first. Called again with the same arguments
+but other sizes along some axes, ember compares the two programs it lowered (the linalg text
+IREE receives): when they differ only where those sizes are written (tensor types, the sizes
+of slices and reshapes, index constants, a mean's divisor), :func:`generalize` writes the
+program once with those sizes dynamic (``tensor<?x64xf32>``, read with ``tensor.dim`` from
+the arguments), and IREE compiles it once. torch.compile's automatic dynamic shapes is the
+reference: static first, dynamic after the first recompile on a shape change.
+
+Every later size is checked, not assumed: the function is traced and lowered at that size
+(milliseconds) and :meth:`Template.match` compares the text with the dynamic program's
+template, token by token. Only when they are the same program with other sizes in the
+dynamic places does the call run the dynamic executable; anything the size changed beyond
+them (a branch on ``x.shape[0]`` in Python, a size-dependent rewrite in ember's passes, a
+constant made of the size) makes the size compile statically, as before. So the dynamic
+executable only ever runs a program ember would have compiled for that size.
+
+Example:
+    >>> f = ember.jit(lambda x: jnp.tanh(x @ w).sum(-1))
+    >>> f(np.ones((7, 64), np.float32)); f(np.ones((11, 64), np.float32))  # two compiles
+    >>> f(np.ones((13, 64), np.float32))      # no compile: the dynamic program runs
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from fractions import Fraction
+
+from ember._mlir import ir
+from ember.errors import CompileError
+
+# One token of MLIR's printed form. A shaped type's dimensions are tokens of their own, so
+# that ``tensor<7x64xf32>`` yields 7 and 64; SSA and block names are one token each (their
+# digits are not sizes), renamed canonically when texts are compared.
+_TOKEN = re.compile(r"""
+    (?P<shape>(?:tensor|memref|vector)<)
+  | (?P<name>[%^][\w$.-]+)
+  | (?P<string>"(?:[^"\\]|\\.)*")
+  | (?P<hex>0x[0-9A-Fa-f]+)
+  | (?P<float>-?\d+\.\d*(?:[eE][+-]?\d+)?)
+  | (?P<int>-?\d+)
+  | (?P<ident>[#@!]?[A-Za-z_][\w$.]*)
+  | (?P<space>\s+)
+  | (?P<other>.)
+""", re.VERBOSE | re.DOTALL)
+_DIMS = re.compile(r"((?:(?:\d+|\?)x)+)")
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    """(kind, text) pairs; a shaped type's dimensions are ("dim", "7") tokens."""
+    out = []
+    pos, n = 0, len(text)
+    while pos < n:
+        m = _TOKEN.match(text, pos)
+        kind = m.lastgroup
+        out.append((kind, m.group()))
+        pos = m.end()
+        if kind == "shape" and (dims := _DIMS.match(text, pos)):
+            for d in dims.group(1).split("x")[:-1]:
+                out.append(("dim", d))
+                out.append(("other", "x"))
+            pos = dims.end()
+    return out
+
+
+def _canonical(tokens):
+    """The tokens with SSA names numbered by first appearance (``%c7`` and ``%c11`` name the
+    same constant in two programs), whitespace dropped."""
+    names: dict[str, str] = {}
+    out = []
+    for kind, t in tokens:
+        if kind == "space":
+            continue
+        if kind == "name":
+            t = names.setdefault(t, f"{t[0]}{len(names)}")
+        out.append((kind, t))
+    return out
+
+
+def _number(kind, t):
+    if kind in ("int", "dim"):
+        return int(t)
+    return float(t)
+
+
+class Template:
+    """A lowered program with the places its dynamic sizes are written: built by
+    :func:`generalize`, matched by :meth:`match`, written out by :meth:`text`."""
+
+    def __init__(self, tokens, slots):
+        self.tokens = tokens          # of the second program, whitespace kept
+        self.slots = slots            # token index -> (symbol number, multiplier)
+        self._canon = _canonical(tokens)
+        self._canon_slots = _canon_positions(tokens, slots)
+
+    def match(self, text: str) -> dict[int, int] | None:
+        """The symbols' sizes if ``text`` is this program with other sizes in its dynamic
+        places (and nothing else different), else None. A size of 0 is never matched:
+        IREE's Vulkan runtime refuses an empty buffer the static program does not have."""
+        canon = _canonical(_tokens(text))
+        if len(canon) != len(self._canon):
+            return None
+        sizes: dict[int, int] = {}
+        for i, ((kind, t), (k0, t0)) in enumerate(zip(canon, self._canon)):
+            term = self._canon_slots.get(i)
+            if term is None:
+                if t != t0:
+                    return None
+                continue
+            sym, c = term
+            v = _number(kind, t)
+            size = Fraction(v) / c          # (exact)
+            if kind != k0 or size.denominator != 1 or size < 1 or \
+                    sizes.setdefault(sym, int(size)) != size:
+                return None
+        return sizes
+
+    def text(self) -> str | None:
+        """The program with its dynamic sizes as ``?`` and SSA values, or None when a size
+        is written somewhere this rewriting does not know (the program stays static)."""
+        return _rewrite(self.tokens, self.slots)
+
+
+def _canon_positions(tokens, slots):
+    out, j = {}, 0
+    for i, (kind, _) in enumerate(tokens):
+        if kind == "space":
+            continue
+        if i in slots:
+            out[j] = slots[i]
+        j += 1
+    return out
+
+
+def _term(symbols, va, vb):
+    """(symbol, c) when ``(va, vb)`` is c times a symbol's pair of sizes, c a positive
+    rational (a flattened axis: 4 n; a mean's divisor; a tree reduction's blocks: n / 4),
+    else None. Whatever c is, the guard (:meth:`Template.match`) checks it at every size."""
+    for (a, b), k in symbols.items():
+        if va > 0 and va == int(va) and vb == int(vb):
+            c = Fraction(int(va), a)
+            if c * b == vb:
+                return k, c
+    return None
+
+
+def generalize(text_a: str, text_b: str, pairs) -> Template | None:
+    """The template of two lowerings of one function, ``text_a`` and ``text_b``, whose
+    arguments differ in sizes ``pairs`` (``(size in a, size in b)`` of each axis that
+    differs): None unless the texts differ only in numbers that are multiples of them.
+
+    Axes of equal sizes in both programs are one symbol (a batch axis shared by inputs and
+    labels); a number that differs but is no multiple of a symbol's pair (the size less one)
+    makes the program static.
+    """
+    if any(0 in pair for pair in pairs):
+        return None         # an empty array is its own program (IREE folds it)
+    symbols = {pair: k for k, pair in enumerate(dict.fromkeys(pairs))}
+    ta, tb = _tokens(text_a), _tokens(text_b)
+    ca, cb = _canonical(ta), _canonical(tb)
+    if len(ca) != len(cb):
+        return None
+    canon_slots = {}
+    for i, ((ka, a), (kb, b)) in enumerate(zip(ca, cb)):
+        if a == b and ka == kb:
+            continue
+        if ka != kb or ka not in ("int", "dim", "float"):
+            return None
+        term = _term(symbols, _number(ka, a), _number(kb, b))
+        if term is None:
+            return None
+        canon_slots[i] = term
+    slots, j = {}, 0
+    for i, (kind, _) in enumerate(tb):
+        if kind == "space":
+            continue
+        if j in canon_slots:
+            slots[i] = canon_slots[j]
+        j += 1
+    return Template(tb, slots) if slots else None
+
+
+# -- writing the dynamic program ---------------------------------------------------------------
+
+_SLICES = ("tensor.extract_slice", "tensor.insert_slice", "tensor.parallel_insert_slice")
+
+
+def _lines(tokens):
+    """Token index ranges of the text's lines."""
+    start = 0
+    for i, (kind, t) in enumerate(tokens):
+        if kind == "space" and "\n" in t:
+            yield start, i
+            start = i
+    yield start, len(tokens)
+
+
+def _sym(term, i64=False):
+    k, c = term
+    scale = "" if c == 1 else f"x{c.numerator}" + (f"d{c.denominator}" if c.denominator != 1
+                                                  else "")
+    return f"%ember_dim{k}{scale}" + ("_i64" if i64 else "")
+
+
+def _rewrite(tokens, slots) -> str | None:
+    out = [t for _, t in tokens]
+    funcs = []      # (token its body starts after, symbol -> (arg, axis, type), terms used)
+    for lo, hi in _lines(tokens):
+        line_text = "".join(t for _, t in tokens[lo:hi])
+        here = [i for i in range(lo, hi) if i in slots]
+        if "func.func" in line_text:
+            funcs.append((_body_start(tokens, lo, hi),
+                          _signature_symbols(tokens, lo, hi, slots), set()))
+            for i in here:
+                if tokens[i][0] != "dim":
+                    return None
+                out[i] = "?"
+            continue
+        if not here:
+            continue
+        if not funcs or not _rewrite_line(tokens, out, lo, hi, here, slots, line_text,
+                                          funcs[-1][2]):
+            return None
+    # Each function reads its sizes from its arguments at its entry.
+    for head, args, used in reversed(funcs):
+        lines = []
+        for k in sorted({k for k, _ in used}):
+            if k not in args:
+                return None
+            name, axis, ty = args[k]
+            lines.append(f"%ember_axis{k} = arith.constant {axis} : index")
+            lines.append(f"{_sym((k, 1))} = tensor.dim {name}, %ember_axis{k} : {ty}")
+        for k, c in sorted(used):
+            if c != 1:     # (exact: the guard checked that c times the size is an integer)
+                p, q = c.numerator, c.denominator
+                lines.append(f"%ember_c{p} = arith.constant {p} : index")
+                lines.append(f"%ember_c{q} = arith.constant {q} : index")
+                lines.append(f"{_sym((k, c))}_times = arith.muli {_sym((k, 1))}, "
+                             f"%ember_c{p} : index")
+                lines.append(f"{_sym((k, c))} = arith.divui {_sym((k, c))}_times, "
+                             f"%ember_c{q} : index")
+            lines.append(f"{_sym((k, c), True)} = arith.index_cast {_sym((k, c))} : index "
+                         "to i64")
+        out[head] += "".join("\n    " + line for line in dict.fromkeys(lines))
+    return "".join(out)
+
+
+def _body_start(tokens, lo, hi):
+    for i in range(hi - 1, lo - 1, -1):
+        if tokens[i][1] == "{":
+            return i
+    return hi - 1
+
+
+def _signature_symbols(tokens, lo, hi, slots) -> dict:
+    """Symbol -> (argument name, axis, its type with ``?``) for a function's arguments."""
+    found = {}
+    i = lo
+    while i < hi:
+        kind, t = tokens[i]
+        if kind == "name" and t.startswith("%arg") and i + 3 < hi and tokens[i + 1][1] == ":":
+            j = i + 2
+            while j < hi and tokens[j][0] == "space":
+                j += 1
+            if tokens[j][0] == "shape":
+                end, axis, ty = j, 0, []
+                while end < hi and tokens[end][1] != ">":
+                    kk, tt = tokens[end]
+                    if kk == "dim":
+                        term = slots.get(end)
+                        if term is not None and term[1] == 1 and term[0] not in found:
+                            found[term[0]] = (t, axis, None)
+                        ty.append("?" if end in slots else tt)
+                        axis += 1
+                    else:
+                        ty.append(tt)
+                    end += 1
+                ty = "".join(ty) + ">"
+                for k, (name, ax, typ) in list(found.items()):
+                    if name == t and typ is None:
+                        found[k] = (name, ax, ty)
+                i = end
+        i += 1
+    return found
+
+
+def _rewrite_line(tokens, out, lo, hi, here, slots, line_text, used) -> bool:
+    """Rewrite one op's line whose numbers at ``here`` are dynamic sizes (adding the terms
+    it reads to ``used``); False when the op is not one this knows how to make dynamic."""
+    dims = [i for i in here if tokens[i][0] == "dim"]
+    others = [i for i in here if tokens[i][0] != "dim"]
+    for i in here:
+        used.add(slots[i])
+    for i in dims:
+        out[i] = "?"
+    splat = re.fullmatch(r"(\s*)(%[\w$.-]+) = arith\.constant dense<([^<>\[\]\"]+)> : "
+                         r"tensor<[0-9?x]*x(\w+)>\s*", line_text)
+    if splat and not others:
+        # a splat constant of a dynamic shape: its scalar filled in (IREE 3.13 does not
+        # lower a dynamic tensor.splat)
+        indent, name, value, elt = splat.groups()
+        ty = "".join(out[i] for i in range(next(i for i in range(lo, hi)
+                                                if tokens[i][0] == "shape"), hi)).strip()
+        sizes = ", ".join(_sym(slots[i]) for i in dims)
+        out[lo] = (f"{indent}{name}_scalar = arith.constant {value} : {elt}"
+                   f"{indent}{name}_empty = tensor.empty({sizes}) : {ty}"
+                   f"{indent}{name} = linalg.fill ins({name}_scalar : {elt}) "
+                   f"outs({name}_empty : {ty}) -> {ty}")
+        for i in range(lo + 1, hi):
+            out[i] = ""
+        return True
+    if "arith.constant" in line_text:
+        # a scalar constant that is the size (or a multiple): computed from it instead
+        m = re.search(r"= arith\.constant \S+ : (\w+)\s*$", line_text)
+        if dims or not m or len(others) != 1:
+            return False
+        term, ty = slots[others[0]], m.group(1)
+        if ty == "index":
+            op = f"arith.index_cast {_sym(term, True)} : i64 to index"
+        elif ty.startswith("i"):
+            op = f"arith.index_cast {_sym(term)} : index to {ty}"
+        elif ty.startswith(("f", "bf")):
+            op = f"arith.sitofp {_sym(term, True)} : i64 to {ty}"
+        else:
+            return False
+        eq = next(i for i in range(lo, hi) if tokens[i][1] == "=")
+        out[eq] = "= " + op
+        for i in range(eq + 1, hi):
+            out[i] = ""
+        return True
+    if others and not ("output_shape" in line_text or any(s in line_text for s in _SLICES)):
+        return False
+    for i in others:        # a reshape's or a slice's sizes
+        if tokens[i][0] != "int":
+            return False
+        out[i] = _sym(slots[i])
+    if re.search(r"= tensor\.empty\(\)", line_text):
+        # one operand per dynamic dimension of its type
+        at = next(i for i in range(lo, hi) if tokens[i][1] == "(")
+        out[at] = "(" + ", ".join(_sym(slots[i]) for i in dims)
+    elif "flow.dispatch.region" in line_text:
+        # each result type lists its dynamic dimensions: tensor<?x64xf32>{%d}
+        i = lo
+        while i < hi:
+            if tokens[i][0] == "shape":
+                end, group = i, []
+                while tokens[end][1] != ">":
+                    if end in slots:
+                        group.append(_sym(slots[end]))
+                    end += 1
+                if group:
+                    out[end] += "{" + ", ".join(group) + "}"
+                i = end
+            i += 1
+    return True
+
+
+# -- the families of signatures of a jitted function ------------------------------------------
+
+# Templates a family keeps at most (programs whose structure changes with the size, a tree
+# reduction's split, take one per regime of sizes), and the static programs it remembers to
+# generalize a later size with.
+MAX_TEMPLATES = 4
+MAX_STATIC = 4
+
+
+class _Family:
+    """Signatures that differ in sizes only: their dynamic programs (each a template and its
+    Compiled), and the static programs not yet generalized (argument types, program text)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.dynamic: list[tuple[Template, object]] = []
+        self.static: list[tuple[list, str]] = []
+        self.refused = False        # IREE refused a dynamic program of the family
+
+
+class DynamicShapes:
+    """A jitted function's dynamic programs, by family of signatures (what the cache key is
+    besides the sizes). ``compile(family, lowered)`` returns the Compiled for ``lowered``:
+    a dynamic executable of the family whose template ``lowered`` matches; else, with a
+    static program of the family it generalizes with, a new dynamic program; else a static
+    compile."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._families: dict = {}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._families.clear()
+
+    def compile(self, family, lowered):
+        with self._lock:
+            fam = self._families.setdefault(family, _Family())
+        with fam.lock:
+            text = lowered.as_text("linalg")
+            for template, compiled in fam.dynamic:
+                if template.match(text) is not None:
+                    return compiled.sharing(lowered)
+            if len(fam.dynamic) < MAX_TEMPLATES and not fam.refused:
+                for i, (avals, other) in enumerate(fam.static):
+                    written = _dynamic_text(avals, other, lowered, text)
+                    if written is None:
+                        continue
+                    try:
+                        compiled = lowered.generalized(written[1]).compile()
+                    except (CompileError, ir.MLIRError):
+                        fam.refused = True      # (IREE would refuse the next one too)
+                        break
+                    del fam.static[i]
+                    fam.dynamic.append((written[0], compiled))
+                    return compiled.sharing(lowered)
+            compiled = lowered.compile()
+            # (the text again: a compile that IREE refused lowers without dispatch regions)
+            fam.static = [(lowered.in_avals, lowered.as_text("linalg"))] + \
+                fam.static[:MAX_STATIC - 1]
+            return compiled
+
+
+def _dynamic_text(avals, text_a, lowered, text):
+    """The template and the text of the dynamic program of a static program (its argument
+    types ``avals``, its text ``text_a``) and ``lowered`` (its text ``text``), or None when
+    they do not generalize."""
+    pairs = [(n, m) for a, b in zip(avals, lowered.in_avals)
+             for n, m in zip(a.shape, b.shape) if n != m]
+    template = generalize(text_a, text, pairs) if pairs else None
+    written = template.text() if template is not None else None
+    return None if written is None else (template, written)
