@@ -71,6 +71,9 @@ class Config:
             # IREE's compiler runs in a child process kept between compiles (False: a child
             # per compile, which exits after it; EMBER_NO_COMPILE_WORKER=1).
             "compile_worker": not _env_flag("EMBER_NO_COMPILE_WORKER"),
+            # IREE checks the IR after each of its passes (EMBER_COMPILE_VERIFY=1): slower
+            # compiles, the same modules; for reporting an IREE bug.
+            "compile_verify": _env_flag("EMBER_COMPILE_VERIFY"),
             # Seconds after which an idle kept worker exits (None: it stays until exit).
             "compile_worker_idle_timeout": _env_seconds("EMBER_COMPILE_WORKER_IDLE_TIMEOUT"),
             # A jitted function called with other sizes of its arguments compiles once more
@@ -118,7 +121,8 @@ class Config:
         if name == "cpu_devices" and (isinstance(value, bool) or not isinstance(value, int)
                                       or value < 1):
             raise ValueError(f"cpu_devices must be a number of devices >= 1, got {value!r}")
-        if name in ("compile_worker", "dynamic_shapes") and not isinstance(value, bool):
+        if name in ("compile_worker", "compile_verify", "dynamic_shapes") and \
+                not isinstance(value, bool):
             raise ValueError(f"{name} must be True or False, got {value!r}")
         if name == "compile_worker_idle_timeout":
             _check_idle_timeout(value)

@@ -12,7 +12,7 @@ import pytest
 
 import ember
 import ember.numpy as enp
-from ember.backends import compiler
+from ember.backends import compiler, cpu
 from ember.config import Config
 
 X = np.linspace(-2.0, 2.0, 7, dtype=np.float32)
@@ -241,6 +241,27 @@ def test_worker_options_from_the_environment(monkeypatch):
         monkeypatch.setenv("EMBER_COMPILE_WORKER_IDLE_TIMEOUT", bad)
         with pytest.raises(ValueError, match="EMBER_COMPILE_WORKER_IDLE_TIMEOUT"):
             Config()
+
+
+def test_verifying_each_pass_changes_no_module(monkeypatch):
+    """IREE's check of the IR after each pass is off unless asked for (it only costs time):
+    the same module either way, and the worker is asked through ember's own flag."""
+    text = ember.jit(lambda x: enp.tanh(x * 3).sum(-1)).lower(
+        np.ones((4, 8), np.float32)).as_text("linalg")
+    flags = cpu.compiler_flags()
+    plain = compiler._compile_uncached(text, flags)
+    assert compiler._compile_uncached(text, flags + (compiler.VERIFY_EACH_PASS,)) == plain
+    sent = []
+    real = compiler._compile_in_worker
+    monkeypatch.setattr(compiler, "_compile_in_worker",
+                        lambda t, f, p: sent.append(f) or real(t, f, p))
+    monkeypatch.setitem(ember.config._values, "compile_verify", True)
+    assert compiler._compile(text, flags) == plain
+    monkeypatch.setitem(ember.config._values, "compile_verify", False)
+    assert compiler._compile(text, flags) == plain
+    assert [compiler.VERIFY_EACH_PASS in f for f in sent] == [True, False]
+    monkeypatch.setenv("EMBER_COMPILE_VERIFY", "1")
+    assert Config().compile_verify is True
 
 
 def test_the_worker_imports_only_what_it_uses(tmp_path):

@@ -2,7 +2,9 @@
 axis compiles once more, with the sizes dynamic, and that program serves later sizes only
 when their programs are the same. Oracles: NumPy, and JAX's gradients."""
 
+import functools
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -212,3 +214,58 @@ def test_empty_arrays_compile_on_their_own(compiles):
         x = np.ones((n, 2), np.float32)
         np.testing.assert_array_equal(np.asarray(f(x)), (x * 2).sum(0))
     assert [d for d, _ in compiles] == [False, True, False]
+
+
+def test_a_hot_size_gets_its_own_program(compiles, monkeypatch):
+    """After HOT_CALLS calls through the dynamic program, a size is compiled statically in
+    the background and its calls move to that program."""
+    monkeypatch.setattr(api, "HOT_CALLS", 5)
+    f = ember.jit(lambda x: enp.cos(x) + x.shape[0])
+    for n in (6, 9):
+        f(np.zeros(n, np.float32))
+    x = np.linspace(0, 3, 13, dtype=np.float32)
+    for _ in range(5):
+        np.testing.assert_allclose(np.asarray(f(x)), np.cos(x) + 13, rtol=1e-6)
+    deadline = time.monotonic() + 120
+    while len(compiles) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [d for d, _ in compiles] == [False, True, False]
+    assert "tensor<13xf32>" in compiles[2][1]
+    for _ in range(3):      # (on whichever program the size has by now: the same values)
+        np.testing.assert_allclose(np.asarray(f(x)), np.cos(x) + 13, rtol=1e-6)
+
+
+def test_dynamic_axes_compile_dynamic_from_the_first_call(compiles):
+    @functools.partial(ember.jit, dynamic_axes={"x": 0})
+    def mlp(ws, x):
+        for w in ws:
+            x = enp.tanh(x @ w)
+        return enn.softmax(x, -1), x.mean(0)
+
+    for n in (7, 3, 40):
+        x = RNG.standard_normal((n, 32)).astype(np.float32)
+        probs, mean = mlp(WS, x)
+        want = _mlp_numpy(WS, x)
+        np.testing.assert_allclose(np.asarray(probs), want[0], rtol=2e-5, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(mean), want[1], rtol=2e-5, atol=1e-6)
+    assert [d for d, _ in compiles] == [True]
+
+
+def test_dynamic_axes_that_do_not_generalize_warn(compiles):
+    f = ember.jit(lambda x: x * 2.0 if x.shape[0] < 10 else x * 3.0, dynamic_axes={0: 0})
+    x = np.arange(7, dtype=np.float32)
+    with pytest.warns(UserWarning, match="dynamic_axes"):
+        np.testing.assert_array_equal(np.asarray(f(x)), x * 2)
+    assert [d for d, _ in compiles] == [False]
+
+
+def test_bad_dynamic_axes():
+    with pytest.raises(ValueError, match="dynamic_shapes=False"):
+        ember.jit(lambda x: x, dynamic_axes={"x": 0}, dynamic_shapes=False)
+    with pytest.raises(TypeError, match="must be a dict"):
+        ember.jit(lambda x: x, dynamic_axes=[0])
+    with pytest.raises(TypeError, match="must be ints"):
+        ember.jit(lambda x: x, dynamic_axes={"x": "batch"})
+    f = ember.jit(lambda x: x + 1, dynamic_axes={"x": 2})
+    with pytest.raises(ember.errors.ArgumentError, match="no axis 2"):
+        f(np.zeros((3, 4), np.float32))

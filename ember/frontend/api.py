@@ -475,7 +475,10 @@ class Compiled:
             if key not in loaded:
                 loaded.setdefault(key, Executable(self.vmfb, device))
             return loaded[key]
-        return Compiled(None, lowered, vmfb=self.vmfb, load=load)
+        shared = Compiled(None, lowered, vmfb=self.vmfb, load=load)
+        if not shared.donated_leaves:
+            shared.__dict__["runner"] = _tiered_runner(shared)
+        return shared
 
     def memory_analysis(self) -> memory.MemoryAnalysis:
         """Bytes of arguments, outputs, aliased (donated) storage, temporaries and the peak:
@@ -550,6 +553,34 @@ class Compiled:
         return tree_util.tree_unflatten(self.out_tree, self.run_flat(leaves))
 
 
+# Calls of one size through a dynamic program after which that size is compiled on its own,
+# in the background; its later calls run the static program (benchmarks.dynamic measures
+# what that gains, docs/benchmarks.md).
+HOT_CALLS = 100
+
+
+def _tiered_runner(shared: Compiled):
+    """``shared``'s runner (a size of a dynamic program), which has the size compiled
+    statically in the background once it has run HOT_CALLS times, and then runs that."""
+    state = [None, 0]       # the runner calls go to, calls so far
+
+    def upgrade():
+        try:
+            static = shared.lowered.compile()
+            state[0] = static.runner
+        except EmberError:
+            pass        # (the dynamic program goes on serving the size)
+
+    def run(leaves):
+        if state[0] is None:
+            state[0] = Compiled.runner.func(shared)
+        state[1] += 1
+        if state[1] == HOT_CALLS:
+            _BACKGROUND.submit(upgrade)
+        return state[0](leaves)
+    return run
+
+
 def trace_flat(fun, fun_name: str, in_tree, in_avals, origins, *, module=None, name="main",
                public=True, transform="jit"):
     """Trace ``fun`` on abstract leaves into a new ``func.func`` ``name``; ``transform`` is
@@ -582,7 +613,7 @@ class JitFunction:
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
                  backend=None, donate_argnames=(), memory_budget=None, fusion=None,
-                 dynamic_shapes=None):
+                 dynamic_shapes=None, dynamic_axes=None):
         if not callable(fun):
             raise TypeError(f"ember.jit needs a callable, got {type(fun).__name__}")
         self.fun = fun
@@ -628,6 +659,7 @@ class JitFunction:
         self._cache = OnceCache()
         # None: ember.config.dynamic_shapes at each compile
         self.dynamic_shapes = dynamic_shapes
+        self.dynamic_axes = _dynamic_axes(dynamic_axes, self.fun_name, dynamic_shapes)
         self._shapes = DynamicShapes()
         # The last call's signature when its arguments were Arrays only, positional:
         # (backend, avals, runner, single output, out_tree); such a call skips the key.
@@ -773,13 +805,43 @@ class JitFunction:
         compiled for other sizes of these arguments before, the dynamic program of that
         family of signatures (``ember.frontend.dynamic``)."""
         lowered = self._lower(leaves, tree, static, args, backend, device)
-        dynamic = config.dynamic_shapes if self.dynamic_shapes is None else self.dynamic_shapes
+        dynamic = self.dynamic_shapes if self.dynamic_shapes is not None else \
+            bool(self.dynamic_axes) or config.dynamic_shapes
         if not dynamic or memory.budget_of(lowered) is not None:
             return lowered.compile()     # (a budget is judged on IREE's figure for one size)
         family = (backend, device and device.space, tree, static,
                   tuple(type(v) for _, v in static),
                   tuple((a.ndim, a.dtype, a.weak_type) for a in lowered.in_avals))
-        return self._shapes.compile(family, lowered)
+        second = None
+        axes = self._leaf_dynamic_axes(tree, lowered.in_avals) if self.dynamic_axes else []
+        if any(axes):
+            # The named axes at twice their sizes (so that blocks of a tree reduction stay
+            # whole): the other program the first call's dynamic one is generalized with.
+            wider = [ShapeDtypeStruct(tuple(2 * n if i in ax else n
+                                            for i, n in enumerate(a.shape)), a.dtype,
+                                      a.weak_type) for a, ax in zip(lowered.in_avals, axes)]
+            second = lambda: self._lower(wider, tree, static, args, backend,   # noqa: E731
+                                         device)
+        return self._shapes.compile(family, lowered, second)
+
+    def _leaf_dynamic_axes(self, tree, avals) -> list[set[int]]:
+        """The axes ``dynamic_axes`` names of each argument leaf (its argument's entry)."""
+        paths, _ = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(
+            tree, list(range(tree.num_leaves))))
+        out = []
+        for (path, _), aval in zip(paths, avals):
+            top = path[1]
+            pos = getattr(top, "idx", None)
+            name = self._argnames[pos] if pos is not None and pos < len(self._argnames) \
+                else getattr(top, "key", None)
+            axes = self.dynamic_axes.get(name, self.dynamic_axes.get(pos, ()))
+            for ax in axes:
+                if not -aval.ndim <= ax < aval.ndim:
+                    raise ArgumentError(
+                        f"dynamic_axes of {self.fun_name}: argument {name!r} has an array of "
+                        f"{aval.ndim} dimensions, which has no axis {ax}")
+            out.append({ax % aval.ndim for ax in axes})
+        return out
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace for these arguments (arrays or ShapeDtypeStructs) without compiling; the
@@ -914,6 +976,26 @@ def _unique_symbol(module: ir.Module, base: str) -> str:
     return candidate
 
 
+def _dynamic_axes(spec, fun_name, dynamic_shapes) -> dict:
+    """``jit``'s ``dynamic_axes`` as {argument name or position: tuple of axes}."""
+    if spec is None:
+        return {}
+    if dynamic_shapes is False:
+        raise ValueError(f"ember.jit of {fun_name}: dynamic_axes asks for dynamic shapes, "
+                         "dynamic_shapes=False for none")
+    if not isinstance(spec, dict):
+        raise TypeError(f"dynamic_axes of {fun_name} must be a dict from argument names (or "
+                        f"positions) to an axis or a tuple of axes, got {spec!r}")
+    out = {}
+    for k, axes in spec.items():
+        axes = (axes,) if isinstance(axes, int) else tuple(axes)
+        if not all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
+            raise TypeError(f"dynamic_axes of {fun_name}: the axes of {k!r} must be ints, got "
+                            f"{spec[k]!r}")
+        out[k] = axes
+    return out
+
+
 def _fast_key(x):
     """The cache-key entry of an argument leaf; cheap for the common cases."""
     t = type(x)
@@ -988,7 +1070,7 @@ def eval_shape(fun, *args, **kwargs):
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None,
         donate_argnames=(), memory_budget=None, fusion=None, in_shardings=None,
-        out_shardings=None, dynamic_shapes=None):
+        out_shardings=None, dynamic_shapes=None, dynamic_axes=None):
     """Compile ``fun`` with IREE on first call for each signature of its arguments.
 
     Arguments and results are pytrees of arrays. Static arguments are Python values that are
@@ -1012,7 +1094,10 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
     once more, with those sizes dynamic, and that program serves every later size whose
     program is the same (checked by tracing; ``ember.frontend.dynamic``); False compiles
     every size on its own. None (the default): ``ember.config.dynamic_shapes``
-    (``EMBER_NO_DYNAMIC_SHAPES=1`` turns it off).
+    (``EMBER_NO_DYNAMIC_SHAPES=1`` turns it off). ``dynamic_axes`` (``{"x": 0}``: argument
+    name or position to an axis or a tuple of axes, for every array in that argument) makes
+    the first call compile the dynamic program already, with those axes dynamic (a warning
+    says when the program does not generalize, and each size then compiles on its own).
 
     ``backend`` ("cpu", "vulkan", "cuda") fixes
     the target: Arrays from another device are then an error (DeviceMismatchError). Without
@@ -1034,7 +1119,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
                                  backend=backend, donate_argnames=donate_argnames,
                                  memory_budget=memory_budget, fusion=fusion,
                                  in_shardings=in_shardings, out_shardings=out_shardings,
-                                 dynamic_shapes=dynamic_shapes)
+                                 dynamic_shapes=dynamic_shapes, dynamic_axes=dynamic_axes)
     if in_shardings is not None or out_shardings is not None:
         if any(_as_tuple(a) for a in (static_argnums, static_argnames, donate_argnums,
                                       donate_argnames)) or memory_budget is not None:
@@ -1043,7 +1128,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
         return sharded_jit(fun, in_shardings, out_shardings)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend,
                        donate_argnames=donate_argnames, memory_budget=memory_budget,
-                       fusion=fusion, dynamic_shapes=dynamic_shapes)
+                       fusion=fusion, dynamic_shapes=dynamic_shapes,
+                       dynamic_axes=dynamic_axes)
 
 
 __all__ = ["jit", "JitFunction", "Traced", "Lowered", "Compiled", "clear_caches", "EmberError"]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import threading
+import warnings
 from fractions import Fraction
 
 from ember._mlir import ir
@@ -392,32 +393,57 @@ class DynamicShapes:
         with self._lock:
             self._families.clear()
 
-    def compile(self, family, lowered):
+    def compile(self, family, lowered, second=None):
+        """``second``: when given, a function lowering the program at other sizes of the
+        axes the caller wants dynamic, to make the family's first program dynamic."""
         with self._lock:
             fam = self._families.setdefault(family, _Family())
         with fam.lock:
             text = lowered.as_text("linalg")
+            if second is not None and not fam.dynamic and not fam.static and \
+                    not fam.refused:
+                other = second()
+                fam.static.append((other.in_avals, other.as_text("linalg")))
+                made = self._generalize(fam, lowered, text)
+                if made is not None:
+                    return made
+                warnings.warn(
+                    f"{lowered.fun_name}: dynamic_axes: the program at "
+                    f"{[a.str_short() for a in other.in_avals]} differs from the one at "
+                    f"{[a.str_short() for a in lowered.in_avals]} beyond those sizes (or IREE "
+                    "refused it dynamic); each size compiles on its own", stacklevel=4)
+                fam.static.clear()
             for template, compiled in fam.dynamic:
                 if template.match(text) is not None:
                     return compiled.sharing(lowered)
-            if len(fam.dynamic) < MAX_TEMPLATES and not fam.refused:
-                for i, (avals, other) in enumerate(fam.static):
-                    written = _dynamic_text(avals, other, lowered, text)
-                    if written is None:
-                        continue
-                    try:
-                        compiled = lowered.generalized(written[1]).compile()
-                    except (CompileError, ir.MLIRError):
-                        fam.refused = True      # (IREE would refuse the next one too)
-                        break
-                    del fam.static[i]
-                    fam.dynamic.append((written[0], compiled))
-                    return compiled.sharing(lowered)
+            made = self._generalize(fam, lowered, text)
+            if made is not None:
+                return made
             compiled = lowered.compile()
             # (the text again: a compile that IREE refused lowers without dispatch regions)
             fam.static = [(lowered.in_avals, lowered.as_text("linalg"))] + \
                 fam.static[:MAX_STATIC - 1]
             return compiled
+
+    @staticmethod
+    def _generalize(fam, lowered, text):
+        """A new dynamic program of the family's static programs and ``lowered`` (its
+        text ``text``), called at ``lowered``'s sizes; None when none generalizes."""
+        if len(fam.dynamic) >= MAX_TEMPLATES or fam.refused:
+            return None
+        for i, (avals, other) in enumerate(fam.static):
+            written = _dynamic_text(avals, other, lowered, text)
+            if written is None:
+                continue
+            try:
+                compiled = lowered.generalized(written[1]).compile()
+            except (CompileError, ir.MLIRError):
+                fam.refused = True      # (IREE would refuse the next one too)
+                return None
+            del fam.static[i]
+            fam.dynamic.append((written[0], compiled))
+            return compiled.sharing(lowered)
+        return None
 
 
 def _dynamic_text(avals, text_a, lowered, text):
