@@ -69,6 +69,11 @@ def cumsum_rows(m, x):
     return m.cumsum(x, axis=1)
 
 
+def matmul(m, a, b):
+    """One matrix product (IREE's data-tiled matmul, XLA's Eigen, NumPy's OpenBLAS)."""
+    return m.matmul(a, b)
+
+
 def _f32(rng, shape, scale=1.0):
     return (rng.standard_normal(shape) * scale).astype(np.float32)
 
@@ -92,4 +97,6 @@ def cases(seed: int = 0):
          [_f32(rng, (4096, 1024)), _f32(rng, (1024,)), _f32(rng, (1024,))], 1e-4, 1e-4),
         # (float32 sums of 1024 terms of size 1 in another order: a few 1e-4 apart)
         ("cumsum rows 1024x1024", cumsum_rows, [_f32(rng, (1024, 1024))], 1e-4, 2e-3),
+        ("matmul 1024x1024x1024", matmul, [_f32(rng, (1024, 1024)), _f32(rng, (1024, 1024))],
+         1e-4, 1e-3),
     ]
