@@ -269,3 +269,13 @@ def test_bad_dynamic_axes():
     f = ember.jit(lambda x: x + 1, dynamic_axes={"x": 2})
     with pytest.raises(ember.errors.ArgumentError, match="no axis 2"):
         f(np.zeros((3, 4), np.float32))
+
+
+def test_dynamic_axes_the_function_refuses_at_other_sizes(compiles):
+    """The other sizes ember traces at (twice the named ones) may not suit the function
+    (here they break broadcasting): a warning, and the call's own sizes compile."""
+    f = ember.jit(lambda x, y: x + y, dynamic_axes={"x": 1})
+    x, y = np.ones((4, 3), np.float32), np.arange(3, dtype=np.float32)
+    with pytest.warns(UserWarning, match="dynamic_axes.*cannot be broadcast"):
+        np.testing.assert_array_equal(np.asarray(f(x, y)), x + y)
+    assert [d for d, _ in compiles] == [False]

@@ -30,7 +30,7 @@ import warnings
 from fractions import Fraction
 
 from ember._mlir import ir
-from ember.errors import CompileError
+from ember.errors import CompileError, EmberError
 
 # One token of MLIR's printed form. A shaped type's dimensions are tokens of their own, so
 # that ``tensor<7x64xf32>`` yields 7 and 64; SSA and block names are one token each (their
@@ -124,15 +124,13 @@ class Template:
         return _rewrite(self.tokens, self.slots)
 
 
+def _kept(tokens) -> list[int]:
+    """The index in ``tokens`` of each token :func:`_canonical` keeps."""
+    return [i for i, (kind, _) in enumerate(tokens) if kind != "space"]
+
+
 def _canon_positions(tokens, slots):
-    out, j = {}, 0
-    for i, (kind, _) in enumerate(tokens):
-        if kind == "space":
-            continue
-        if i in slots:
-            out[j] = slots[i]
-        j += 1
-    return out
+    return {j: slots[i] for j, i in enumerate(_kept(tokens)) if i in slots}
 
 
 def _term(symbols, va, vb):
@@ -173,13 +171,8 @@ def generalize(text_a: str, text_b: str, pairs) -> Template | None:
         if term is None:
             return None
         canon_slots[i] = term
-    slots, j = {}, 0
-    for i, (kind, _) in enumerate(tb):
-        if kind == "space":
-            continue
-        if j in canon_slots:
-            slots[i] = canon_slots[j]
-        j += 1
+    kept = _kept(tb)
+    slots = {kept[j]: term for j, term in canon_slots.items()}
     return Template(tb, slots) if slots else None
 
 
@@ -402,16 +395,19 @@ class DynamicShapes:
             text = lowered.as_text("linalg")
             if second is not None and not fam.dynamic and not fam.static and \
                     not fam.refused:
-                other = second()
-                fam.static.append((other.in_avals, other.as_text("linalg")))
+                try:
+                    other = second()
+                    fam.static.append((other.in_avals, other.as_text("linalg")))
+                    why = ("its program at other sizes of those axes differs from this one "
+                           "beyond the sizes (or IREE refused the dynamic program)")
+                except EmberError as e:     # (the function refuses the other sizes)
+                    why = f"tracing at other sizes of those axes failed: " \
+                          f"{str(e).splitlines()[0]}"
                 made = self._generalize(fam, lowered, text)
                 if made is not None:
                     return made
-                warnings.warn(
-                    f"{lowered.fun_name}: dynamic_axes: the program at "
-                    f"{[a.str_short() for a in other.in_avals]} differs from the one at "
-                    f"{[a.str_short() for a in lowered.in_avals]} beyond those sizes (or IREE "
-                    "refused it dynamic); each size compiles on its own", stacklevel=4)
+                warnings.warn(f"{lowered.fun_name}: dynamic_axes: {why}; each size compiles "
+                              "on its own", stacklevel=4)
                 fam.static.clear()
             for template, compiled in fam.dynamic:
                 if template.match(text) is not None:
