@@ -10,9 +10,9 @@ Modules:
 
 import os
 
-# OpenBLAS's threads spin for about 2^28 cycles (0.1 s here) after NumPy's last call before
-# they sleep: a contender timed after NumPy shared the cores with them (a 1024^3 matmul timed
-# after NumPy's ran 25% slower whoever it was, 2026-12-06). 2^20 cycles (0.4 ms) keeps them
-# awake through NumPy's own back-to-back calls and asleep by the next contender's. Set
-# before NumPy loads OpenBLAS (this package is imported before its modules).
+# OpenBLAS's threads spin for 2^28 cycles after NumPy's last call before they sleep, longer
+# than the pause between contenders: whoever was timed after NumPy shared the cores with them
+# (docs/benchmarks.md). 2^20 cycles keeps them awake through NumPy's own back-to-back calls
+# and asleep by the next contender's. Set before NumPy loads OpenBLAS (this package is
+# imported before its modules).
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")

@@ -400,8 +400,8 @@ def _compile_in_worker(mlir_text: str, flags: tuple[str, ...], printed: list | N
 
 
 # ember's own flag, not IREE's (the worker reads it off the flags of a request): IREE checks
-# the IR after each of its passes. Off by default: the check took a quarter of the compile
-# (an MLP of three layers, 0.84 -> 0.61 s) and changes no module it lets through.
+# the IR after each of its passes. Off by default: the check is a large part of a compile
+# (docs/benchmarks.md) and changes no module it lets through.
 VERIFY_EACH_PASS = "--ember-verify-each-pass"
 
 

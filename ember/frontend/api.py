@@ -463,11 +463,10 @@ class Compiled:
     def sharing(self, lowered: Lowered) -> Compiled:
         """This program's module, called with the signature of ``lowered``: another size of
         a dynamic program (``ember.frontend.dynamic``). It loads on the driver ``lowered``'s
-        own program would (on the CPU: a small size on local-sync, whose calls cost a third
-        of local-task's), once per driver."""
+        own program would (on the CPU: a small size on local-sync, whose calls cost less),
+        once per driver."""
         device = get_backend(lowered.backend).runtime_device(
             lowered.device, *program_size(lowered._stage("linalg")))
-
         key = (device, getattr(device, "driver", None))    # (CPU devices equal by id)
 
         def load():
