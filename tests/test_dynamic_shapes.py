@@ -140,19 +140,31 @@ def test_two_independent_sizes_and_a_shared_one():
                                    atol=1e-6)
 
 
-def test_slices_of_the_size_stay_correct():
-    """``x[1:]`` and ``x[::-1]`` write the size less one, which is no multiple of it: each
-    size is compiled for itself unless the program generalizes, never answered wrongly."""
+def test_slices_and_concatenations_of_the_size(compiles):
+    """``x[1:]``, ``x[::-1]`` and ``x[-1]`` write the size less one, a concatenation twice
+    the size plus two: terms c n + d of it."""
     @ember.jit
     def f(x):
-        return x[1:] - x[:-1], x[::-1], x[-1]
+        return x[1:] - x[:-1], x[::-1], x[-1], enp.concatenate([x, x[:2], x])
 
     for n in (4, 6, 9, 5):
         x = RNG.standard_normal(n).astype(np.float32)
-        a, b, c = (np.asarray(v) for v in f(x))
+        a, b, c, d = (np.asarray(v) for v in f(x))
         np.testing.assert_allclose(a, np.diff(x), rtol=1e-6)
         np.testing.assert_array_equal(b, x[::-1])
         assert c == x[-1]
+        np.testing.assert_array_equal(d, np.concatenate([x, x[:2], x]))
+    assert [dyn for dyn, _ in compiles] == [False, True]
+
+
+@pytest.mark.fast
+def test_terms_of_a_size():
+    symbols = {(7, 9): 0}
+    assert dynamic._term(symbols, 28, 36) == (0, 4, 0)          # a flattened axis
+    assert dynamic._term(symbols, 6, 8) == (0, 1, -1)           # a slice
+    assert dynamic._term(symbols, 16, 20) == (0, 2, 2)          # a concatenation
+    assert dynamic._term(symbols, 49, 81) is None               # the square: c = 16, d = -63
+    assert dynamic._term(symbols, 7.5, 9) is None
 
 
 def test_gradient_of_a_batch_loss(jax):

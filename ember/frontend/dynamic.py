@@ -110,9 +110,9 @@ class Template:
                 if t != t0:
                     return None
                 continue
-            sym, c = term
+            sym, c, d = term
             v = _number(kind, t)
-            size = Fraction(v) / c          # (exact)
+            size = (Fraction(v) - d) / c        # (exact)
             if kind != k0 or size.denominator != 1 or size < 1 or \
                     sizes.setdefault(sym, int(size)) != size:
                 return None
@@ -133,25 +133,39 @@ def _canon_positions(tokens, slots):
     return {j: slots[i] for j, i in enumerate(_kept(tokens)) if i in slots}
 
 
+# The terms a number may be of a size n: c n + d with c = p / q, p and q at most this, and
+# |d| at most this (a flattened axis 4 n, a tree reduction's blocks n / 4, a slice's n - 1).
+# Any two numbers fit some line; the bounds keep out the pairs that fit one by chance (n^2),
+# whose dynamic program no third size would match.
+_MAX_TERM = 16
+
+
 def _term(symbols, va, vb):
-    """(symbol, c) when ``(va, vb)`` is c times a symbol's pair of sizes, c a positive
-    rational (a flattened axis: 4 n; a mean's divisor; a tree reduction's blocks: n / 4),
-    else None. Whatever c is, the guard (:meth:`Template.match`) checks it at every size."""
+    """(symbol, c, d) when ``(va, vb)`` is c times a symbol's pair of sizes plus d, else
+    None; multiples (d = 0) first. Whatever the term, the guard (:meth:`Template.match`)
+    checks it at every size."""
+    if va != int(va) or vb != int(vb):
+        return None
+    found = None
     for (a, b), k in symbols.items():
-        if va > 0 and va == int(va) and vb == int(vb):
-            c = Fraction(int(va), a)
-            if c * b == vb:
-                return k, c
-    return None
+        c = Fraction(int(va) - int(vb), a - b)
+        d = int(va) - c * a
+        if c > 0 and d.denominator == 1 and abs(d) <= _MAX_TERM and \
+                c.numerator <= _MAX_TERM and c.denominator <= _MAX_TERM:
+            if d == 0:
+                return k, c, 0
+            found = found or (k, c, int(d))
+    return found
 
 
 def generalize(text_a: str, text_b: str, pairs) -> Template | None:
     """The template of two lowerings of one function, ``text_a`` and ``text_b``, whose
     arguments differ in sizes ``pairs`` (``(size in a, size in b)`` of each axis that
-    differs): None unless the texts differ only in numbers that are multiples of them.
+    differs): None unless the texts differ only in numbers that are terms of them (c n + d,
+    :func:`_term`).
 
     Axes of equal sizes in both programs are one symbol (a batch axis shared by inputs and
-    labels); a number that differs but is no multiple of a symbol's pair (the size less one)
+    labels); a number that differs but is no term of a symbol's pair (the size squared)
     makes the program static.
     """
     if any(0 in pair for pair in pairs):
@@ -192,10 +206,11 @@ def _lines(tokens):
 
 
 def _sym(term, i64=False):
-    k, c = term
+    k, c, d = term
     scale = "" if c == 1 else f"x{c.numerator}" + (f"d{c.denominator}" if c.denominator != 1
                                                   else "")
-    return f"%ember_dim{k}{scale}" + ("_i64" if i64 else "")
+    shift = "" if d == 0 else f"{'p' if d > 0 else 'm'}{abs(d)}"
+    return f"%ember_dim{k}{scale}{shift}" + ("_i64" if i64 else "")
 
 
 def _rewrite(tokens, slots) -> str | None:
@@ -220,23 +235,27 @@ def _rewrite(tokens, slots) -> str | None:
     # Each function reads its sizes from its arguments at its entry.
     for head, args, used in reversed(funcs):
         lines = []
-        for k in sorted({k for k, _ in used}):
+        for k in sorted({term[0] for term in used}):
             if k not in args:
                 return None
             name, axis, ty = args[k]
             lines.append(f"%ember_axis{k} = arith.constant {axis} : index")
-            lines.append(f"{_sym((k, 1))} = tensor.dim {name}, %ember_axis{k} : {ty}")
-        for k, c in sorted(used):
-            if c != 1:     # (exact: the guard checked that c times the size is an integer)
+            lines.append(f"{_sym((k, 1, 0))} = tensor.dim {name}, %ember_axis{k} : {ty}")
+        for k, c, d in sorted(used):
+            term = scaled = _sym((k, c, d))
+            if d != 0:
+                scaled = f"{term}_scaled" if c != 1 else _sym((k, 1, 0))
+            if c != 1:     # (exact: the guard checked that c n + d is an integer)
                 p, q = c.numerator, c.denominator
-                lines.append(f"%ember_c{p} = arith.constant {p} : index")
-                lines.append(f"%ember_c{q} = arith.constant {q} : index")
-                lines.append(f"{_sym((k, c))}_times = arith.muli {_sym((k, 1))}, "
-                             f"%ember_c{p} : index")
-                lines.append(f"{_sym((k, c))} = arith.divui {_sym((k, c))}_times, "
-                             f"%ember_c{q} : index")
-            lines.append(f"{_sym((k, c), True)} = arith.index_cast {_sym((k, c))} : index "
-                         "to i64")
+                lines += [f"%ember_c{p} = arith.constant {p} : index",
+                          f"%ember_c{q} = arith.constant {q} : index",
+                          f"{term}_times = arith.muli {_sym((k, 1, 0))}, %ember_c{p} : index",
+                          f"{scaled} = arith.divui {term}_times, %ember_c{q} : index"]
+            if d != 0:
+                shift = f"%ember_c{'p' if d > 0 else 'm'}{abs(d)}"
+                lines += [f"{shift} = arith.constant {d} : index",
+                          f"{term} = arith.addi {scaled}, {shift} : index"]
+            lines.append(f"{_sym((k, c, d), True)} = arith.index_cast {term} : index to i64")
         out[head] += "".join("\n    " + line for line in dict.fromkeys(lines))
     return "".join(out)
 
@@ -264,7 +283,7 @@ def _signature_symbols(tokens, lo, hi, slots) -> dict:
                     kk, tt = tokens[end]
                     if kk == "dim":
                         term = slots.get(end)
-                        if term is not None and term[1] == 1 and term[0] not in found:
+                        if term is not None and term[1:] == (1, 0) and term[0] not in found:
                             found[term[0]] = (t, axis, None)
                         ty.append("?" if end in slots else tt)
                         axis += 1
