@@ -86,7 +86,9 @@ def test_dtypes_promotion_as_jax(both_x64):
     assert (enp.ones(2, enp.float16) * 1j).dtype == (jnp.ones(2, jnp.float16) * 1j).dtype
 
 
-def test_dtypes_narrowed_without_x64_and_inspected():
+def test_dtypes_narrowed_without_x64_and_inspected(monkeypatch):
+    # (ember warns once per process and dtype: another test may have been warned first)
+    monkeypatch.setattr(ember.dtypes, "_warned_x64", set())
     with pytest.warns(UserWarning, match="complex128 values are computed as complex64"):
         assert enp.asarray(np.zeros(2, np.complex128)).dtype == np.complex64
     assert enp.result_type(enp.float64, 1j) == jnp.result_type(jnp.float64, 1j) == C64
