@@ -266,8 +266,9 @@ def test_dynamic_axes_compile_dynamic_from_the_first_call(compiles):
 def test_dynamic_axes_that_do_not_generalize_warn(compiles):
     f = ember.jit(lambda x: x * 2.0 if x.shape[0] < 10 else x * 3.0, dynamic_axes={0: 0})
     x = np.arange(7, dtype=np.float32)
-    with pytest.warns(UserWarning, match="dynamic_axes"):
+    with pytest.warns(UserWarning, match="dynamic_axes") as caught:
         np.testing.assert_array_equal(np.asarray(f(x)), x * 2)
+    assert caught[0].filename == __file__          # the warning points at the call
     assert [d for d, _ in compiles] == [False]
 
 

@@ -30,6 +30,7 @@ import warnings
 from fractions import Fraction
 
 from ember._mlir import ir
+from ember._traceback import user_stacklevel
 from ember.errors import CompileError, EmberError
 
 # One token of MLIR's printed form. A shaped type's dimensions are tokens of their own, so
@@ -426,7 +427,7 @@ class DynamicShapes:
                 if made is not None:
                     return made
                 warnings.warn(f"{lowered.fun_name}: dynamic_axes: {why}; each size compiles "
-                              "on its own", stacklevel=4)
+                              "on its own", stacklevel=user_stacklevel())
                 fam.static.clear()
             for template, compiled in fam.dynamic:
                 if template.match(text) is not None:
