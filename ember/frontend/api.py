@@ -101,6 +101,13 @@ def _name(path) -> str:
     return path() if callable(path) else path
 
 
+def _leaf_paths(tree) -> list[tuple]:
+    """The key path of each leaf of the arguments' tree ``((args...), kwargs)``."""
+    paths, _ = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(
+        tree, list(range(tree.num_leaves))))
+    return [p for p, _ in paths]
+
+
 def _path_str(fun_name, argnames, path) -> str:
     """Name an argument leaf like ``'params'[0]`` from its pytree path."""
     (_top, kind_key), rest = path[:2], path[2:]
@@ -728,9 +735,7 @@ class JitFunction:
     def _leaf_names(self, tree) -> list[str]:
         """Every leaf's name, from one flattening (naming each leaf by flattening the tree
         again cost the square of the leaf count: 5 s of tracing at 1,000 arguments)."""
-        paths, _ = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(
-            tree, list(range(tree.num_leaves))))
-        return [_path_str(self.fun_name, self._argnames, p[0]) for p in paths]
+        return [_path_str(self.fun_name, self._argnames, p) for p in _leaf_paths(tree)]
 
     # -- calling ----------------------------------------------------------------------------
 
@@ -825,10 +830,8 @@ class JitFunction:
 
     def _leaf_dynamic_axes(self, tree, avals) -> list[set[int]]:
         """The axes ``dynamic_axes`` names of each argument leaf (its argument's entry)."""
-        paths, _ = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(
-            tree, list(range(tree.num_leaves))))
         out = []
-        for (path, _), aval in zip(paths, avals):
+        for path, aval in zip(_leaf_paths(tree), avals):
             top = path[1]
             pos = getattr(top, "idx", None)
             name = self._argnames[pos] if pos is not None and pos < len(self._argnames) \
