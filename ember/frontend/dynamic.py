@@ -91,17 +91,21 @@ class Template:
     """A lowered program with the places its dynamic sizes are written: built by
     :func:`generalize`, matched by :meth:`match`, written out by :meth:`text`."""
 
-    def __init__(self, tokens, slots):
+    def __init__(self, tokens, canon, canon_slots):
         self.tokens = tokens          # of the second program, whitespace kept
-        self.slots = slots            # token index -> (symbol number, multiplier)
-        self._canon = _canonical(tokens)
-        self._canon_slots = _canon_positions(tokens, slots)
+        self._canon = canon           # its canonical tokens
+        self._canon_slots = canon_slots   # canonical position -> (symbol, c, d)
+        kept = _kept(tokens)
+        self.slots = {kept[j]: term for j, term in canon_slots.items()}   # token index -> term
 
     def match(self, text: str) -> dict[int, int] | None:
         """The symbols' sizes if ``text`` is this program with other sizes in its dynamic
         places (and nothing else different), else None. A size of 0 is never matched:
         IREE's Vulkan runtime refuses an empty buffer the static program does not have."""
-        canon = _canonical(_tokens(text))
+        return self.match_canonical(_canonical(_tokens(text)))
+
+    def match_canonical(self, canon) -> dict[int, int] | None:
+        """:meth:`match` of a program's canonical tokens (``_canonical``)."""
         if len(canon) != len(self._canon):
             return None
         sizes: dict[int, int] = {}
@@ -128,10 +132,6 @@ class Template:
 def _kept(tokens) -> list[int]:
     """The index in ``tokens`` of each token :func:`_canonical` keeps."""
     return [i for i, (kind, _) in enumerate(tokens) if kind != "space"]
-
-
-def _canon_positions(tokens, slots):
-    return {j: slots[i] for j, i in enumerate(_kept(tokens)) if i in slots}
 
 
 # The terms a number may be of a size n: c n + d with c = p / q, p and q at most this, and
@@ -169,11 +169,16 @@ def generalize(text_a: str, text_b: str, pairs) -> Template | None:
     labels); a number that differs but is no term of a symbol's pair (the size squared)
     makes the program static.
     """
+    tokens_b = _tokens(text_b)
+    return _generalize(_canonical(_tokens(text_a)), tokens_b, _canonical(tokens_b), pairs)
+
+
+def _generalize(ca, tb, cb, pairs) -> Template | None:
+    """:func:`generalize` of the first program's canonical tokens ``ca`` and the second's
+    tokens ``tb`` and canonical tokens ``cb``."""
     if any(0 in pair for pair in pairs):
         return None         # an empty array is its own program (IREE folds it)
     symbols = {pair: k for k, pair in enumerate(dict.fromkeys(pairs))}
-    ta, tb = _tokens(text_a), _tokens(text_b)
-    ca, cb = _canonical(ta), _canonical(tb)
     if len(ca) != len(cb):
         return None
     canon_slots = {}
@@ -186,9 +191,7 @@ def generalize(text_a: str, text_b: str, pairs) -> Template | None:
         if term is None:
             return None
         canon_slots[i] = term
-    kept = _kept(tb)
-    slots = {kept[j]: term for j, term in canon_slots.items()}
-    return Template(tb, slots) if slots else None
+    return Template(tb, cb, canon_slots) if canon_slots else None
 
 
 # -- writing the dynamic program ---------------------------------------------------------------
@@ -412,7 +415,8 @@ class DynamicShapes:
         with self._lock:
             fam = self._families.setdefault(family, _Family())
         with fam.lock:
-            text = lowered.as_text("linalg")
+            tokens = _tokens(lowered.as_text("linalg"))     # (once: every template and
+            canon = _canonical(tokens)                      # static program reads them)
             if second is not None and not fam.dynamic and not fam.static and \
                     not fam.refused:
                 try:
@@ -423,16 +427,16 @@ class DynamicShapes:
                 except EmberError as e:     # (the function refuses the other sizes)
                     why = f"tracing at other sizes of those axes failed: " \
                           f"{str(e).splitlines()[0]}"
-                made = self._generalize(fam, lowered, text)
+                made = self._generalize(fam, lowered, tokens, canon)
                 if made is not None:
                     return made
                 warnings.warn(f"{lowered.fun_name}: dynamic_axes: {why}; each size compiles "
                               "on its own", stacklevel=user_stacklevel())
                 fam.static.clear()
             for template, compiled in fam.dynamic:
-                if template.match(text) is not None:
+                if template.match_canonical(canon) is not None:
                     return compiled.sharing(lowered)
-            made = self._generalize(fam, lowered, text)
+            made = self._generalize(fam, lowered, tokens, canon)
             if made is not None:
                 return made
             compiled = lowered.compile()
@@ -442,13 +446,14 @@ class DynamicShapes:
             return compiled
 
     @staticmethod
-    def _generalize(fam, lowered, text):
+    def _generalize(fam, lowered, tokens, canon):
         """A new dynamic program of the family's static programs and ``lowered`` (its
-        text ``text``), called at ``lowered``'s sizes; None when none generalizes."""
+        program's tokens and canonical tokens), called at ``lowered``'s sizes; None when
+        none generalizes."""
         if len(fam.dynamic) >= MAX_TEMPLATES or fam.refused:
             return None
         for i, (avals, other) in enumerate(fam.static):
-            written = _dynamic_text(avals, other, lowered, text)
+            written = _dynamic_text(avals, other, lowered, tokens, canon)
             if written is None:
                 continue
             try:
@@ -462,12 +467,13 @@ class DynamicShapes:
         return None
 
 
-def _dynamic_text(avals, text_a, lowered, text):
+def _dynamic_text(avals, text_a, lowered, tokens, canon):
     """The template and the text of the dynamic program of a static program (its argument
-    types ``avals``, its text ``text_a``) and ``lowered`` (its text ``text``), or None when
-    they do not generalize."""
+    types ``avals``, its text ``text_a``) and ``lowered`` (its program's tokens and
+    canonical tokens), or None when they do not generalize."""
     pairs = [(n, m) for a, b in zip(avals, lowered.in_avals)
              for n, m in zip(a.shape, b.shape) if n != m]
-    template = generalize(text_a, text, pairs) if pairs else None
+    template = _generalize(_canonical(_tokens(text_a)), tokens, canon, pairs) if pairs \
+        else None
     written = template.text() if template is not None else None
     return None if written is None else (template, written)
