@@ -292,3 +292,13 @@ def test_dynamic_axes_the_function_refuses_at_other_sizes(compiles):
     with pytest.warns(UserWarning, match="dynamic_axes.*cannot be broadcast"):
         np.testing.assert_array_equal(np.asarray(f(x, y)), x + y)
     assert [d for d, _ in compiles] == [False]
+
+
+def test_complex_arrays(compiles):
+    """A type with brackets of its own (``tensor<?xcomplex<f32>>``) in the signature and in
+    the sizes read from it."""
+    f = ember.jit(lambda z: z * z + 1j)
+    for n in (3, 5, 7):
+        z = (np.arange(n) + 1j * np.arange(n, 0, -1)).astype(np.complex64)
+        np.testing.assert_allclose(np.asarray(f(z)), z * z + 1j, rtol=1e-6)
+    assert [d for d, _ in compiles] == [False, True]

@@ -271,35 +271,35 @@ def _body_start(tokens, lo, hi):
     return hi - 1
 
 
+def _type_end(tokens, i) -> int:
+    """The index of the ``>`` that closes the shaped type opened by token ``i`` (a ``shape``
+    token), past the element type's own brackets (``tensor<4xcomplex<f32>>``)."""
+    depth = 0
+    for j in range(i, len(tokens)):
+        t = tokens[j][1]
+        depth += t.endswith("<") - (t == ">")
+        if depth == 0:
+            return j
+    return len(tokens) - 1
+
+
 def _signature_symbols(tokens, lo, hi, slots) -> dict:
     """Symbol -> (argument name, axis, its type with ``?``) for a function's arguments."""
     found = {}
-    i = lo
-    while i < hi:
-        kind, t = tokens[i]
-        if kind == "name" and t.startswith("%arg") and i + 3 < hi and tokens[i + 1][1] == ":":
-            j = i + 2
-            while j < hi and tokens[j][0] == "space":
-                j += 1
-            if tokens[j][0] == "shape":
-                end, axis, ty = j, 0, []
-                while end < hi and tokens[end][1] != ">":
-                    kk, tt = tokens[end]
-                    if kk == "dim":
-                        term = slots.get(end)
-                        if term is not None and term[1:] == (1, 0) and term[0] not in found:
-                            found[term[0]] = (t, axis, None)
-                        ty.append("?" if end in slots else tt)
-                        axis += 1
-                    else:
-                        ty.append(tt)
-                    end += 1
-                ty = "".join(ty) + ">"
-                for k, (name, ax, typ) in list(found.items()):
-                    if name == t and typ is None:
-                        found[k] = (name, ax, ty)
-                i = end
-        i += 1
+    for i in range(lo, hi - 2):
+        name = tokens[i][1]
+        if tokens[i][0] != "name" or not name.startswith("%arg") or tokens[i + 1][1] != ":":
+            continue
+        j = next(j for j in range(i + 2, hi) if tokens[j][0] != "space")
+        if tokens[j][0] != "shape":
+            continue
+        end = _type_end(tokens, j)
+        ty = "".join("?" if e in slots else tokens[e][1] for e in range(j, end + 1))
+        dims = [e for e in range(j, end) if tokens[e][0] == "dim"]
+        for axis, e in enumerate(dims):
+            term = slots.get(e)
+            if term is not None and term[1:] == (1, 0):
+                found.setdefault(term[0], (name, axis, ty))
     return found
 
 
@@ -362,11 +362,8 @@ def _rewrite_line(tokens, out, lo, hi, here, slots, line_text, used) -> bool:
         i = lo
         while i < hi:
             if tokens[i][0] == "shape":
-                end, group = i, []
-                while tokens[end][1] != ">":
-                    if end in slots:
-                        group.append(_sym(slots[end]))
-                    end += 1
+                end = _type_end(tokens, i)
+                group = [_sym(slots[e]) for e in range(i, end) if e in slots]
                 if group:
                     out[end] += "{" + ", ".join(group) + "}"
                 i = end
