@@ -723,6 +723,32 @@ def test_long_host_loops_on_vulkan():
 
 
 @needs_vulkan
+def test_host_loops_that_fill_keep_the_vulkan_device():
+    # Two host loops, each filling a buffer (the step index made a tensor; the scan's splat
+    # initial carry): with IREE's fill commands lavapipe lost the device (VK_ERROR_DEVICE_LOST,
+    # then every later call failed) within a few hundred calls. A Python loop is the oracle.
+    def two_loops(x, n):
+        a = lax.fori_loop(0, n, lambda i, c: c * 0.5 + lax.convert_element_type(i, np.float32),
+                          x)
+        return a, lax.scan(lambda c, v: (c + v, c * v), np.float32(1.0), x)
+
+    x = np.array([1.5, -2.0, 7.0, 0.25, 30.0, 60.0], np.float32)
+    f = ember.jit(two_loops, backend="vulkan")
+    for n in (3, 2) * 200:
+        a, (total, partial) = f(x, np.int32(n))
+        want_a = x.copy()
+        for i in range(n):
+            want_a = want_a * np.float32(0.5) + np.float32(i)
+        np.testing.assert_array_equal(np.asarray(a), want_a)
+    c, want = np.float32(1.0), []
+    for v in x:
+        want.append(c * v)
+        c = c + v
+    np.testing.assert_array_equal(np.asarray(total), c)
+    np.testing.assert_array_equal(np.asarray(partial), want)
+
+
+@needs_vulkan
 def test_donating_a_vulkan_array_runs_where_it_lives():
     # The donating call had handed the Vulkan buffer to the CPU program (a raw IREE
     # PERMISSION_DENIED): it now compiles for the Array's device, as other calls do.

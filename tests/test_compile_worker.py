@@ -76,14 +76,14 @@ def check(k: float, f=enp.sin, ref=np.sin) -> None:
 
 def test_clear_caches_ends_the_worker():
     check(1.0)
-    pid = compiler._worker.proc.pid
+    pid = compiler._workers[()].proc.pid
     assert running(pid)
     ember.clear_caches()
     with pytest.raises(ProcessLookupError):     # ended and reaped
         os.kill(pid, 0)
     assert worker_children() == []
     check(2.0, enp.cos, np.cos)                 # a new worker, started by the compile
-    assert running(compiler._worker.proc.pid) and compiler._worker.proc.pid != pid
+    assert running(compiler._workers[()].proc.pid) and compiler._workers[()].proc.pid != pid
 
 
 def test_clear_caches_during_a_compile_in_another_thread(monkeypatch):
@@ -109,7 +109,7 @@ def test_clear_caches_during_a_compile_in_another_thread(monkeypatch):
     thread = threading.Thread(target=compile_in_thread)
     thread.start()
     assert in_flight.wait(TIMEOUT)
-    pid = compiler._worker.proc.pid
+    pid = compiler._workers[()].proc.pid
     clearing = threading.Thread(target=ember.clear_caches)
     clearing.start()
     clearing.join(TIMEOUT)
@@ -120,7 +120,7 @@ def test_clear_caches_during_a_compile_in_another_thread(monkeypatch):
     assert not failures, failures
     monkeypatch.undo()
     assert not running(pid)
-    assert compiler._worker is None
+    assert () not in compiler._workers
     check(4.0, enp.exp, np.exp)
 
 
@@ -157,7 +157,7 @@ def test_compiles_in_threads_beside_repeated_clear_caches():
 
 def test_no_resident_worker_when_compile_worker_is_off(monkeypatch):
     check(5.0)
-    kept = compiler._worker.proc.pid
+    kept = compiler._workers[()].proc.pid
     ember.config.update("compile_worker", False)
     assert not running(kept)            # the kept worker ends with the change
     started = []
@@ -183,24 +183,24 @@ def test_making_a_jitted_function_starts_the_worker_ahead_of_its_compile(monkeyp
     assert worker_children() == []
     monkeypatch.setattr(compiler, "PRESTART_IDLE_TIMEOUT", 0.5)
     ember.jit(lambda x: x + 10.0)
-    assert [compiler._worker.proc.pid] == worker_children()     # before any call
-    worker = compiler._worker
+    assert [compiler._workers[()].proc.pid] == worker_children()     # before any call
+    worker = compiler._workers[()]
     wait_until(lambda: not running(worker.proc.pid), "the unused worker exits")
     check(10.0)                         # a new worker compiles it
     ember.clear_caches()
     ember.config.update("compile_worker", False)
     ember.jit(lambda x: x + 11.0)
-    assert compiler._worker is None and worker_children() == []
+    assert () not in compiler._workers and worker_children() == []
 
 
 def test_an_idle_worker_exits_after_its_timeout():
     ember.config.update("compile_worker_idle_timeout", 0.5)
     check(8.0)
-    worker = compiler._worker
+    worker = compiler._workers[()]
     wait_until(lambda: not running(worker.proc.pid), "the idle worker exits")
     assert worker.proc.wait() == compiler.IDLE_EXIT
     check(9.0, enp.cos, np.cos)         # a new worker
-    assert compiler._worker is not worker
+    assert compiler._workers[()] is not worker
 
 
 def test_a_request_to_a_worker_that_exits_idle_goes_to_a_new_one(monkeypatch):
@@ -208,11 +208,11 @@ def test_a_request_to_a_worker_that_exits_idle_goes_to_a_new_one(monkeypatch):
     the request is sent again to a new worker."""
     ember.config.update("compile_worker_idle_timeout", 0.5)
     check(11.0)
-    worker = compiler._worker
+    worker = compiler._workers[()]
     wait_until(lambda: not running(worker.proc.pid), "the idle worker exits")
     monkeypatch.setattr(worker.proc, "poll", lambda: None)     # not seen to have exited
     check(12.0, enp.exp, np.exp)
-    assert compiler._worker is not worker
+    assert compiler._workers[()] is not worker
     assert worker.proc.returncode == compiler.IDLE_EXIT
 
 
@@ -280,3 +280,39 @@ def test_the_worker_imports_only_what_it_uses(tmp_path):
     assert {"ember.backends.compiler", "iree.compiler"} <= imported
     assert not imported & {"ml_dtypes", "iree.runtime", "ember.numpy", "ember.lax",
                            "ember.frontend"}, sorted(imported)
+
+
+SPLAT_IR = """
+func.func @main(%a: tensor<f32>) -> tensor<64xf32> {
+  %v = tensor.extract %a[] : tensor<f32>
+  %e = tensor.empty() : tensor<64xf32>
+  %s = linalg.fill ins(%v : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  return %s : tensor<64xf32>
+}
+"""
+
+
+def test_process_wide_flags_get_a_worker_of_their_own(monkeypatch):
+    """IREE options that are the process's, not a session's (compiler.PROCESS_FLAGS), are set
+    in a worker started with them; the default worker stays as it was. The flag (fills as
+    dispatches) changes the module, and both modules fill correctly."""
+    import iree.runtime as rt
+    flags = cpu.compiler_flags()
+    emulated = flags + ("--iree-stream-emulate-memset",)
+    plain_module = compiler.compile_mlir(SPLAT_IR, flags, use_cache=False)
+    emulated_module = compiler.compile_mlir(SPLAT_IR, emulated, use_cache=False)
+    assert plain_module != emulated_module
+    assert {(), ("--iree-stream-emulate-memset",)} <= set(compiler._workers)
+    assert compiler._workers[("--iree-stream-emulate-memset",)].proc.args[-1] == \
+        "--iree-stream-emulate-memset"
+    assert compiler.compile_mlir(SPLAT_IR, flags, use_cache=False) == plain_module
+    for module in (plain_module, emulated_module):
+        config = rt.Config("local-sync")
+        ctx = rt.SystemContext(config=config)
+        ctx.add_vm_module(rt.VmModule.copy_buffer(ctx.instance, module))
+        got = np.asarray(ctx.modules.module["main"](np.array(2.5, np.float32)))
+        np.testing.assert_array_equal(got, np.full(64, 2.5, np.float32))
+    # In a process whose flags are set, other flags are refused, naming both sets.
+    monkeypatch.setattr(compiler, "_process_flags", ("--iree-stream-emulate-memset",))
+    with pytest.raises(ember.errors.CompileError, match="process-wide flags"):
+        compiler.set_process_flags(())

@@ -8,7 +8,9 @@ here from the text and flags read (``compiler.request_digest``), so that the par
 which program the module is of. Its stderr is a file, named as its first argument, that the
 parent reads after a crash. Its second argument, when not empty, is the seconds it waits
 for a request before it exits with status ``compiler.IDLE_EXIT`` (the parent then starts a
-new worker; a request written as it exits finds it gone, and is sent to a new one).
+new worker; a request written as it exits finds it gone, and is sent to a new one). The
+arguments after it are IREE's process-wide flags (``compiler.PROCESS_FLAGS``) it compiles
+with.
 
 It runs as a script (``python <this file>``), not as ``-m ember.backends._compile_worker``,
 and imports the few modules it uses without ember's package ``__init__`` (which imports the
@@ -33,6 +35,7 @@ def main() -> None:
 
     compiler.STDERR_LOG = sys.argv[1]       # where fd 2 goes (see compiler._Worker)
     idle = float(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else None
+    compiler.set_process_flags(tuple(sys.argv[3:]))
 
     while True:
         # The parent writes a request only after it has read the last reply: nothing is

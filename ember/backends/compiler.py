@@ -8,7 +8,9 @@ compile and kept, about 200-300 MiB resident, until :func:`stop_worker` (``ember
 ``config.compile_worker_idle_timeout`` seconds without a compile, or, with
 ``config.compile_worker`` False, the end of each compile): a crash in IREE (a segfault, an
 LLVM ERROR abort) ends the child, not the user's program, and becomes a CompileError. There
-the lowered module is handed to a fresh IREE Session as text.
+the lowered module is handed to a fresh IREE Session as text. A few IREE options are not a
+session's but the process's (``PROCESS_FLAGS``): a program whose flags carry some is compiled
+by a worker started with them, one worker per such set.
 Every request carries a number and every reply the number and the digest of the request it
 answers: a module is used (and cached) only when both match, so a reply left unread by an
 interrupt can never be taken for a later program's.
@@ -191,7 +193,7 @@ class _Worker:
     """The child process that compiles (``python ember/backends/_compile_worker.py``); its
     stderr goes to a file, read after a crash."""
 
-    def __init__(self, idle_timeout: float | None = None):
+    def __init__(self, idle_timeout: float | None = None, process_flags: tuple[str, ...] = ()):
         fd, self.log = tempfile.mkstemp(prefix="ember-iree-", suffix=".log")
         os.close(fd)
         # The child runs this copy of ember, wherever it was found (an installed package, a
@@ -200,7 +202,7 @@ class _Worker:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, script, self.log,
-                 "" if idle_timeout is None else repr(float(idle_timeout))],
+                 "" if idle_timeout is None else repr(float(idle_timeout)), *process_flags],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
         self.request_start = 0
         self.compiles = 0
@@ -276,9 +278,10 @@ class _Worker:
 # The exit status of a worker whose idle timeout ran out (EX_TEMPFAIL: try again).
 IDLE_EXIT = 75
 
-_worker: _Worker | None = None
-# Held by the thread that compiles, for the whole compile: the worker answers one request at
-# a time, and only that thread touches ``_worker`` meanwhile.
+# The workers, by the process-wide flags they were started with (``process_flags``).
+_workers: dict[tuple[str, ...], _Worker] = {}
+# Held by the thread that compiles, for the whole compile: a worker answers one request at
+# a time, and only that thread touches ``_workers`` meanwhile.
 _worker_lock = threading.Lock()
 # Orders stop_worker against the end of a compile: a stop that finds a compile in flight sets
 # ``_stop_after``, and the compile's end (which checks it under this lock) ends the worker.
@@ -291,16 +294,17 @@ _stop_after = False
 WORKER_COMPILES = 100
 
 
-def _close_worker() -> None:
-    """End the worker (with ``_worker_lock`` held)."""
-    global _worker
-    if _worker is not None:
-        _worker.close()
-        _worker = None
+def _close_worker(key: tuple[str, ...] | None = None) -> None:
+    """End the worker of process flags ``key``, or every worker (with ``_worker_lock``
+    held)."""
+    for k in list(_workers) if key is None else [key]:
+        worker = _workers.pop(k, None)
+        if worker is not None:
+            worker.close()
 
 
 def stop_worker() -> None:
-    """End the compile worker process and free its memory; the next compile starts a new one.
+    """End the compile worker processes and free their memory; the next compile starts a new one.
     A compile in flight in another thread is not disturbed: its worker ends when it is done.
     ``ember.clear_caches()`` calls this.
 
@@ -333,15 +337,14 @@ def start_worker() -> None:
     Example:
         >>> compiler.start_worker()     # while the program loads its data
     """
-    global _worker
-    if not config.compile_worker or _worker is not None:
+    if not config.compile_worker or () in _workers:
         return
     if not _worker_lock.acquire(blocking=False):
         return
     try:
-        if _worker is None:
+        if () not in _workers:
             idle = config.compile_worker_idle_timeout
-            _worker = _Worker(PRESTART_IDLE_TIMEOUT if idle is None else idle)
+            _workers[()] = _Worker(PRESTART_IDLE_TIMEOUT if idle is None else idle)
     except OSError:         # no way to start a Python child: the compile runs in-process
         pass
     finally:
@@ -375,26 +378,28 @@ def _compile(mlir_text: str, flags: tuple[str, ...], *, printed: list | None = N
 
 
 def _compile_in_worker(mlir_text: str, flags: tuple[str, ...], printed: list | None) -> bytes:
-    global _worker
+    key = process_flags(flags)
     for _attempt in range(2):
-        if _worker is not None and (_worker.proc.poll() is not None or
-                                    _worker.compiles >= WORKER_COMPILES):
-            _close_worker()     # worn (see WORKER_COMPILES), or ended (interrupted, idle)
-        if _worker is None:
+        worker = _workers.get(key)
+        if worker is not None and (worker.proc.poll() is not None or
+                                   worker.compiles >= WORKER_COMPILES):
+            _close_worker(key)  # worn (see WORKER_COMPILES), or ended (interrupted, idle)
+            worker = None
+        if worker is None:
             try:
                 # A worker per compile needs no idle timeout: it ends after the compile.
-                _worker = _Worker(config.compile_worker_idle_timeout
-                                  if config.compile_worker else None)
+                worker = _workers[key] = _Worker(config.compile_worker_idle_timeout
+                                                 if config.compile_worker else None, key)
             except OSError:     # no way to start a Python child here: compile in-process
                 return _compile_uncached(mlir_text, flags)
         try:
-            vmfb = _worker.compile(mlir_text, flags)
+            vmfb = worker.compile(mlir_text, flags)
             if printed is not None:
-                printed.append(_worker.printed())
+                printed.append(worker.printed())
             return vmfb
         except _WorkerLost as e:
             lost = e
-            _close_worker()     # the loop's next turn starts a new worker
+            _close_worker(key)  # the loop's next turn starts a new worker
     raise _failure(f"the compile worker failed twice without an answer ({lost})", "",
                    mlir_text)
 
@@ -417,9 +422,39 @@ def _skip_verification(inv) -> None:
         pass        # another IREE: it verifies, which only costs time
 
 
+# IREE options that are LLVM command-line globals (set once per process, with the C API's
+# ireeCompilerSetupGlobalCL), not options of a compile session, which refuses them.
+PROCESS_FLAGS = ("--iree-stream-emulate-memset", "--iree-hal-link-executables")
+_process_flags: tuple[str, ...] | None = None   # this process's, once set
+
+
+def process_flags(flags: tuple[str, ...]) -> tuple[str, ...]:
+    """The flags of ``flags`` that are the process's, not a session's (``PROCESS_FLAGS``)."""
+    return tuple(f for f in flags if f.split("=", 1)[0] in PROCESS_FLAGS)
+
+
+def set_process_flags(flags: tuple[str, ...]) -> None:
+    """Set IREE's process-wide options to ``flags``: once per process (a compile worker's
+    start), or a CompileError naming both sets."""
+    global _process_flags
+    if _process_flags is not None or not flags:
+        if flags != (_process_flags or ()):
+            raise CompileError(
+                f"the program needs IREE's process-wide flags {flags}, and this process "
+                f"compiles with {_process_flags or ()} (they are set once per process): turn "
+                "on the compile worker (ember.config.update('compile_worker', True)), which "
+                "starts a process per set")
+        return
+    from iree.compiler.api import ctypes_dl
+    ctypes_dl._initializeGlobalCL("ember", *flags)
+    _process_flags = flags
+
+
 def _compile_uncached(mlir_text: str, flags: tuple[str, ...]) -> bytes:
     verify = VERIFY_EACH_PASS in flags
-    flags = tuple(f for f in flags if f != VERIFY_EACH_PASS)
+    process = process_flags(flags)
+    set_process_flags(process)
+    flags = tuple(f for f in flags if f != VERIFY_EACH_PASS and f not in process)
     session = new_session()
     ctx = session.context
     # IREE crashes (SIGSEGV) on ops of unknown dialects: make them a parse error instead.

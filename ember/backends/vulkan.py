@@ -259,6 +259,11 @@ class VulkanDevice(Device):
 # IREE would silently narrow 64-bit types to 32 bits (changing the program's signature);
 # ember's dtypes are already what the user asked for, and legality refuses what cannot run.
 _NO_DEMOTION = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
+# Fills (a splat constant, a scalar made a tensor) as dispatches rather than IREE's fill
+# commands: Mesa's lavapipe lost the device (VK_ERROR_DEVICE_LOST, for the rest of the
+# process) within a few hundred calls of a program with two host loops that fill, with IREE's
+# own iree-benchmark-module as with ember; with the fills as dispatches, never.
+_FILLS_AS_DISPATCHES = ("--iree-stream-emulate-memset",)
 
 
 def compiler_flags(target: str | None = "host") -> tuple[str, ...]:
@@ -273,7 +278,7 @@ def compiler_flags(target: str | None = "host") -> tuple[str, ...]:
     t = resolve(target)
     features = () if t.features is None else (f"--iree-vulkan-target-features={t.features}",)
     return ("--iree-hal-target-device=vulkan", f"--iree-vulkan-target={t.name}",
-            *features) + _NO_DEMOTION
+            *features) + _NO_DEMOTION + _FILLS_AS_DISPATCHES
 
 
 def fallback_flags(target: str | None = "host") -> tuple[tuple[str, ...], ...]:

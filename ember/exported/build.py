@@ -87,9 +87,8 @@ def compile_for_targets(linalg_text: str, targets, optimized=None, fenced=False)
     with the "optimized" module, its memory plan's flags (``memory.planned_flags``); with
     ``fenced``, for IREE's asynchronous calls (``runtime.FENCED_CALLS_FLAG``).
 
-    One target compiles in ember's compile worker (``compiler.compile_mlir``). Several go
-    through the ``iree-compile`` tool: the flag that turns executable linking off is a global
-    one that a Session rejects ("option not found").
+    The flag that turns executable linking off for several targets is one of IREE's
+    process-wide flags: a compile worker is started with it (``compiler.PROCESS_FLAGS``).
     """
     from ember.backends.compiler import compile_mlir
     from ember.backends.runtime import FENCED_CALLS_FLAG
@@ -102,30 +101,7 @@ def compile_for_targets(linalg_text: str, targets, optimized=None, fenced=False)
     if fenced:
         flags = flags + (FENCED_CALLS_FLAG,)
         fallbacks = tuple(f + (FENCED_CALLS_FLAG,) for f in fallbacks)
-    if len(tuple(targets)) == 1:
-        return compile_mlir(linalg_text, flags, fallbacks=fallbacks)
-    from ember.backends import compiler
-    from ember.config import config
-
-    key = compiler.cache_key(linalg_text, ("iree-compile",) + flags)
-    cached = compiler.read_cached(key) if config.compile_cache else None
-    if cached is not None:
-        return cached
-    from iree.compiler.tools import CompilerToolError, compile_str
-
-    errors = []
-    for attempt in (flags, *fallbacks):
-        try:
-            vmfb = compile_str(linalg_text, extra_args=list(attempt))
-            break
-        except CompilerToolError as e:
-            errors.append(str(e))
-    else:
-        raise compiler._failure(f"IREE failed to compile the program for "
-                                f"{', '.join(targets)}", errors[0][-8000:], linalg_text)
-    if config.compile_cache:
-        compiler.write_cached(key, vmfb)
-    return vmfb
+    return compile_mlir(linalg_text, flags, fallbacks=fallbacks)
 
 
 def add_reflection(linalg_text: str, signature: Signature, function: str = FUNCTION) -> str:
