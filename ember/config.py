@@ -74,6 +74,10 @@ class Config:
             # IREE checks the IR after each of its passes (EMBER_COMPILE_VERIFY=1): slower
             # compiles, the same modules; for reporting an IREE bug.
             "compile_verify": _env_flag("EMBER_COMPILE_VERIFY"),
+            # How many compile workers may compile at once (threads, compile_async): one
+            # starts when a compile finds the others busy (EMBER_COMPILE_WORKERS; default: up
+            # to two, one per core).
+            "compile_workers": _env_int("EMBER_COMPILE_WORKERS", min(2, os.cpu_count() or 1)),
             # Seconds after which an idle kept worker exits (None: it stays until exit).
             "compile_worker_idle_timeout": _env_seconds("EMBER_COMPILE_WORKER_IDLE_TIMEOUT"),
             # A jitted function called with other sizes of its arguments compiles once more
@@ -118,9 +122,9 @@ class Config:
                                          or value < 0):
             raise ValueError(f"loop_run_ahead must be a number of loop steps >= 0 (0: no "
                              f"limit), got {value!r}")
-        if name == "cpu_devices" and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value < 1):
-            raise ValueError(f"cpu_devices must be a number of devices >= 1, got {value!r}")
+        if name in ("cpu_devices", "compile_workers") and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
         if name in ("compile_worker", "compile_verify", "dynamic_shapes") and \
                 not isinstance(value, bool):
             raise ValueError(f"{name} must be True or False, got {value!r}")

@@ -61,7 +61,8 @@ def wait_until(condition, what: str) -> None:
 def settings():
     """Compiles that reach IREE (no disk cache), and the worker options restored after."""
     saved = {name: getattr(ember.config, name) for name in
-             ("compile_cache", "compile_worker", "compile_worker_idle_timeout")}
+             ("compile_cache", "compile_worker", "compile_worker_idle_timeout",
+              "compile_workers")}
     ember.config.update("compile_cache", False)
     yield
     for name, value in saved.items():
@@ -76,14 +77,15 @@ def check(k: float, f=enp.sin, ref=np.sin) -> None:
 
 def test_clear_caches_ends_the_worker():
     check(1.0)
-    pid = compiler._workers[()].proc.pid
+    pid = compiler._workers[()][0].proc.pid
     assert running(pid)
     ember.clear_caches()
     with pytest.raises(ProcessLookupError):     # ended and reaped
         os.kill(pid, 0)
     assert worker_children() == []
     check(2.0, enp.cos, np.cos)                 # a new worker, started by the compile
-    assert running(compiler._workers[()].proc.pid) and compiler._workers[()].proc.pid != pid
+    new = compiler._workers[()][0].proc.pid
+    assert running(new) and new != pid
 
 
 def test_clear_caches_during_a_compile_in_another_thread(monkeypatch):
@@ -109,7 +111,7 @@ def test_clear_caches_during_a_compile_in_another_thread(monkeypatch):
     thread = threading.Thread(target=compile_in_thread)
     thread.start()
     assert in_flight.wait(TIMEOUT)
-    pid = compiler._workers[()].proc.pid
+    pid = compiler._workers[()][0].proc.pid
     clearing = threading.Thread(target=ember.clear_caches)
     clearing.start()
     clearing.join(TIMEOUT)
@@ -120,7 +122,7 @@ def test_clear_caches_during_a_compile_in_another_thread(monkeypatch):
     assert not failures, failures
     monkeypatch.undo()
     assert not running(pid)
-    assert () not in compiler._workers
+    assert not compiler._workers.get(())
     check(4.0, enp.exp, np.exp)
 
 
@@ -157,7 +159,7 @@ def test_compiles_in_threads_beside_repeated_clear_caches():
 
 def test_no_resident_worker_when_compile_worker_is_off(monkeypatch):
     check(5.0)
-    kept = compiler._workers[()].proc.pid
+    kept = compiler._workers[()][0].proc.pid
     ember.config.update("compile_worker", False)
     assert not running(kept)            # the kept worker ends with the change
     started = []
@@ -183,24 +185,24 @@ def test_making_a_jitted_function_starts_the_worker_ahead_of_its_compile(monkeyp
     assert worker_children() == []
     monkeypatch.setattr(compiler, "PRESTART_IDLE_TIMEOUT", 0.5)
     ember.jit(lambda x: x + 10.0)
-    assert [compiler._workers[()].proc.pid] == worker_children()     # before any call
-    worker = compiler._workers[()]
+    assert [compiler._workers[()][0].proc.pid] == worker_children()     # before any call
+    worker = compiler._workers[()][0]
     wait_until(lambda: not running(worker.proc.pid), "the unused worker exits")
     check(10.0)                         # a new worker compiles it
     ember.clear_caches()
     ember.config.update("compile_worker", False)
     ember.jit(lambda x: x + 11.0)
-    assert () not in compiler._workers and worker_children() == []
+    assert not compiler._workers.get(()) and worker_children() == []
 
 
 def test_an_idle_worker_exits_after_its_timeout():
     ember.config.update("compile_worker_idle_timeout", 0.5)
     check(8.0)
-    worker = compiler._workers[()]
+    worker = compiler._workers[()][0]
     wait_until(lambda: not running(worker.proc.pid), "the idle worker exits")
     assert worker.proc.wait() == compiler.IDLE_EXIT
     check(9.0, enp.cos, np.cos)         # a new worker
-    assert compiler._workers[()] is not worker
+    assert compiler._workers[()][0] is not worker
 
 
 def test_a_request_to_a_worker_that_exits_idle_goes_to_a_new_one(monkeypatch):
@@ -208,11 +210,11 @@ def test_a_request_to_a_worker_that_exits_idle_goes_to_a_new_one(monkeypatch):
     the request is sent again to a new worker."""
     ember.config.update("compile_worker_idle_timeout", 0.5)
     check(11.0)
-    worker = compiler._workers[()]
+    worker = compiler._workers[()][0]
     wait_until(lambda: not running(worker.proc.pid), "the idle worker exits")
     monkeypatch.setattr(worker.proc, "poll", lambda: None)     # not seen to have exited
     check(12.0, enp.exp, np.exp)
-    assert compiler._workers[()] is not worker
+    assert compiler._workers[()][0] is not worker
     assert worker.proc.returncode == compiler.IDLE_EXIT
 
 
@@ -252,9 +254,9 @@ def test_verifying_each_pass_changes_no_module(monkeypatch):
     plain = compiler._compile_uncached(text, flags)
     assert compiler._compile_uncached(text, flags + (compiler.VERIFY_EACH_PASS,)) == plain
     sent = []
-    real = compiler._compile_in_worker
-    monkeypatch.setattr(compiler, "_compile_in_worker",
-                        lambda t, f, p: sent.append(f) or real(t, f, p))
+    real = compiler._Worker.compile
+    monkeypatch.setattr(compiler._Worker, "compile",
+                        lambda w, t, f: sent.append(f) or real(w, t, f))
     monkeypatch.setitem(ember.config._values, "compile_verify", True)
     assert compiler._compile(text, flags) == plain
     monkeypatch.setitem(ember.config._values, "compile_verify", False)
@@ -303,7 +305,7 @@ def test_process_wide_flags_get_a_worker_of_their_own(monkeypatch):
     emulated_module = compiler.compile_mlir(SPLAT_IR, emulated, use_cache=False)
     assert plain_module != emulated_module
     assert {(), ("--iree-stream-emulate-memset",)} <= set(compiler._workers)
-    assert compiler._workers[("--iree-stream-emulate-memset",)].proc.args[-1] == \
+    assert compiler._workers[("--iree-stream-emulate-memset",)][0].proc.args[-1] == \
         "--iree-stream-emulate-memset"
     assert compiler.compile_mlir(SPLAT_IR, flags, use_cache=False) == plain_module
     for module in (plain_module, emulated_module):
@@ -316,3 +318,70 @@ def test_process_wide_flags_get_a_worker_of_their_own(monkeypatch):
     monkeypatch.setattr(compiler, "_process_flags", ("--iree-stream-emulate-memset",))
     with pytest.raises(ember.errors.CompileError, match="process-wide flags"):
         compiler.set_process_flags(())
+
+
+def _in_flight_together(monkeypatch, threads: int) -> tuple[list, int]:
+    """Compile ``threads`` programs in as many threads, each worker's reply read only once
+    every compile is in flight (or after 5 s): the most that were in flight at once, and the
+    worker processes that compiled them."""
+    real_read = compiler.read_message
+    lock, arrived, most = threading.Lock(), [], [0]
+    everyone = threading.Event()
+
+    def read(f):
+        with lock:
+            arrived.append(f)
+            most[0] = max(most[0], len(arrived))
+            if len(arrived) == threads:
+                everyone.set()
+        everyone.wait(5)
+        try:
+            return real_read(f)
+        finally:
+            with lock:
+                arrived.remove(f)
+
+    monkeypatch.setattr(compiler, "read_message", read)
+    pids, failures = set(), []
+    real_compile = compiler._Worker.compile
+    monkeypatch.setattr(compiler._Worker, "compile",
+                        lambda w, t, fl: pids.add(w.proc.pid) or real_compile(w, t, fl))
+
+    def run(k):
+        try:
+            check(10.0 + k)
+        except BaseException as e:      # reported below, from the main thread
+            failures.append(e)
+
+    workers = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join(TIMEOUT)
+    assert not failures, failures
+    monkeypatch.undo()
+    return sorted(pids), most[0]
+
+
+def test_compiles_in_two_threads_run_in_two_workers_at_once(monkeypatch):
+    """compile_workers=2: a compile that finds the worker busy starts a second one, and both
+    compile at once; the second, started for the rush, exits after EXTRA_IDLE_TIMEOUT idle.
+    compile_workers=1: the second compile waits for the first."""
+    ember.config.update("compile_workers", 2)
+    monkeypatch.setattr(compiler, "EXTRA_IDLE_TIMEOUT", 1.0)
+    check(9.0)                          # the first worker runs
+    first = compiler._workers[()][0].proc.pid
+    pids, most = _in_flight_together(monkeypatch, 2)
+    assert most == 2 and len(pids) == 2 and first in pids
+    (extra,) = set(pids) - {first}
+    wait_until(lambda: not running(extra), "the extra worker exits, idle")
+    assert running(first)
+    ember.clear_caches()
+    ember.config.update("compile_workers", 1)
+    pids, most = _in_flight_together(monkeypatch, 2)
+    assert most == 1 and len(pids) == 1
+
+
+def test_bad_compile_workers_is_refused():
+    with pytest.raises(ValueError, match="compile_workers"):
+        ember.config.update("compile_workers", 0)

@@ -484,7 +484,7 @@ def test_compile_worker_is_replaced_after_its_share_of_compiles(monkeypatch):
     for i in range(3):
         heads.add(compiler.compile_mlir(GOOD_IR + f"\n// {i}", cpu.compiler_flags(),
                                         use_cache=False)[:16])
-        procs.append(compiler._workers[()].proc)
+        procs.append(compiler._workers[()][0].proc)
     assert procs[0] is procs[1] is not procs[2] and procs[0].poll() == 0
     assert len(heads) == 1
 

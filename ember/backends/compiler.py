@@ -193,7 +193,7 @@ class _Worker:
     """The child process that compiles (``python ember/backends/_compile_worker.py``); its
     stderr goes to a file, read after a crash."""
 
-    def __init__(self, idle_timeout: float | None = None, process_flags: tuple[str, ...] = ()):
+    def __init__(self, idle_timeout: float | None = None, key: tuple[str, ...] = ()):
         fd, self.log = tempfile.mkstemp(prefix="ember-iree-", suffix=".log")
         os.close(fd)
         # The child runs this copy of ember, wherever it was found (an installed package, a
@@ -202,10 +202,12 @@ class _Worker:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, script, self.log,
-                 "" if idle_timeout is None else repr(float(idle_timeout)), *process_flags],
+                 "" if idle_timeout is None else repr(float(idle_timeout)), *key],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
+        self.key = key          # the process-wide flags it compiles with
         self.request_start = 0
         self.compiles = 0
+        self.busy = self.retire = False
 
     def compile(self, mlir_text: str, flags: tuple[str, ...]) -> bytes:
         self.compiles += 1
@@ -278,49 +280,88 @@ class _Worker:
 # The exit status of a worker whose idle timeout ran out (EX_TEMPFAIL: try again).
 IDLE_EXIT = 75
 
-# The workers, by the process-wide flags they were started with (``process_flags``).
-_workers: dict[tuple[str, ...], _Worker] = {}
-# Held by the thread that compiles, for the whole compile: a worker answers one request at
-# a time, and only that thread touches ``_workers`` meanwhile.
-_worker_lock = threading.Lock()
-# Orders stop_worker against the end of a compile: a stop that finds a compile in flight sets
-# ``_stop_after``, and the compile's end (which checks it under this lock) ends the worker.
-_stop_lock = threading.Lock()
-_stop_after = False
+# The workers, by the process-wide flags they were started with (``process_flags``), busy or
+# idle. A busy worker belongs to the thread compiling with it; ``_pool`` guards the lists
+# and each worker's ``busy`` and ``retire``, and is notified when a worker comes back.
+_workers: dict[tuple[str, ...], list[_Worker]] = {}
+_pool = threading.Condition()
+# IREE's compiler in this process (no child can start) compiles one program at a time.
+_in_process = threading.Lock()
 # IREE's compiler keeps about 4 MiB per compile (a Session each); past a few hundred compiles
 # a process grew by GBs and compiled up to 3x slower (the test suite's slowest program: 78 s
 # in its own file, 222 s at the end of the suite). A new worker after this many compiles
 # costs under a second.
 WORKER_COMPILES = 100
+# A worker started because the others were busy (compiles in several threads at once) exits
+# after this long without a request: it holds a few hundred MiB.
+EXTRA_IDLE_TIMEOUT = 30.0
 
 
-def _close_worker(key: tuple[str, ...] | None = None) -> None:
-    """End the worker of process flags ``key``, or every worker (with ``_worker_lock``
-    held)."""
-    for k in list(_workers) if key is None else [key]:
-        worker = _workers.pop(k, None)
-        if worker is not None:
-            worker.close()
+def _idle_timeout(extra: bool) -> float | None:
+    if not config.compile_worker:
+        return None         # a worker per compile needs none: it ends after the compile
+    idle = config.compile_worker_idle_timeout
+    return min(idle or EXTRA_IDLE_TIMEOUT, EXTRA_IDLE_TIMEOUT) if extra else idle
+
+
+def _acquire(key: tuple[str, ...]) -> _Worker:
+    """An idle worker of process flags ``key``, marked busy: a new one when none is idle and
+    fewer than ``config.compile_workers`` are busy, else the first to come back. OSError when
+    no child process can start."""
+    with _pool:
+        while True:
+            workers = _workers.setdefault(key, [])
+            for worker in [w for w in workers if not w.busy]:
+                if worker.proc.poll() is None and worker.compiles < WORKER_COMPILES:
+                    worker.busy = True
+                    return worker
+                workers.remove(worker)      # worn (WORKER_COMPILES), or ended (idle, killed)
+                worker.close()
+            busy = sum(w.busy for ws in _workers.values() for w in ws)
+            if busy < max(1, config.compile_workers):
+                break
+            _pool.wait()
+        worker = _Worker(_idle_timeout(extra=bool(workers)), key)
+        worker.busy = True
+        workers.append(worker)
+        return worker
+
+
+def _release(worker: _Worker) -> None:
+    """Give ``worker`` back after a compile; it ends when it died, stop_worker came meanwhile
+    or ``config.compile_worker`` is off."""
+    with _pool:
+        worker.busy = False
+        ends = worker.retire or not config.compile_worker or worker.proc.poll() is not None
+        if ends:
+            workers = _workers.get(worker.key, [])
+            if worker in workers:
+                workers.remove(worker)
+        _pool.notify()
+    if ends:
+        worker.close()
 
 
 def stop_worker() -> None:
-    """End the compile worker processes and free their memory; the next compile starts a new one.
-    A compile in flight in another thread is not disturbed: its worker ends when it is done.
-    ``ember.clear_caches()`` calls this.
+    """End the compile worker processes and free their memory; the next compile starts a new
+    one. A compile in flight in another thread is not disturbed: its worker ends when it is
+    done. ``ember.clear_caches()`` calls this.
 
     Example:
         >>> from ember.backends import compiler
         >>> compiler.stop_worker()
     """
-    global _stop_after
-    with _stop_lock:
-        if not _worker_lock.acquire(blocking=False):
-            _stop_after = True      # a compile is in flight: it ends the worker after it
-            return
-        try:
-            _close_worker()
-        finally:
-            _worker_lock.release()
+    with _pool:
+        idle = []
+        for workers in _workers.values():
+            for worker in list(workers):
+                if worker.busy:
+                    worker.retire = True    # _release ends it after its compile
+                else:
+                    workers.remove(worker)
+                    idle.append(worker)
+    for worker in idle:
+        worker.close()
 
 
 # A worker started ahead of need waits this long for its first request when no idle timeout
@@ -332,65 +373,42 @@ def start_worker() -> None:
     """Start the compile worker now, if none runs: its start (a Python child importing IREE's
     compiler) takes most of a second, which a first compile then does not wait for.
     ``ember.jit`` calls this when it makes a jitted function. Nothing happens when
-    ``config.compile_worker`` is off or a compile holds the worker.
+    ``config.compile_worker`` is off or a worker runs.
 
     Example:
         >>> compiler.start_worker()     # while the program loads its data
     """
-    if not config.compile_worker or () in _workers:
+    if not config.compile_worker:
         return
-    if not _worker_lock.acquire(blocking=False):
-        return
-    try:
-        if () not in _workers:
-            idle = config.compile_worker_idle_timeout
-            _workers[()] = _Worker(PRESTART_IDLE_TIMEOUT if idle is None else idle)
-    except OSError:         # no way to start a Python child: the compile runs in-process
-        pass
-    finally:
-        _worker_lock.release()
+    with _pool:
+        if _workers.get(()):
+            return
+        idle = config.compile_worker_idle_timeout
+        try:
+            _workers[()] = [_Worker(PRESTART_IDLE_TIMEOUT if idle is None else idle)]
+        except OSError:     # no way to start a Python child: the compile runs in-process
+            pass
 
 
 atexit.register(stop_worker)
-# A worker started under other settings goes: the next compile starts one under the new.
+# Workers started under other settings go: the next compile starts one under the new.
 config.on_change(("compile_worker", "compile_worker_idle_timeout"),
                  lambda name, value: stop_worker())
 
 
 def _compile(mlir_text: str, flags: tuple[str, ...], *, printed: list | None = None) -> bytes:
-    """``_compile_uncached`` in the compile worker (started on first use, and again after
-    a crash or WORKER_COMPILES compiles; ended after the compile when config.compile_worker
-    is False or stop_worker came meanwhile). What IREE printed is appended to ``printed``."""
-    global _stop_after
+    """``_compile_uncached`` in a compile worker (one started when none is idle, up to
+    ``config.compile_workers`` at once; replaced after a crash or WORKER_COMPILES compiles;
+    ended after the compile when config.compile_worker is False or stop_worker came
+    meanwhile). What IREE printed is appended to ``printed``."""
     if config.compile_verify:
         flags = flags + (VERIFY_EACH_PASS,)
-    _worker_lock.acquire()
-    try:
-        return _compile_in_worker(mlir_text, flags, printed)
-    finally:
-        with _stop_lock:
-            try:
-                if _stop_after or not config.compile_worker:
-                    _stop_after = False
-                    _close_worker()
-            finally:
-                _worker_lock.release()
-
-
-def _compile_in_worker(mlir_text: str, flags: tuple[str, ...], printed: list | None) -> bytes:
     key = process_flags(flags)
     for _attempt in range(2):
-        worker = _workers.get(key)
-        if worker is not None and (worker.proc.poll() is not None or
-                                   worker.compiles >= WORKER_COMPILES):
-            _close_worker(key)  # worn (see WORKER_COMPILES), or ended (interrupted, idle)
-            worker = None
-        if worker is None:
-            try:
-                # A worker per compile needs no idle timeout: it ends after the compile.
-                worker = _workers[key] = _Worker(config.compile_worker_idle_timeout
-                                                 if config.compile_worker else None, key)
-            except OSError:     # no way to start a Python child here: compile in-process
+        try:
+            worker = _acquire(key)
+        except OSError:         # no way to start a Python child here: compile in-process
+            with _in_process:
                 return _compile_uncached(mlir_text, flags)
         try:
             vmfb = worker.compile(mlir_text, flags)
@@ -399,7 +417,9 @@ def _compile_in_worker(mlir_text: str, flags: tuple[str, ...], printed: list | N
             return vmfb
         except _WorkerLost as e:
             lost = e
-            _close_worker(key)  # the loop's next turn starts a new worker
+            worker.retire = True    # the loop's next turn takes another worker
+        finally:
+            _release(worker)
     raise _failure(f"the compile worker failed twice without an answer ({lost})", "",
                    mlir_text)
 

@@ -945,11 +945,11 @@ class JitFunction:
         return tree_util.tree_unflatten(out_tree, results)
 
 
-# The threads that compile in the background (started by the first submit, not here). Two:
-# one traces and runs ember's passes while the other waits for IREE, which compiles one
-# module at a time in the compile worker.
-_BACKGROUND = concurrent.futures.ThreadPoolExecutor(max_workers=2,
-                                                    thread_name_prefix="ember-compile")
+# The threads that compile in the background (started by the first submit, not here): one
+# more than the compile workers that may compile at once (config.compile_workers), so that
+# one traces and runs ember's passes while the others wait for IREE.
+_BACKGROUND = concurrent.futures.ThreadPoolExecutor(
+    max_workers=config.compile_workers + 1, thread_name_prefix="ember-compile")
 
 
 def _emit_call(callee: str, operands, out_avals):
