@@ -98,6 +98,14 @@ class RuntimeFailure(EmberError, RuntimeError):
     """IREE's runtime reported an error while running a compiled program."""
 
 
+class DeviceLostError(RuntimeFailure):
+    """The device's driver gave it up (Vulkan's ``VK_ERROR_DEVICE_LOST``): its arrays and
+    programs are gone, and every later call on it fails. Arrays on other devices and the host
+    are unaffected; a new process can use the device again. ``device`` is the lost one."""
+
+    device = None
+
+
 class UnsupportedDtypeError(EmberError, TypeError):
     """A dtype ember does not support (complex, object, strings, ...)."""
 

@@ -748,6 +748,59 @@ def test_host_loops_that_fill_keep_the_vulkan_device():
     np.testing.assert_array_equal(np.asarray(partial), want)
 
 
+def test_a_lost_device_is_named_in_an_ember_error():
+    from ember.backends import runtime
+    dev = ember.devices("cpu")[0]
+    lost = RuntimeError("c/runtime/src/iree/hal/drivers/vulkan/queue.c:2867: DATA_LOSS; "
+                        "[vkSignalSemaphore] VK_ERROR_DEVICE_LOST; while invoking native "
+                        "function hal.fence.await")
+    err = runtime.call_failure(lost, dev, [])
+    assert isinstance(err, errors.DeviceLostError) and err.device is dev
+    assert "was lost" in str(err) and repr(dev) in str(err) and "VK_ERROR_DEVICE_LOST" in str(err)
+    other = runtime.call_failure(RuntimeError("INTERNAL; something else"), dev, [])
+    assert type(other) is errors.RuntimeFailure
+
+
+LOSE_THE_DEVICE = """
+import sys, numpy as np, ember
+from ember import errors, lax
+from ember.backends import vulkan
+vulkan._FILLS_AS_DISPATCHES = ()     # IREE's fill commands, with which lavapipe lost it
+ember.config.update("compile_cache", False)
+def two_loops(x, n):
+    a = lax.fori_loop(0, n, lambda i, c: c * 0.5 + lax.convert_element_type(i, np.float32), x)
+    return a, lax.scan(lambda c, v: (c + v, c * v), np.float32(1.0), x)
+f = ember.jit(two_loops, backend="vulkan")
+x = np.arange(6, dtype=np.float32)
+for i in range(5000):
+    try:
+        np.asarray(f(x, np.int32(3))[0])
+    except errors.DeviceLostError as e:
+        first = e
+        break
+else:
+    print("not lost")
+    sys.exit()
+try:                                # later uses of the device fail the same way
+    np.asarray(ember.jit(lambda a: a + 1, backend="vulkan")(x))
+except errors.DeviceLostError as e:
+    print("lost twice:", first.device is e.device, str(e).splitlines()[0][:200])
+"""
+
+
+@needs_vulkan
+def test_a_lost_vulkan_device_is_an_ember_error_every_time():
+    # Device loss poisons the process's device, so it happens in a child process, by the
+    # program and fill commands that lost it on lavapipe.
+    done = subprocess.run([sys.executable, "-c", LOSE_THE_DEVICE], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    if done.stdout.strip() == "not lost":
+        pytest.skip("this Vulkan driver did not lose the device in 5000 calls of the program "
+                    "that lost lavapipe's (nothing to check)")
+    assert "lost twice: True" in done.stdout and "was lost" in done.stdout, done.stdout
+
+
 @needs_vulkan
 def test_donating_a_vulkan_array_runs_where_it_lives():
     # The donating call had handed the Vulkan buffer to the CPU program (a raw IREE

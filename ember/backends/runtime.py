@@ -27,7 +27,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.core import ShapedArray
-from ember.errors import DeviceMemoryError, DeviceMismatchError, RuntimeFailure
+from ember.errors import DeviceLostError, DeviceMemoryError, DeviceMismatchError, RuntimeFailure
 
 _HAL_TYPE_BY_NAME = {
     "bool": rt.HalElementType.BOOL_8, "int8": rt.HalElementType.SINT_8,
@@ -122,6 +122,7 @@ class Device:
                 element_type=_HAL_TYPE[host.dtype])
         except Exception as e:
             if not out_of_memory(e):
+                raise_if_lost(e, self)
                 raise
             raise memory_error(e, self, f"cannot allocate {format_bytes(host.nbytes)} for "
                                f"an array {ShapedArray(host.shape, host.dtype).str_short()}",
@@ -135,6 +136,7 @@ class Device:
                 allocation_size=max(bv.byte_length, 1))
         except Exception as e:
             if not out_of_memory(e):
+                raise_if_lost(e, self)
                 raise
             raise memory_error(e, self, f"cannot allocate {format_bytes(bv.byte_length)} "
                                "for a copy of an array", bv.byte_length) from None
@@ -177,6 +179,26 @@ def out_of_memory(e: BaseException) -> bool:
     return "RESOURCE_EXHAUSTED" in str(e)
 
 
+def lost_error(e: BaseException, device: Device) -> DeviceLostError | None:
+    """The DeviceLostError for IREE's error ``e`` when it says ``device`` was lost (its
+    driver's ``VK_ERROR_DEVICE_LOST``), else None."""
+    if "DEVICE_LOST" not in str(e):
+        return None
+    first = str(e).strip().splitlines()[0]
+    err = DeviceLostError(
+        f"{device!r} was lost (IREE: {first}): its driver gave it up, and its arrays, its "
+        "programs and every later call on it fail. Arrays on other devices and on the host "
+        "are unaffected; a new process can use the device again")
+    err.device = device
+    return err
+
+
+def raise_if_lost(e: BaseException, device: Device) -> None:
+    """Raise :func:`lost_error` of ``e``, if there is one."""
+    if (lost := lost_error(e, device)) is not None:
+        raise lost from None
+
+
 def format_bytes(n: int) -> str:
     """``n`` bytes for people: ``format_bytes(3 << 30)`` is ``'3.0 GiB (3221225472 bytes)'``."""
     size, unit = float(n), "bytes"
@@ -206,10 +228,11 @@ def argument_memory_error(e: DeviceMemoryError, argument: str) -> DeviceMemoryEr
 
 def call_failure(e: Exception, device: Device, out_avals, where: str = "") -> Exception:
     """The error for IREE's failure ``e`` of a call: DeviceMemoryError naming the results'
-    sizes when an allocation failed (IREE does not say which or how large), else
-    RuntimeFailure with IREE's text."""
+    sizes when an allocation failed (IREE does not say which or how large), DeviceLostError
+    when the device was lost, else RuntimeFailure with IREE's text."""
     if not out_of_memory(e):
-        return RuntimeFailure(f"{where}IREE runtime error while running the program: {e}")
+        return lost_error(e, device) or RuntimeFailure(
+            f"{where}IREE runtime error while running the program: {e}")
     sizes = [(a.nbytes, i, a) for i, a in enumerate(out_avals)]
     total = sum(n for n, _, _ in sizes)
     if sizes:
@@ -337,6 +360,9 @@ class Executable:
                 hal = rt.create_hal_module(instance, devices=[d.hal for d in devices])
                 self.context = types.SimpleNamespace(vm_context=rt.VmContext(
                     instance, modules=[hal, self.vm_module]))
+        except RuntimeError as e:
+            raise_if_lost(e, device)
+            raise
         except (IndexError, ValueError) as e:
             # IREE checks the buffers a dispatch binds only here, when the module is loaded
             # (an IndexError from the HAL module, a ValueError from the Vulkan driver);

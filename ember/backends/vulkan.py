@@ -18,7 +18,7 @@ import numpy as np
 
 from ember.backends._drivers import device_at, enumerate_devices
 from ember.backends._vulkan_features import device_features
-from ember.backends.runtime import _RAW, Device, wait
+from ember.backends.runtime import _RAW, Device, raise_if_lost, wait
 from ember.dialects import OPS
 from ember.errors import TargetOptionError
 
@@ -250,8 +250,12 @@ class VulkanDevice(Device):
             if self._semaphore is None:
                 self._semaphore = self.hal.create_semaphore(0)
             self._tick += 1
-            self.hal.queue_copy(src, staging, [], [(self._semaphore, self._tick)])
-            wait(self._semaphore, self._tick)
+            try:
+                self.hal.queue_copy(src, staging, [], [(self._semaphore, self._tick)])
+                wait(self._semaphore, self._tick)
+            except RuntimeError as e:
+                raise_if_lost(e, self)
+                raise
             raw = staging.map().asarray((aval.size,), _RAW[aval.dtype.itemsize])
             return np.array(raw).view(aval.dtype).reshape(aval.shape)
 
