@@ -199,6 +199,58 @@ def test_scan_reverse():
     np.testing.assert_array_equal(np.asarray(ys), want)
 
 
+@ember.jit
+def _unrolled(xs, start):
+    # Every unroll of a 7-step scan (a divisor, a remainder loop, more than the length, True)
+    # both ways, with a pytree carry and ys of two kinds; fori_loop's with its index.
+    out = []
+    for unroll in (1, 2, 3, 7, 9, True):
+        for reverse in (False, True):
+            out.append(lax.scan(lambda c, x: ((c[0] * 0.5 + x, c[1] + 1), (c[0], x > 0)),
+                                (start, 0), xs, reverse=reverse, unroll=unroll))
+        out.append(lax.fori_loop(1, 8, lambda i, c: c * 0.5 + i * xs[i - 1], start,
+                                 unroll=unroll))
+    return out
+
+
+def test_scan_and_fori_loop_unroll_against_python_loops(rng):
+    xs = rng.standard_normal(7).astype(F32)
+    start = F32(0.25)
+    got = iter(_unrolled(xs, start))
+    for _unroll in range(6):
+        for reverse in (False, True):
+            (c, n), (ys, pos) = next(got)
+            acc, want_ys = start, np.zeros(7, F32)
+            for i in (reversed(range(7)) if reverse else range(7)):
+                want_ys[i] = acc
+                acc = acc * F32(0.5) + xs[i]
+            assert float(c) == pytest.approx(float(acc), rel=1e-6) and int(n) == 7
+            np.testing.assert_allclose(np.asarray(ys), want_ys, rtol=1e-6)
+            np.testing.assert_array_equal(np.asarray(pos), xs > 0)
+        acc = start
+        for i in range(1, 8):
+            acc = acc * F32(0.5) + i * xs[i - 1]
+        assert float(next(got)) == pytest.approx(float(acc), rel=1e-6)
+
+
+def test_unroll_makes_fewer_loop_steps():
+    f = ember.jit(lambda xs: lax.scan(lambda c, x: (c + x, c), 0.0, xs, unroll=4))
+    text = f.lower(np.zeros(12, F32)).as_text("ember")
+    assert re.search(r"length = 3\b", text) and not re.search(r"length = 12\b", text), text
+    full = ember.jit(lambda xs: lax.scan(lambda c, x: (c + x, c), 0.0, xs, unroll=True))
+    # (a loop of one step, as JAX's: MLIR's canonicalization inlines it)
+    assert re.search(r"length = 1\b", full.lower(np.zeros(12, F32)).as_text("ember"))
+    assert "scf.for" not in full.lower(np.zeros(12, F32)).as_text("linalg")
+
+
+def test_bad_unroll_is_refused():
+    with pytest.raises(TracingError, match="unroll must be a positive int"):
+        ember.jit(lambda xs: lax.scan(lambda c, x: (c, x), 0.0, xs, unroll=0))(np.zeros(3, F32))
+    with pytest.raises(TracingError, match="unroll needs a trip count"):
+        ember.jit(lambda n, x: lax.fori_loop(0, n, lambda i, c: c + 1, x, unroll=2))(
+            np.int32(3), F32(0))
+
+
 @pytest.fixture(params=[None, 0, 7], ids=["default", "no-chunks", "run-ahead-7"])
 def run_ahead(request):
     """ember.config.loop_run_ahead set for one test (None: the default, 32), then restored."""

@@ -405,3 +405,20 @@ def test_custom_jvp_and_checkpoint_around_control_flow():
         fe = ember.checkpoint(lambda *a: g(E, enp.sin, *a), policy=pe)
         fj = jax.checkpoint(lambda *a: g(J, jnp.sin, *a), policy=pj)
         close(ember.grad(fe, argnums=(0, 1))(X, XS), jax.grad(fj, argnums=(0, 1))(X, XS))
+
+
+def unrolled_scans_fn(m, x, xs):
+    # scan's unroll (3 of 6 steps: two loop steps; 4: a loop step and a loop of 2 left over;
+    # True: no loop), forward and reversed, each with its ys used
+    np_, lax = m
+    total = 0.0
+    for unroll in (3, 4, True):
+        for reverse in (False, True):
+            c, ys = lax.scan(lambda c, r: (np_.sin(c) * r + c, c * r), x, xs, reverse=reverse,
+                             unroll=unroll)
+            total = total + np_.sum(c) + np_.sum(ys * ys)
+    return total
+
+
+def test_unrolled_scans():
+    both(unrolled_scans_fn, X, XS, argnums=(0, 1))

@@ -262,9 +262,24 @@ def _index_dtype(lower: Tracer, upper: Tracer):
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``for i in range(lower, upper): val = body_fun(i, val)``, traced as one ``ember.for``
     (a counted loop, ``scf.for``); the bounds may be Python ints or traced scalars.
-    ``unroll`` is accepted, as in ``scan``: IREE runs the loop rolled whatever it is.
+    ``unroll``: as in ``scan``, for bounds that are Python ints (as in JAX).
+
+    Example:
+        >>> ember.lax.fori_loop(0, 512, lambda i, buf: buf.at[i].set(2 * x[i]), buf,
+        ...                     unroll=8)
     """
-    del unroll
+    if unroll not in (None, 1, False):
+        if not all(isinstance(b, int | np.integer) for b in (lower, upper)):
+            raise TracingError("ember.lax.fori_loop: unroll needs a trip count known when "
+                               "tracing (lower and upper Python ints), as in JAX")
+        lo = _scalar("fori_loop", "lower", lower)
+        i0 = _convert(lo, *_index_dtype(lo, _scalar("fori_loop", "upper", upper)))
+
+        def step(carry, _):
+            i, val = carry
+            return (i + 1, body_fun(i, val)), None
+        return scan(step, (i0, init_val), None, length=max(int(upper) - int(lower), 0),
+                    unroll=unroll)[0][1]
     lo = _scalar("fori_loop", "lower", lower)
     hi = _scalar("fori_loop", "upper", upper)
     dtype, weak = _index_dtype(lo, hi)
@@ -294,11 +309,13 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """JAX's ``lax.scan``: ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
     the final carry and the ys stacked along a new leading axis. ``xs`` may be a pytree (or
     None with ``length``); ``reverse=True`` scans from the end (ys keep their positions).
+    ``unroll=k``: each step of the loop runs ``f`` k times (True: the whole scan in one
+    step), as in JAX; IREE runs a loop from the host, a command buffer a step, so a short
+    ``f`` runs faster unrolled.
 
     Example:
         >>> total, partial_sums = ember.lax.scan(lambda c, x: (c + x, c + x), 0.0, xs)
     """
-    del unroll
     init_leaves, init_tree = tree_util.tree_flatten(init)
     xs_leaves, xs_tree = tree_util.tree_flatten(xs)
     xs_t = [_lift(x) for x in xs_leaves]
@@ -316,6 +333,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
                            f"{sorted(lengths)} (shapes "
                            f"{', '.join(t.aval.str_short() for t in xs_t)})")
     (n,) = lengths
+    k = _unroll_factor(unroll, n)
+    if k > 1:
+        return _unrolled_scan(f, init, xs, n, bool(reverse), k)
     x_avals = [ShapedArray(t.shape[1:], t.dtype, t.weak_type) for t in xs_t]
 
     def attempt(init_t, may_promote):
@@ -344,6 +364,55 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
             return (tree_util.tree_unflatten(init_tree, results[:nc]),
                     tree_util.tree_unflatten(box["ytree"], results[nc:]))
     return _promoted_loop(attempt, [_lift(x) for x in init_leaves])
+
+
+def _unroll_factor(unroll, n: int) -> int:
+    if unroll is True:
+        return n
+    if unroll is False:
+        return 1
+    if not isinstance(unroll, int | np.integer) or unroll < 1:
+        raise TracingError(f"ember.lax.scan: unroll must be a positive int or a bool, got "
+                           f"{unroll!r}")
+    return min(int(unroll), n)
+
+
+def _unrolled_scan(f, init, xs, n: int, reverse: bool, k: int):
+    """``scan`` with ``k`` steps of ``f`` in each step of its loop: a loop over the first
+    ``n - n % k`` slices in groups of k, and one over the ``n % k`` left (the ones at the
+    end, which a reversed scan takes first)."""
+    def steps(carry, group, count):
+        ys = [None] * count
+        for u in (range(count - 1, -1, -1) if reverse else range(count)):
+            x = tree_util.tree_map(lambda a, u=u: convenience.index_in_dim(a, u, 0, False),
+                                   group)
+            carry, ys[u] = f(carry, x)
+        return carry, tree_util.tree_map(lambda *y: convenience.stack(y), *ys)
+
+    full = n - n % k
+    head = tree_util.tree_map(lambda a: lax.reshape(convenience.slice_in_dim(a, 0, full), (
+        full // k, k) + tuple(a.shape[1:])), xs)
+    tail = tree_util.tree_map(lambda a: convenience.slice_in_dim(a, full, n), xs)
+
+    def run_head(carry):
+        carry, ys = scan(lambda c, g: steps(c, g, k), carry, head, length=full // k,
+                         reverse=reverse)
+        return carry, tree_util.tree_map(
+            lambda y: lax.reshape(y, (full,) + tuple(y.shape[2:])), ys)
+
+    def run_tail(carry):
+        return scan(f, carry, tail, length=n - full, reverse=reverse)
+
+    if full == n:
+        return run_head(init)
+    if reverse:
+        carry, ys_tail = run_tail(init)
+        carry, ys_head = run_head(carry)
+    else:
+        carry, ys_head = run_head(init)
+        carry, ys_tail = run_tail(carry)
+    return carry, tree_util.tree_map(lambda a, b: lax.concatenate([a, b], 0), ys_head,
+                                     ys_tail)
 
 
 @eager
