@@ -139,5 +139,10 @@ def test_precision_names_and_refusals():
 
 
 def test_fori_loop_accepts_unroll():
-    got = ember.jit(lambda n: ember.lax.fori_loop(0, n, lambda i, c: c + i, 0, unroll=2))(5)
+    # Static bounds: unrolled, JAX's value. A traced bound: refused, as JAX refuses it.
+    got = ember.jit(lambda x: ember.lax.fori_loop(0, 5, lambda i, c: c + i, x, unroll=2))(0)
     assert int(got) == jax.lax.fori_loop(0, 5, lambda i, c: c + i, 0, unroll=2) == 10
+    with pytest.raises(ValueError, match="statically known"):
+        jax.jit(lambda n: jax.lax.fori_loop(0, n, lambda i, c: c + i, 0, unroll=2))(5)
+    with pytest.raises(ember.errors.TracingError, match="unroll needs a trip count"):
+        ember.jit(lambda n: ember.lax.fori_loop(0, n, lambda i, c: c + i, 0, unroll=2))(5)

@@ -461,12 +461,18 @@ def set_process_flags(flags: tuple[str, ...]) -> None:
         if flags != (_process_flags or ()):
             raise CompileError(
                 f"the program needs IREE's process-wide flags {flags}, and this process "
-                f"compiles with {_process_flags or ()} (they are set once per process): turn "
-                "on the compile worker (ember.config.update('compile_worker', True)), which "
-                "starts a process per set")
+                f"compiles with {_process_flags or ()} (IREE sets them once per process). "
+                "ember compiles in a worker process per set of them: that needs "
+                "ember.config.compile_worker on and a way to start a Python child process")
         return
-    from iree.compiler.api import ctypes_dl
-    ctypes_dl._initializeGlobalCL("ember", *flags)
+    try:
+        from iree.compiler.api import ctypes_dl
+        setup = ctypes_dl._initializeGlobalCL     # the C API's ireeCompilerSetupGlobalCL
+    except (ImportError, AttributeError):
+        raise CompileError(f"this IREE's Python API cannot set its process-wide flags "
+                           f"{flags} (iree.compiler.api.ctypes_dl._initializeGlobalCL)") \
+            from None
+    setup("ember", *flags)
     _process_flags = flags
 
 

@@ -142,8 +142,12 @@ class Device:
                                "for a copy of an array", bv.byte_length) from None
         if bv.byte_length:
             semaphore = self.hal.create_semaphore(0)
-            self.hal.queue_copy(bv.get_buffer(), buffer, [], [(semaphore, 1)])
-            wait(semaphore, 1)
+            try:
+                self.hal.queue_copy(bv.get_buffer(), buffer, [], [(semaphore, 1)])
+                wait(semaphore, 1)
+            except RuntimeError as e:
+                raise_if_lost(e, self)
+                raise
         return rt.HalBufferView(buffer, bv.shape, bv.element_type)
 
     def to_host(self, bv: rt.HalBufferView, aval: ShapedArray) -> np.ndarray:
