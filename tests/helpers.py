@@ -4,6 +4,7 @@ directory on ``sys.path``)."""
 from __future__ import annotations
 
 import inspect
+import threading
 
 import numpy as np
 import pytest
@@ -103,3 +104,24 @@ def check_all(labels, gots, wants, tol=2e-5):
                 close_to_scale(got, want, tol)
         except AssertionError as e:
             raise AssertionError(f"{label}: {e}") from None
+
+
+def run_threads(n, target, timeout=60):
+    """Run ``target(i)`` in ``n`` threads; returns their results, re-raising the first error."""
+    results, errors = [None] * n, []
+
+    def body(i):
+        try:
+            results[i] = target(i)
+        except BaseException as e:       # noqa: BLE001 - handed to the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    if errors:
+        raise errors[0]
+    return results

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 import pytest
+from helpers import run_threads
 
 import ember
 import ember.numpy as enp
@@ -342,23 +343,11 @@ def _in_flight_together(monkeypatch, threads: int) -> tuple[list, int]:
                 arrived.remove(f)
 
     monkeypatch.setattr(compiler, "read_message", read)
-    pids, failures = set(), []
+    pids = set()
     real_compile = compiler._Worker.compile
     monkeypatch.setattr(compiler._Worker, "compile",
                         lambda w, t, fl: pids.add(w.proc.pid) or real_compile(w, t, fl))
-
-    def run(k):
-        try:
-            check(10.0 + k)
-        except BaseException as e:      # reported below, from the main thread
-            failures.append(e)
-
-    workers = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join(TIMEOUT)
-    assert not failures, failures
+    run_threads(threads, lambda k: check(10.0 + k), TIMEOUT)
     monkeypatch.undo()
     return sorted(pids), most[0]
 

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import pytest
+from helpers import run_threads
 
 import ember
 import ember.numpy as enp
@@ -19,27 +20,6 @@ from ember.errors import DonatedArrayError
 from ember.frontend import api
 
 TIMEOUT = 60
-
-
-def run_threads(n, target):
-    """Run ``target(i)`` in ``n`` threads; returns their results, re-raising the first error."""
-    results, errors = [None] * n, []
-
-    def body(i):
-        try:
-            results[i] = target(i)
-        except BaseException as e:       # noqa: BLE001 - handed to the test's thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=body, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(TIMEOUT)
-    assert not any(t.is_alive() for t in threads), "a thread hung"
-    if errors:
-        raise errors[0]
-    return results
 
 
 @pytest.fixture
