@@ -32,9 +32,9 @@ too. Before ember-pin-loop-carries: the
 row fill 19-22 ms, the 64-step scan 2.9 ms, the 1000-step scan 60-72 ms.
 With ``unroll=8`` (2026-12-07, one run, the machine shared): the row fill 0.41x ember's rolled
 time (2.27 -> 0.92 ms; JAX 0.50 ms), the 1000-step scan 0.31x (49 -> 15 ms; JAX 69 ms), but
-the 64-step scan 6.8x slower (0.46 -> 3.1 ms, 8 MiB resident: eight updates of the carry in
-one step, each read by the next step's sum, are copies, as unpinned); the while_loop has no
-unroll.
+the 64-step scan 6.8x slower (0.46 -> 3.1 ms, 8 MiB resident: each step's sum, fused with the
+stacking of the ys, is placed after the next update of the carry, which IREE then makes on a
+copy); the while_loop has no unroll.
 """
 
 from __future__ import annotations
