@@ -30,11 +30,11 @@ runs): the row fill 3.7 ms, the 64-step scan 0.63-0.79 ms, the 1000-step scan 30
 1.50-1.76x), and the while_loop 4.1 ms while its carry was pinned in the condition region
 too. Before ember-pin-loop-carries: the
 row fill 19-22 ms, the 64-step scan 2.9 ms, the 1000-step scan 60-72 ms.
-With ``unroll=8`` (2026-12-07, one run, the machine shared): the row fill 0.41x ember's rolled
-time (2.27 -> 0.92 ms; JAX 0.50 ms), the 1000-step scan 0.31x (49 -> 15 ms; JAX 69 ms), but
-the 64-step scan 6.8x slower (0.46 -> 3.1 ms, 8 MiB resident: each step's sum, fused with the
-stacking of the ys, is placed after the next update of the carry, which IREE then makes on a
-copy); the while_loop has no unroll.
+With ``unroll=8`` (2026-12-07, one run, the machine shared): the row fill 0.47x ember's rolled
+time (2.65 -> 1.25 ms; JAX 0.62 ms), the 1000-step scan 0.38x (42 -> 16 ms; JAX 69 ms), the
+64-step scan 0.92x (493 -> 454 us; 6.8x and 8 MiB resident while the ys were stacked after
+the last step of a group: each step's sum was then placed after the next update of the
+carry, which IREE made on a copy); the while_loop has no unroll.
 """
 
 from __future__ import annotations

@@ -382,12 +382,20 @@ def _unrolled_scan(f, init, xs, n: int, reverse: bool, k: int):
     ``n - n % k`` slices in groups of k, and one over the ``n % k`` left (the ones at the
     end, which a reversed scan takes first)."""
     def steps(carry, group, count):
-        ys = [None] * count
+        # Each y goes into the group's ys as soon as its step made it: stacked after the last
+        # step, a y's fusion (ember-fuse places one at its last member) would read the carry
+        # after the next step had updated it, which IREE then does on a copy.
+        ys = None
         for u in (range(count - 1, -1, -1) if reverse else range(count)):
             x = tree_util.tree_map(lambda a, u=u: convenience.index_in_dim(a, u, 0, False),
                                    group)
-            carry, ys[u] = f(carry, x)
-        return carry, tree_util.tree_map(lambda *y: convenience.stack(y), *ys)
+            carry, y = f(carry, x)
+            if ys is None:
+                ys = tree_util.tree_map(
+                    lambda v: convenience.full((count, *np.shape(v)), 0, _lift(v).dtype), y)
+            ys = tree_util.tree_map(
+                lambda b, v, u=u: convenience.dynamic_update_index_in_dim(b, v, u, 0), ys, y)
+        return carry, ys
 
     full = n - n % k
     head = tree_util.tree_map(lambda a: lax.reshape(convenience.slice_in_dim(a, 0, full), (
