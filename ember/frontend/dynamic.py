@@ -382,12 +382,13 @@ MAX_STATIC = 4
 
 class _Family:
     """Signatures that differ in sizes only: their dynamic programs (each a template and its
-    Compiled), and the static programs not yet generalized (argument types, program text)."""
+    Compiled), and the static programs not yet generalized (argument types, the canonical
+    tokens of the program's text)."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.dynamic: list[tuple[Template, object]] = []
-        self.static: list[tuple[list, str]] = []
+        self.static: list[tuple[list, list]] = []
         self.refused = False        # IREE refused a dynamic program of the family
 
 
@@ -417,8 +418,7 @@ class DynamicShapes:
             if second is not None and not fam.dynamic and not fam.static and \
                     not fam.refused:
                 try:
-                    other = second()
-                    fam.static.append((other.in_avals, other.as_text("linalg")))
+                    fam.static.append(_static_entry(second()))
                     why = ("its program at other sizes of those axes differs from this one "
                            "beyond the sizes (or IREE refused the dynamic program)")
                 except EmberError as e:     # (the function refuses the other sizes)
@@ -438,8 +438,7 @@ class DynamicShapes:
                 return made
             compiled = lowered.compile()
             # (the text again: a compile that IREE refused lowers without dispatch regions)
-            fam.static = [(lowered.in_avals, lowered.as_text("linalg"))] + \
-                fam.static[:MAX_STATIC - 1]
+            fam.static = [_static_entry(lowered)] + fam.static[:MAX_STATIC - 1]
             return compiled
 
     @staticmethod
@@ -464,13 +463,17 @@ class DynamicShapes:
         return None
 
 
-def _dynamic_text(avals, text_a, lowered, tokens, canon):
+def _static_entry(lowered):
+    """A static program as a family keeps it: its argument types and canonical tokens."""
+    return lowered.in_avals, _canonical(_tokens(lowered.as_text("linalg")))
+
+
+def _dynamic_text(avals, canon_a, lowered, tokens, canon):
     """The template and the text of the dynamic program of a static program (its argument
-    types ``avals``, its text ``text_a``) and ``lowered`` (its program's tokens and
-    canonical tokens), or None when they do not generalize."""
+    types ``avals``, its canonical tokens ``canon_a``) and ``lowered`` (its program's tokens
+    and canonical tokens), or None when they do not generalize."""
     pairs = [(n, m) for a, b in zip(avals, lowered.in_avals)
              for n, m in zip(a.shape, b.shape) if n != m]
-    template = _generalize(_canonical(_tokens(text_a)), tokens, canon, pairs) if pairs \
-        else None
+    template = _generalize(canon_a, tokens, canon, pairs) if pairs else None
     written = template.text() if template is not None else None
     return None if written is None else (template, written)
