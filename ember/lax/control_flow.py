@@ -268,22 +268,20 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         >>> ember.lax.fori_loop(0, 512, lambda i, buf: buf.at[i].set(2 * x[i]), buf,
         ...                     unroll=8)
     """
-    if unroll not in (None, 1, False):
-        if not all(isinstance(b, int | np.integer) for b in (lower, upper)):
-            raise TracingError("ember.lax.fori_loop: unroll needs a trip count known when "
-                               "tracing (lower and upper Python ints), as in JAX")
-        lo = _scalar("fori_loop", "lower", lower)
-        i0 = _convert(lo, *_index_dtype(lo, _scalar("fori_loop", "upper", upper)))
-
-        def step(carry, _):
-            i, val = carry
-            return (i + 1, body_fun(i, val)), None
-        return scan(step, (i0, init_val), None, length=max(int(upper) - int(lower), 0),
-                    unroll=unroll)[0][1]
     lo = _scalar("fori_loop", "lower", lower)
     hi = _scalar("fori_loop", "upper", upper)
     dtype, weak = _index_dtype(lo, hi)
     lo, hi = _convert(lo, dtype, weak), _convert(hi, dtype, weak)
+    if unroll not in (None, 1, False):
+        if not all(isinstance(b, int | np.integer) for b in (lower, upper)):
+            raise TracingError("ember.lax.fori_loop: unroll needs a trip count known when "
+                               "tracing (lower and upper Python ints), as in JAX")
+
+        def step(carry, _):
+            i, val = carry
+            return (i + 1, body_fun(i, val)), None
+        return scan(step, (lo, init_val), None, length=max(int(upper) - int(lower), 0),
+                    unroll=unroll)[0][1]
     leaves, tree = tree_util.tree_flatten(init_val)
     i_aval = ShapedArray((), np.dtype(dtype), weak)
 
