@@ -28,6 +28,9 @@ greedily, in program order, unless one of these holds (each is a reason the repo
   that alone reads more, a ``concatenate`` of 40 arrays, stays unfused: its lowering inserts
   each piece, which IREE copies);
 - merging would create a cycle (a path from the group through an op outside it back in);
+- the consumer is recomputed (``ember.rematerialized``: a checkpoint's backward pass, the
+  memory planner's rematerialization) and the producer is not: fused, the recomputation
+  would run with the forward pass's op, its results kept until the backward pass;
 - the producer is not fusible (sort, scatter, control flow, ...): listed once per consumer;
 - the producer is a ``transpose``, which IREE runs faster as ``linalg.transpose`` than as a
   transposed indexing map (measured; ``_KEPT_APART``);
@@ -88,6 +91,15 @@ _KEPT_APART = {
     "ember.transpose": "a transpose stays a linalg.transpose (IREE runs it faster than a "
                        "transposed indexing map)",
 }
+
+
+# A recomputed op (a checkpoint's backward pass, ember-plan-memory's rematerialization)
+# fused with an op it reads that is not recomputed would run with it, in the forward pass,
+# its results kept until the backward pass reads them: nothing would be recomputed (with
+# dots_saveable, every block's attention scores were fused with their recomputed scaling,
+# exponentials and masks, 4 MiB each kept per block).
+_FORWARD_PRODUCER = ("a recomputed op is not fused with an op of the forward pass (it would "
+                     "run there, its results kept until the backward pass)")
 
 
 def _unit_dims_only(op: ir.Operation) -> bool:
@@ -306,6 +318,9 @@ class _BlockFusion:
         a, b = self.find(producer), self.find(consumer)
         if a is b:
             return None
+        if REMAT_ATTR in consumer.attributes and REMAT_ATTR not in producer.attributes and \
+                producer.operands:
+            return _FORWARD_PRODUCER
         if self.kind[consumer] == "dot":
             return (f"a {_short(consumer)} reads its operands from memory (only its epilogue "
                     "fuses)")

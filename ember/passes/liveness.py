@@ -17,13 +17,14 @@ With data tiling (ember's default CPU flags), IREE keeps contraction operands in
 layouts (one per role: lhs, rhs, and the result's, which an output fusion's epilogue reads
 its other operands in). An argument, a control-flow result, or a value read in several
 layouts (or also unpacked) gets a packed copy per layout, made once and live from the first
-to the last contraction that reads it; a temporary read in one packed layout only is written
-in it in the first place and needs no copy. A broadcast of one element has no buffer (IREE
-clones it into each kernel that reads it) unless it starts a loop's carry. Control flow has
-buffers of its own, allocated apart from the others (``control_flow_scratch``); a loop's
-carry updated in place is its init's buffer when that is a temporary only the loop reads.
-IREE's ``transient-memory-size`` counts the results too (each written into a buffer of its
-own unless donated storage takes it).
+to the last contraction that reads it (a recomputed contraction reads copies of its
+operands, ember-to-linalg's ``distinct_copy``, packed for it alone); a temporary read in
+one packed layout only is written in it in the first place and needs no copy. A broadcast
+of one element has no buffer (IREE clones it into each kernel that reads it) unless it
+starts a loop's carry. Control flow has buffers of its own, allocated apart from the others
+(``control_flow_scratch``); a loop's carry updated in place is its init's buffer when that
+is a temporary only the loop reads. IREE's ``transient-memory-size`` counts the results too
+(each written into a buffer of its own unless donated storage takes it).
 
 Example:
     >>> prog = Program.from_block(func_body)
@@ -40,7 +41,7 @@ import numpy as np
 
 from ember._mlir import element_bits, ir, walk
 from ember.dialects.sort_scan import sort_scratch_bytes, sorted_operands
-from ember.rules.base import aval_of_type
+from ember.rules.base import REMAT_ATTR, aval_of_type
 
 ARG, TEMP, OUT, CONST, ENC, SCRATCH = "arg", "temp", "out", "const", "enc", "scratch"
 CONTROL_FLOW = ("ember.cond", "ember.while", "ember.for", "ember.scan")
@@ -269,13 +270,20 @@ class Program:
                 if vid is None or not _needs_packed_copy(v, prog.kinds[vid], prog.sizes[vid],
                                                          layouts[v]):
                     continue
-                if (vid, layout) not in twins:
-                    twins[vid, layout] = len(prog.sizes)
-                    prog.sizes.append(tensor_bytes(v.type))
+                # A recomputed op reads copies of the operands it does not recompute
+                # (ember-to-linalg's distinct_copy, a buffer before its packing), packed
+                # apart from the copies other ops read.
+                remat = REMAT_ATTR in op.attributes
+                copied = remat and (isinstance(v, ir.BlockArgument)
+                                    or REMAT_ATTR not in v.owner.attributes)
+                key = (vid, layout) + ((i,) if remat else ())
+                if key not in twins:
+                    twins[key] = len(prog.sizes)
+                    prog.sizes.append(tensor_bytes(v.type) * (2 if copied else 1))
                     prog.kinds.append(ENC)
                     prog.values.append(None)
-                if twins[vid, layout] not in used:
-                    used.append(twins[vid, layout])
+                if twins[key] not in used:
+                    used.append(twins[key])
             scratch = scratch_bytes(op, encoded)
             if scratch:         # buffers of its own
                 prog.sizes.append(scratch)

@@ -12,7 +12,7 @@ For each function (see :mod:`ember.passes.liveness` for the buffer model):
    recompute bound. A copy reads the copies of its operands where they were recomputed
    too, moved before it, so a chain of layers is recomputed from the last one kept (as
    checkpointing the chain would). Still over the budget, data tiling's packed copies are
-   given up (a recomputed layer would keep its weights' packed copy live) and
+   given up (each product's packed operands and result take buffers of their own) and
    rematerialization goes on. What could not be saved is recorded as ``budget_missed``.
 3. The plan is recorded on the function as ``ember.memory = {...}``: the peak of live bytes
    (results included, arguments excluded), the temporary peak, the op where the peak is, the
@@ -380,8 +380,7 @@ def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3,
         plain_prof = plain.profile(plain.order)
         if plain_prof.peak < prof.peak:
             prog, prof, plan.data_tiling = plain, plain_prof, False
-            # Without packed copies, recomputing a layer no longer keeps its weights' packed
-            # copy live to the backward pass: chains of layers can be recomputed.
+            # Without packed copies the peak is elsewhere: recompute for that one too.
             plan.rematerialized += _rematerialize(block, budget, max_recompute, module, False)
             prog = model(block, data_tiling=False, waves=True)
             prof = prog.profile(prog.order)

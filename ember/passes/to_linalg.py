@@ -16,7 +16,7 @@ from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.dialects.spmd import DEVICE_ATTR, device_promise, edit_attr_dicts
 from ember.passes.registry import Pass, PassError, func_ops, register
-from ember.rules.base import REMAT_ATTR
+from ember.rules.base import REMAT_ATTR, clone_mapped
 from ember.rules.complex import materialize_complex_splats
 from ember.rules.lowering import (
     LOWERINGS,
@@ -75,7 +75,9 @@ class ToLinalg(Pass):
     def _run(self, module: ir.Module) -> None:
         # Ember types of values already replaced by signless ones (ui32 lowers to i32).
         self._avals: dict[ir.Value, object] = {}
+        self._recomputed: set[ir.Value] = set()     # results of lowered recomputed ops
         with module.context, ir.Location.unknown():
+            _inline_recomputed_calls(module)
             for f in func_ops(module):
                 # Remember the ember types of the arguments, then make them signless first:
                 # generic bodies take their element types from their operands.
@@ -115,9 +117,12 @@ class ToLinalg(Pass):
                              {"dispatch_regions": self.dispatch_regions,
                               "run_ahead": self.run_ahead})
             with operation.location, ir.InsertionPoint(operation):
-                if REMAT_ATTR in operation.attributes:
-                    _distinct_operand(call)
+                remat = REMAT_ATTR in operation.attributes
+                if remat:
+                    _distinct_operands(call, self._recomputed)
                 new = rule(call)
+            if remat:
+                self._recomputed.update(new)
             for old, value, aval in zip(operation.results, new, call.out_avals):
                 self._avals[value] = aval
                 old.replace_all_uses_with(value)
@@ -128,15 +133,72 @@ class ToLinalg(Pass):
         return aval if aval is not None else aval_of_type(v.type)
 
 
-def _distinct_operand(call: LowerCall) -> None:
-    """A recomputed op (or fusion) reads its smallest tensor operand through
-    ``distinct_copy``: it then differs from the op it copies, and so does every op after it
-    that reads it, or IREE's CSE merges the recomputation back into the forward pass (which
-    keeps its results live until the backward pass, as if nothing were recomputed)."""
+def _distinct_operands(call: LowerCall, recomputed: set) -> None:
+    """A recomputed op (or fusion) that reads no recomputed value reads its smallest tensor
+    operand through ``distinct_copy``: it then differs from the op it copies, and so does
+    every op after it that reads it, or IREE's CSE merges the recomputation back into the
+    forward pass (which keeps its results live until the backward pass, as if nothing were
+    recomputed).
+
+    A product (a ``dot_general``, or an output fusion holding one) reads each of its
+    operands that is not recomputed through a copy: with data tiling IREE packs each operand
+    and computes the product in kernels of their own, apart from the fusion's epilogue. With
+    one copied operand CSE merged the other's packing with the forward pass's, which then
+    stayed live until the backward pass (a layer's packed weights); with only the epilogue's
+    operand copied (a bias), the whole packed product (a layer's packed result)."""
     tensors = [i for i, v in enumerate(call.operands) if isinstance(v.type, ir.RankedTensorType)]
-    if tensors:
-        i = min(tensors, key=lambda i: (call.in_avals[i].size, i))
+    product = _product_operands(call.op)
+    if product:
+        copied = [i for i in sorted(product) if call.operands[i] not in recomputed]
+    elif any(call.operands[i] in recomputed for i in tensors) or not tensors:
+        copied = []
+    else:
+        copied = [min(tensors, key=lambda i: (call.in_avals[i].size, i))]
+    for i in copied:
         call.operands[i] = distinct_copy(call.operands[i], call.in_avals[i])
+
+
+def _inline_recomputed_calls(module: ir.Module) -> None:
+    """A recomputed ``ember.call`` becomes its callee's ops, each marked recomputed: IREE
+    inlines calls, and the recomputed ops' copied operands (``_distinct_operands``) keep its
+    CSE from merging them back into the forward call's (a recomputed segment of layers kept
+    its layers' packed weights live until the backward pass). Inlined here rather than as a
+    marked copy of the callee, which would take a distinct flag (a barrier) of its own."""
+    table = ir.SymbolTable(module.operation)
+    work = [op for f in func_ops(module) for op in walk(f)
+            if op.name == "ember.call" and REMAT_ATTR in op.attributes]
+    while work:
+        call = work.pop()
+        body = table[ir.FlatSymbolRefAttr(call.attributes["callee"]).value].regions[0].blocks[0]
+        env = dict(zip(body.arguments, call.operands))
+        with ir.InsertionPoint(call):
+            for op in body.operations:
+                op = op.operation
+                if op.name == "func.return":
+                    for old, new in zip(call.results, op.operands):
+                        old.replace_all_uses_with(env[new])
+                    break
+                new = clone_mapped(op, [env[v] for v in op.operands], env)
+                for inner in walk(new):
+                    if inner.name.startswith("ember.") and inner.name not in _TERMINATORS:
+                        if inner.name == "ember.call" and REMAT_ATTR not in inner.attributes:
+                            work.append(inner)
+                        inner.attributes[REMAT_ATTR] = ir.UnitAttr.get()
+                env.update(zip(op.results, new.results))
+        call.erase()
+
+
+def _product_operands(op) -> set[int]:
+    """The operands of a ``dot_general``, or those an output fusion's products read."""
+    if op.name == "ember.dot_general":
+        return {0, 1}
+    if op.name != "ember.fusion":
+        return set()
+    body = op.regions[0].blocks[0]
+    args = list(body.arguments)
+    return {args.index(v) for inner in body.operations
+            if inner.operation.name == "ember.dot_general"
+            for v in inner.operation.operands if v in args}
 
 
 def _device_affinities(f) -> None:

@@ -185,3 +185,28 @@ func.func @softmax_into_dot(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<
   %9 = "ember.dot_general"(%8, %w) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   return %9 : tensor<4x8xf32>
 }
+
+// -----
+
+// A recomputed op (a checkpoint's backward pass) is not fused with the forward pass's op it
+// reads: it would run there and its result stay live until the backward pass. The forward
+// epilogue fuses with the product; the recomputed one stays apart and fuses with what reads it.
+// CHECK: not fused: ember.dot_general at {{.*}} into ember.mul at {{.*}}: a recomputed op is not fused with an op of the forward pass
+// CHECK: fusion (output, 2 ops: dot_general, mul; 2 results)
+// CHECK: fusion (loop, 2 ops: mul, exp; 1 result)
+// IR-LABEL: func.func @recomputed
+// IR: %[[D:.*]]:2 = "ember.fusion"(%arg0, %arg1)
+// IR: "ember.dot_general"
+// IR-NEXT: "ember.mul"
+// IR-NOT: ember.rematerialized
+// IR: "ember.fusion"(%[[D]]#0, %arg1)
+// IR: "ember.mul"{{.*}}ember.rematerialized
+// IR: "ember.exp"
+// IR: ember.rematerialized, kind = "loop"
+func.func @recomputed(%x: tensor<4x4xf32>, %s: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %0 = "ember.dot_general"(%x, %x) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = "ember.mul"(%0, %s) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %2 = "ember.mul"(%0, %s) {ember.rematerialized} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %3 = "ember.exp"(%2) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %1, %3 : tensor<4x4xf32>, tensor<4x4xf32>
+}
