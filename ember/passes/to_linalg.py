@@ -15,6 +15,7 @@ from ember._mlir import ir, signless, walk
 from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.dialects.spmd import DEVICE_ATTR, device_promise, edit_attr_dicts
+from ember.passes.plan_memory import Plan
 from ember.passes.registry import Pass, PassError, func_ops, register
 from ember.rules.base import REMAT_ATTR, clone_mapped
 from ember.rules.complex import materialize_complex_splats
@@ -86,6 +87,7 @@ class ToLinalg(Pass):
                         self._avals[arg] = aval_of_type(arg.type)
                 _signless_signature(f)
                 _device_affinities(f)
+                self._packed = _packs_products(f)
                 for block in f.regions[0].blocks:
                     self._lower_block(block)
 
@@ -119,7 +121,7 @@ class ToLinalg(Pass):
             with operation.location, ir.InsertionPoint(operation):
                 remat = REMAT_ATTR in operation.attributes
                 if remat:
-                    _distinct_operands(call, self._recomputed)
+                    _distinct_operands(call, self._recomputed, self._packed)
                 new = rule(call)
             if remat:
                 self._recomputed.update(new)
@@ -133,21 +135,31 @@ class ToLinalg(Pass):
         return aval if aval is not None else aval_of_type(v.type)
 
 
-def _distinct_operands(call: LowerCall, recomputed: set) -> None:
+def _packs_products(f) -> bool:
+    """Whether IREE packs the products of ``f`` (data tiling): as ember-plan-memory recorded
+    (it gives data tiling up to meet a tight budget), else as the CPU's flags do."""
+    if "ember.memory" not in f.attributes:
+        return True
+    return Plan.from_attribute(f.attributes["ember.memory"]).data_tiling
+
+
+def _distinct_operands(call: LowerCall, recomputed: set, packed: bool) -> None:
     """A recomputed op (or fusion) that reads no recomputed value reads its smallest tensor
     operand through ``distinct_copy``: it then differs from the op it copies, and so does
     every op after it that reads it, or IREE's CSE merges the recomputation back into the
     forward pass (which keeps its results live until the backward pass, as if nothing were
     recomputed).
 
-    A product (a ``dot_general``, or an output fusion holding one) reads each of its
-    operands that is not recomputed through a copy: with data tiling IREE packs each operand
-    and computes the product in kernels of their own, apart from the fusion's epilogue. With
-    one copied operand CSE merged the other's packing with the forward pass's, which then
-    stayed live until the backward pass (a layer's packed weights); with only the epilogue's
-    operand copied (a bias), the whole packed product (a layer's packed result)."""
+    With data tiling (``packed``) a product (a ``dot_general``, or an output fusion holding
+    one) reads each of its operands that is not recomputed through a copy: IREE then packs
+    each operand and computes the product in kernels of their own, apart from the fusion's
+    epilogue. With one copied operand CSE merged the other's packing with the forward
+    pass's, which then stayed live until the backward pass (a layer's packed weights); with
+    only the epilogue's operand copied (a bias), the whole packed product (a layer's packed
+    result). Without data tiling one copy keeps the product's kernel distinct, as any other
+    op's: copies of its weights cost 4 MiB a layer of a 1024-wide MLP for nothing."""
     tensors = [i for i, v in enumerate(call.operands) if isinstance(v.type, ir.RankedTensorType)]
-    product = _product_operands(call.op)
+    product = _product_operands(call.op) if packed else set()
     if product:
         copied = [i for i in sorted(product) if call.operands[i] not in recomputed]
     elif any(call.operands[i] in recomputed for i in tensors) or not tensors:

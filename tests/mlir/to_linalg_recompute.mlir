@@ -3,7 +3,8 @@
 // reads no recomputed value reads a copy (select on the function's distinct flag); a
 // product reads copies of all its operands that are not recomputed (with data tiling IREE
 // packs each apart, and a shared packing stays live until the backward pass); a recomputed
-// call becomes its callee's ops, each recomputed.
+// call becomes its callee's ops, each recomputed. Without data tiling a product copies one
+// operand, as any other op.
 // RUN: ember-opt %s --split-input-file --ember-to-linalg | filecheck %s
 
 // CHECK-LABEL: func.func @product
@@ -62,4 +63,20 @@ func.func @elementwise(%x: tensor<4x8xf32>, %s: tensor<8xf32>) -> tensor<4x8xf32
   %0 = "ember.broadcast_in_dim"(%s) {broadcast_dimensions = array<i64: 1>, shape = array<i64: 4, 8>} : (tensor<8xf32>) -> tensor<4x8xf32>
   %1 = "ember.mul"(%x, %0) {ember.rematerialized} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+// Without data tiling (ember-plan-memory gave it up) a product is one kernel: a copy of its
+// smallest operand keeps it distinct, as for any other op.
+// CHECK-LABEL: func.func @unpacked
+// CHECK: %[[F:.*]] = util.optimization_barrier {ember.distinct_flag = {{[0-9]+}} : i64}
+// CHECK: linalg.matmul ins(%arg0, %arg1
+// CHECK: %[[W:.*]] = linalg.generic {{.*}} ins(%arg1, %[[F]] : tensor<32x16xf32>, tensor<i1>)
+// CHECK-NOT: %[[F]]
+// CHECK: linalg.matmul ins(%arg0, %[[W]]
+func.func @unpacked(%x: tensor<64x32xf32>, %w: tensor<32x16xf32>) -> (tensor<64x16xf32>, tensor<64x16xf32>) attributes {ember.memory = {data_tiling = false}} {
+  %0 = "ember.dot_general"(%x, %w) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<64x32xf32>, tensor<32x16xf32>) -> tensor<64x16xf32>
+  %1 = "ember.dot_general"(%x, %w) {ember.rematerialized, lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<64x32xf32>, tensor<32x16xf32>) -> tensor<64x16xf32>
+  return %0, %1 : tensor<64x16xf32>, tensor<64x16xf32>
 }
