@@ -4,9 +4,11 @@ of each differentiated function, as a user would with ``ember.checkpoint`` aroun
 Reverse mode keeps the residuals of the whole forward pass alive until the backward pass
 reads them; the planner's rematerialization (``ember-plan-memory``) recomputes values op by
 op from what is kept, which cannot drop a layer whose values come from reductions (softmax's
-max and sum). Checkpointing a segment of layers drops all of its residuals: the backward
-pass recomputes the segment from its inputs when it reaches it (the same machinery as a
-hand-placed ``ember.checkpoint`` with ``nothing_saveable``).
+max and sum). Checkpointing a segment of layers drops its residuals: the backward pass
+recomputes the segment from its inputs when it reaches it (the same machinery as a
+hand-placed ``ember.checkpoint``). With ``dots_saveable`` a segment keeps its products'
+results and recomputes only the cheap rest (an attention's softmax, activations, norms);
+with ``nothing_saveable`` it keeps nothing and recomputes its products too.
 
 For each ``ember.vjp`` in a function with a budget, the pass:
 
@@ -18,11 +20,12 @@ For each ``ember.vjp`` in a function with a budget, the pass:
    (never the last, whose backward pass starts at once);
 3. judges each choice by ember's memory model of the whole differentiated program (a copy of
    the module through ember-differentiate, ember-batch, ember-simplify, ember-fuse and
-   ember-plan-memory without the budget, about a second each for an 8-block transformer):
-   for the ``S`` whose peak with every segment but the last checkpointed is lowest, the
-   least ``j`` whose peak fits the budget (found by bisection); if no ``S`` fits, every
-   segment but the last of the ``S`` with the lowest peak, when that is below the peak
-   without checkpoints.
+   ember-plan-memory without the budget, about a second each for an 8-block transformer),
+   first with ``dots_saveable``, then, if no choice fits, with ``nothing_saveable``: for the
+   ``S`` whose peak with every segment but the last checkpointed is lowest among those that
+   fit the budget, the least ``j`` whose peak fits it (found by bisection); if no ``S`` fits
+   with either policy, every segment but the last of the ``S`` with the lowest peak (saving
+   nothing), when that is below the peak without checkpoints.
 
 Ops that are not plain computation (calls, custom derivatives, nested ``jvp``/``vjp``) are
 never inside a segment: hand-placed checkpoints stay as they are. The budget is read as
@@ -52,6 +55,10 @@ NOT_IN_SEGMENT = ("ember.call", "ember.custom_jvp_call", "ember.custom_vjp_call"
 TRIAL = ("ember-differentiate", "ember-batch", "ember-simplify", "ember-fuse",
          "ember-plan-memory")
 SEGMENT_COUNTS = (2, 4, 8, 16, 32)
+# The policies segments are checkpointed with, tried in this order: saving the products'
+# results recomputes only what is cheap (elementwise ops, reductions); saving nothing also
+# recomputes the products, for budgets the first cannot meet.
+POLICIES = ("dots_saveable", "nothing_saveable")
 
 
 @register
@@ -83,10 +90,10 @@ def _plan_vjp(module, fname: str, k: int, budget: int) -> None:
     text = module.operation.get_asm(enable_debug_info=True)
     trials: dict = {}
 
-    def peak(segments) -> float:
-        key = tuple(segments)
+    def peak(segments, policy=POLICIES[-1]) -> float:
+        key = (tuple(segments), policy)
         if key not in trials:
-            trials[key] = _trial_peak(module.context, text, fname, k, segments)
+            trials[key] = _trial_peak(module.context, text, fname, k, segments, policy)
         return trials[key]
 
     base = peak([])
@@ -94,11 +101,15 @@ def _plan_vjp(module, fname: str, k: int, budget: int) -> None:
         return
     plans = {s: _segments(ops, cuts, work, s, s - 1) for s in SEGMENT_COUNTS
              if s <= len(cuts) + 1}
-    fits = sorted((peak(p), s) for s, p in plans.items() if peak(p) <= budget)
-    if not fits:
+    for policy in POLICIES:
+        fits = sorted((peak(p, policy), s) for s, p in plans.items()
+                      if peak(p, policy) <= budget)
+        if fits:
+            break
+    else:
         best = min(plans.values(), key=peak)
         if peak(best) < base:
-            _outline(module, _find_vjp(module, fname, k), best)
+            _outline(module, _find_vjp(module, fname, k), best, POLICIES[-1])
         return
     # The count with the most room needs the fewest segments checkpointed: the least j whose
     # peak fits (peaks fall as j grows).
@@ -106,11 +117,11 @@ def _plan_vjp(module, fname: str, k: int, budget: int) -> None:
     lo, hi = 1, s - 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if peak(_segments(ops, cuts, work, s, mid)) <= budget:
+        if peak(_segments(ops, cuts, work, s, mid), policy) <= budget:
             hi = mid
         else:
             lo = mid + 1
-    _outline(module, _find_vjp(module, fname, k), _segments(ops, cuts, work, s, lo))
+    _outline(module, _find_vjp(module, fname, k), _segments(ops, cuts, work, s, lo), policy)
 
 
 def _find_vjp(module, fname: str, k: int):
@@ -166,13 +177,14 @@ def _segments(ops, cuts, work, count: int, checkpointed: int) -> list[tuple[int,
     return [(a, b) for a, b in out if sum(work[a:b + 1]) > 0]
 
 
-def _trial_peak(context, text: str, fname: str, k: int, segments) -> float:
-    """The model's peak of function ``fname`` with those segments checkpointed, on a copy of
-    the module (``text``) planned without its budget; inf if a pass refuses it."""
+def _trial_peak(context, text: str, fname: str, k: int, segments, policy: str) -> float:
+    """The model's peak of function ``fname`` with those segments checkpointed with
+    ``policy``, on a copy of the module (``text``) planned without its budget; inf if a pass
+    refuses it."""
     with context:
         module = ir.Module.parse(text)
         if segments:
-            _outline(module, _find_vjp(module, fname, k), segments)
+            _outline(module, _find_vjp(module, fname, k), segments, policy)
         f = ir.SymbolTable(module.operation)[fname]
         if "ember.memory_budget" in f.attributes:
             del f.attributes["ember.memory_budget"]
@@ -183,9 +195,9 @@ def _trial_peak(context, text: str, fname: str, k: int, segments) -> float:
         return Plan.from_attribute(f.attributes["ember.memory"]).peak_bytes
 
 
-def _outline(module, vjp, segments) -> None:
+def _outline(module, vjp, segments, policy: str) -> None:
     """Give ``vjp`` a copy of its callee in which each segment (op positions) is a private
-    function called by an ``ember.call`` checkpointed with ``nothing_saveable``."""
+    function called by an ``ember.call`` checkpointed with ``policy``."""
     table = ir.SymbolTable(module.operation)
     callee = callee_of(vjp)
     base = ir.StringAttr(callee.attributes["sym_name"]).value
@@ -200,10 +212,11 @@ def _outline(module, vjp, segments) -> None:
     block = copy.regions[0].blocks[0]
     ops = [o.operation for o in block.operations][:-1]
     for n, (a, b) in enumerate(segments):
-        _outline_segment(module, table, block, ops[a:b + 1], _unique(table, f"{name}_{n}"))
+        _outline_segment(module, table, block, ops[a:b + 1], _unique(table, f"{name}_{n}"),
+                         policy)
 
 
-def _outline_segment(module, table, block, seg, name: str) -> None:
+def _outline_segment(module, table, block, seg, name: str, policy: str) -> None:
     inside = set()
     for op in seg:
         inside.update(op.results)
@@ -222,7 +235,7 @@ def _outline_segment(module, table, block, seg, name: str) -> None:
             call = ir.Operation.create(
                 "ember.call", results=[r.type for r in outputs], operands=inputs,
                 attributes={"callee": ir.FlatSymbolRefAttr.get(name),
-                            CHECKPOINT_ATTR: ir.StringAttr.get("nothing_saveable")})
+                            CHECKPOINT_ATTR: ir.StringAttr.get(policy)})
         for r, new in zip(outputs, call.results):
             for use in list(r.uses):
                 owner = _top(use.owner, block)
