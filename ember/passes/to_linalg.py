@@ -193,9 +193,9 @@ def _inline_recomputed_calls(module: ir.Module) -> None:
                 new = clone_mapped(op, [env[v] for v in op.operands], env)
                 for inner in walk(new):
                     if inner.name.startswith("ember.") and inner.name not in _TERMINATORS:
-                        if inner.name == "ember.call" and REMAT_ATTR not in inner.attributes:
-                            work.append(inner)
                         inner.attributes[REMAT_ATTR] = ir.UnitAttr.get()
+                        if inner.name == "ember.call":
+                            work.append(inner)      # (a copy: inlined in its turn)
                 env.update(zip(op.results, new.results))
         call.erase()
 

@@ -80,3 +80,26 @@ func.func @unpacked(%x: tensor<64x32xf32>, %w: tensor<32x16xf32>) -> (tensor<64x
   %1 = "ember.dot_general"(%x, %w) {ember.rematerialized, lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<64x32xf32>, tensor<32x16xf32>) -> tensor<64x16xf32>
   return %0, %1 : tensor<64x16xf32>, tensor<64x16xf32>
 }
+
+// -----
+
+// A call in a recomputed callee is recomputed too, inlined in its turn.
+// CHECK-LABEL: func.func @nested
+// CHECK: call @outer(%arg0)
+// CHECK-NOT: call @
+// CHECK: math.tanh
+// CHECK-NOT: call @
+// CHECK: return
+func.func @nested(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = "ember.call"(%x) {callee = @outer} : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = "ember.call"(%x) {callee = @outer, ember.rematerialized} : (tensor<8xf32>) -> tensor<8xf32>
+  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+}
+func.func private @outer(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = "ember.call"(%x) {callee = @inner} : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func private @inner(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = "ember.tanh"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
