@@ -71,13 +71,19 @@ class AutoCheckpoint(BudgetOptions, Pass):
 
     def run(self, module: ir.Module) -> None:
         with module.context, ir.Location.unknown():
-            for f in func_ops(module):
+            # By name: planning a vjp erases its callee when nothing else calls it, and an
+            # op held across that is freed memory (reading it crashed the process).
+            names = [ir.StringAttr(f.attributes["sym_name"]).value for f in func_ops(module)]
+            for name in names:
+                table = ir.SymbolTable(module.operation)
+                if name not in table:
+                    continue
+                f = table[name]
                 budget = self.budget_of(f)
                 if budget is None or not f.regions[0].blocks:
                     continue
-                name = ir.StringAttr(f.attributes["sym_name"]).value
-                vjps = [o for o in walk(f.operation) if o.name == "ember.vjp"]
-                for k in range(len(vjps)):
+                count = sum(o.name == "ember.vjp" for o in walk(f.operation))
+                for k in range(count):
                     _plan_vjp(module, name, k, budget)
 
 
