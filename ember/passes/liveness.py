@@ -270,12 +270,12 @@ class Program:
                 if vid is None or not _needs_packed_copy(v, prog.kinds[vid], prog.sizes[vid],
                                                          layouts[v]):
                     continue
-                # A recomputed op reads copies of the operands it does not recompute
-                # (ember-to-linalg's distinct_copy, a buffer before its packing), packed
-                # apart from the copies other ops read.
+                # A recomputed op reads copies of the product operands it does not
+                # recompute (ember-to-linalg's distinct_copy, a buffer before its packing),
+                # packed apart from the copies other ops read.
                 remat = REMAT_ATTR in op.attributes
-                copied = remat and (isinstance(v, ir.BlockArgument)
-                                    or REMAT_ATTR not in v.owner.attributes)
+                copied = remat and layout != "acc" and (
+                    isinstance(v, ir.BlockArgument) or REMAT_ATTR not in v.owner.attributes)
                 key = (vid, layout) + ((i,) if remat else ())
                 if key not in twins:
                     twins[key] = len(prog.sizes)
