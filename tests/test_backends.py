@@ -761,6 +761,29 @@ def test_a_lost_device_is_named_in_an_ember_error():
     assert type(other) is errors.RuntimeFailure
 
 
+class _LostDevice:
+    """A device whose every upload finds it lost, as a lost lavapipe device's do."""
+
+    def upload(self, host):
+        from ember.backends import runtime
+        runtime.raise_if_lost(RuntimeError("Failed to allocate buffer copy: DEVICE_LOST"), self)
+        raise AssertionError("not reached")
+
+
+def test_a_failed_semaphore_asks_the_device_whether_it_was_lost():
+    # Under load IREE reported a lost device's submission as a bare failed semaphore
+    # (DATA_LOSS from hal.fence.await, no VK_ERROR_DEVICE_LOST): a one-element upload tells.
+    from ember.backends import runtime
+    failed = RuntimeError("Error invoking function: DATA_LOSS; while invoking native function "
+                          "hal.fence.await; while calling variadic import")
+    lost = _LostDevice()
+    err = runtime.call_failure(failed, lost, [])
+    assert isinstance(err, errors.DeviceLostError) and err.device is lost
+    # A device that still works: a kernel failed, IREE's text as it is.
+    other = runtime.call_failure(failed, ember.devices("cpu")[0], [])
+    assert type(other) is errors.RuntimeFailure and "DATA_LOSS" in str(other)
+
+
 LOSE_THE_DEVICE = """
 import sys, numpy as np, ember
 from ember import errors, lax

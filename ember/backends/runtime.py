@@ -197,6 +197,22 @@ def lost_error(e: BaseException, device: Device) -> DeviceLostError | None:
     return err
 
 
+def lost_on_probe(e: BaseException, device: Device) -> DeviceLostError | None:
+    """The DeviceLostError for a call that failed with a failed semaphore (IREE's
+    ``DATA_LOSS`` from ``hal.fence.await``), when ``device`` turns out to be lost: IREE says
+    so for a lost device's submission now and then (under load) without naming the loss, so
+    a one-element upload asks the device. None when the upload works (a kernel failed)."""
+    if "DATA_LOSS" not in str(e):
+        return None
+    try:
+        device.upload(np.zeros(1, np.float32))
+    except DeviceLostError as lost:
+        return lost
+    except Exception:       # (another failure of the probe says nothing of a loss)
+        return None
+    return None
+
+
 def raise_if_lost(e: BaseException, device: Device) -> None:
     """Raise :func:`lost_error` of ``e``, if there is one."""
     if (lost := lost_error(e, device)) is not None:
@@ -235,7 +251,7 @@ def call_failure(e: Exception, device: Device, out_avals, where: str = "") -> Ex
     sizes when an allocation failed (IREE does not say which or how large), DeviceLostError
     when the device was lost, else RuntimeFailure with IREE's text."""
     if not out_of_memory(e):
-        return lost_error(e, device) or RuntimeFailure(
+        return lost_error(e, device) or lost_on_probe(e, device) or RuntimeFailure(
             f"{where}IREE runtime error while running the program: {e}")
     sizes = [(a.nbytes, i, a) for i, a in enumerate(out_avals)]
     total = sum(n for n, _, _ in sizes)
