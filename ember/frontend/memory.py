@@ -131,10 +131,7 @@ def _main(module: ir.Module):
 
 def plan_of(module: ir.Module) -> Plan:
     """The planner's record on the entry function of an "optimized" module."""
-    main = _main(module)
-    if "ember.memory" not in main.attributes:
-        return Plan()
-    return Plan.from_attribute(main.attributes["ember.memory"])
+    return Plan.of(_main(module))
 
 
 def planned_flags(module: ir.Module, flags) -> tuple[str, ...]:

@@ -188,6 +188,13 @@ class Plan:
         return ir.DictAttr.get(items)
 
     @classmethod
+    def of(cls, f) -> Plan:
+        """The plan recorded on ``func.func`` ``f``; the defaults when none is."""
+        if "ember.memory" not in f.attributes:
+            return cls()
+        return cls.from_attribute(f.attributes["ember.memory"])
+
+    @classmethod
     def from_attribute(cls, attr) -> Plan:
         d = ir.DictAttr(attr)
         kw = {}
@@ -264,11 +271,14 @@ def _packed_operands(op) -> tuple[tuple[int, str], ...]:
     twice). A layout names the contraction's dimensions too: a gradient's products read a
     weight transposed (``dz @ w.T``), which IREE packs apart from the forward product's copy
     of it. A large constant is packed when the module loads, not per call."""
-    return tuple((i, layout) for i, layout in _packed_layouts(op)
+    return tuple((i, layout) for i, layout in packed_layouts(op)
                  if not _packed_at_load(op.operands[i]))
 
 
-def _packed_layouts(op) -> tuple[tuple[int, str], ...]:
+def packed_layouts(op) -> tuple[tuple[int, str], ...]:
+    """The operands of ``op`` that IREE's data tiling packs, with their layouts (as
+    ``_packed_operands``, large constants included): ember-to-linalg copies a recomputed
+    product's "lhs" and "rhs" ones."""
     if op.name == "ember.dot_general":
         return ((0, _layout(op, "lhs")), (1, _layout(op, "rhs")))
     if _fusion_kind(op) != "output":

@@ -15,7 +15,7 @@ from ember._mlir import ir, signless, walk
 from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.dialects.spmd import DEVICE_ATTR, device_promise, edit_attr_dicts
-from ember.passes.plan_memory import Plan
+from ember.passes.plan_memory import Plan, packed_layouts
 from ember.passes.registry import Pass, PassError, func_ops, register
 from ember.rules.base import REMAT_ATTR, clone_mapped
 from ember.rules.complex import materialize_complex_splats
@@ -87,7 +87,8 @@ class ToLinalg(Pass):
                         self._avals[arg] = aval_of_type(arg.type)
                 _signless_signature(f)
                 _device_affinities(f)
-                self._packed = _packs_products(f)
+                # (without data tiling, which the memory plan may give up, IREE packs nothing)
+                self._packed = Plan.of(f).data_tiling
                 for block in f.regions[0].blocks:
                     self._lower_block(block)
 
@@ -135,14 +136,6 @@ class ToLinalg(Pass):
         return aval if aval is not None else aval_of_type(v.type)
 
 
-def _packs_products(f) -> bool:
-    """Whether IREE packs the products of ``f`` (data tiling): as ember-plan-memory recorded
-    (it gives data tiling up to meet a tight budget), else as the CPU's flags do."""
-    if "ember.memory" not in f.attributes:
-        return True
-    return Plan.from_attribute(f.attributes["ember.memory"]).data_tiling
-
-
 def _distinct_operands(call: LowerCall, recomputed: set, packed: bool) -> None:
     """A recomputed op (or fusion) that reads no recomputed value reads its smallest tensor
     operand through ``distinct_copy``: it then differs from the op it copies, and so does
@@ -159,7 +152,8 @@ def _distinct_operands(call: LowerCall, recomputed: set, packed: bool) -> None:
     result). Without data tiling one copy keeps the product's kernel distinct, as any other
     op's: copies of its weights cost 4 MiB a layer of a 1024-wide MLP for nothing."""
     tensors = [i for i, v in enumerate(call.operands) if isinstance(v.type, ir.RankedTensorType)]
-    product = _product_operands(call.op) if packed else set()
+    product = {i for i, layout in packed_layouts(call.op) if layout != "acc"} if packed \
+        else set()
     if product:
         copied = [i for i in sorted(product) if call.operands[i] not in recomputed]
     elif any(call.operands[i] in recomputed for i in tensors) or not tensors:
@@ -198,19 +192,6 @@ def _inline_recomputed_calls(module: ir.Module) -> None:
                             work.append(inner)      # (a copy: inlined in its turn)
                 env.update(zip(op.results, new.results))
         call.erase()
-
-
-def _product_operands(op) -> set[int]:
-    """The operands of a ``dot_general``, or those an output fusion's products read."""
-    if op.name == "ember.dot_general":
-        return {0, 1}
-    if op.name != "ember.fusion":
-        return set()
-    body = op.regions[0].blocks[0]
-    args = list(body.arguments)
-    return {args.index(v) for inner in body.operations
-            if inner.operation.name == "ember.dot_general"
-            for v in inner.operation.operands if v in args}
 
 
 def _device_affinities(f) -> None:
