@@ -210,7 +210,8 @@ def _mib(n) -> str:
     return "n/a" if n is None else f"{n / 2**20:.2f} MiB"
 
 
-def run(quick: bool = False, programs=(), curve_too: bool = True) -> int:
+def run(quick: bool = False, programs=()) -> int:
+    """All programs and the curve, or only ``programs`` (no curve)."""
     import ember
     apis = _apis()
     if "jax" not in apis:
@@ -230,7 +231,7 @@ def run(quick: bool = False, programs=(), curve_too: bool = True) -> int:
             met = "" if budget is None else ("yes" if mem <= budget else "NO")
             print(f"{key:<40}{_mib(mem):>13}{_mib(budget) if budget else '':>13}{met:>5}"
                   f"{fmt_time(t) if ok else 'WRONG':>11}{ratio:>13.2f}x")
-    if not curve_too:
+    if programs:
         return 1 if wrong else 0
     print(f"\nIREE's temporaries (transient memory less the returned gradients) of the "
           f"MLP's gradient by layers:\n"
@@ -246,7 +247,7 @@ def main(argv=None) -> int:
     parser.add_argument("--programs", nargs="+", choices=sorted(LAYERS),
                         help="only these programs, and no curve (default: all, the curve)")
     args = parser.parse_args(argv)
-    return run(args.quick, args.programs or (), not args.programs)
+    return run(args.quick, args.programs or ())
 
 
 if __name__ == "__main__":
