@@ -222,3 +222,48 @@ def test_dots_saveable_recomputes_the_softmax():
     saved = 512 * 512 * 4 + 5 * 512 * 64 * 4       # scores; q, k, v, att @ v and the input
     per_block = (iree[4] - iree[2]) / 2
     assert per_block <= 1.05 * saved, (per_block, saved)
+
+
+def _transformer_loss(m, nn):
+    """Blocks of single-head attention and a GELU MLP, each with a residual."""
+    def loss(params, x):
+        for wq, wk, wv, w1, w2 in params:
+            att = nn.softmax((x @ wq) @ (x @ wk).T / 8.0, axis=-1)
+            x = x + att @ (x @ wv)
+            x = x + nn.gelu(x @ w1) @ w2
+        return (x ** 2).mean()
+    return loss
+
+
+def test_softmax_and_gelu_keep_what_jax_keeps():
+    """Reverse mode through ``nn.softmax`` keeps its result alone (JAX's custom JVP) and
+    through ``nn.gelu`` its derivative alone: differentiating their ops kept five arrays of
+    the scores' size per softmax (the exponentials, the max's tie masks, the normalizer) and
+    six of the hidden layer's per GELU. IREE's figure grows per block by no more than XLA's
+    (2.3 against 1.4 MiB before); gradients JAX's."""
+    from ember.backends import cpu
+    from ember.backends.statistics import program_statistics
+
+    rng = np.random.default_rng(6)
+    d, s = 64, 512
+    params = [[rng.normal(size=shape).astype(np.float32) / shape[0] ** 0.5
+               for shape in ((d, d), (d, d), (d, d), (d, 4 * d), (4 * d, d))]
+              for _ in range(4)]
+    x = rng.normal(size=(s, d)).astype(np.float32)
+    iree, xla = {}, {}
+    for blocks in (2, 4):
+        lowered = ember.jit(ember.grad(_transformer_loss(enp, ember.nn))).lower(
+            params[:blocks], x)
+        flags, _ = lowered.iree_flags(cpu, {})
+        iree[blocks] = program_statistics(lowered.as_text("linalg"),
+                                          flags).transient_memory_size
+        ma = jax.jit(jax.grad(_transformer_loss(jnp, jax.nn))).lower(
+            params[:blocks], x).compile().memory_analysis()
+        xla[blocks] = ma.temp_size_in_bytes + ma.output_size_in_bytes - ma.alias_size_in_bytes
+    want = jax.grad(_transformer_loss(jnp, jax.nn))(params, x)
+    got = lowered.compile()(params, x)
+    # (four blocks of float32 attention over 512 keys: JAX's own gradients are 7e-6 from
+    # float64's, ember's 1.2e-5, on values up to 0.6)
+    for g, w in zip(ember.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-4, atol=2e-5)
+    assert iree[4] - iree[2] <= xla[4] - xla[2], (iree, xla)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ember import dtypes, lax
@@ -54,7 +56,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
         (a,) = enp._float_args(a)
     axes = enp._axes(axis, a.ndim)
     amax = enp.max(a, axis=axes, keepdims=True, where=where, initial=-enp.inf)
-    amax = enp.where(enp.isfinite(amax), amax, 0.0)
+    # A constant of the derivative (JAX's): the terms' gradients through it cancel exactly
+    amax = lax.stop_gradient(enp.where(enp.isfinite(amax), amax, 0.0))
     terms = enp.exp(a - amax)
     if b is not None:
         terms = terms * b
@@ -74,18 +77,52 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
 def softmax(x, axis=-1, where=None):
     """exp(x) / sum(exp(x)) along ``axis``, with the max subtracted for stability.
 
-    Elements outside ``where`` take no part and come out 0.
+    Elements outside ``where`` take no part and come out 0. Its derivative is JAX's custom
+    JVP, ``y * (t - sum(y * t))``: reverse mode keeps the result ``y`` alone for the
+    backward pass (differentiating the ops would keep the exponentials, the max's tie masks
+    and the normalizer too: five arrays of ``x``'s size, not one).
 
     Example:
         >>> ember.nn.softmax(np.array([0.0, 0.0], np.float32))
         Array([0.5, 0.5], dtype=float32)
     """
     (x,) = enp._float_args(x)
+    axis = tuple(enp._axes(axis, x.ndim))
+    if where is None:
+        return _softmax(x, axis)
+    return _softmax_where(x, enp.broadcast_to(enp.asarray(where, bool), x.shape), axis)
+
+
+def _softmax_of(x, axis, where=None):
     x_max = enp.max(x, axis=axis, keepdims=True, where=where, initial=-enp.inf)
     x_safe = x if where is None else enp.where(where, x, -enp.inf)
-    unnormalized = enp.exp(x_safe - x_max)
+    unnormalized = enp.exp(x_safe - lax.stop_gradient(x_max))
     out = unnormalized / enp.sum(unnormalized, axis=axis, keepdims=True, where=where)
     return out if where is None else enp.where(where, out, 0.0)
+
+
+@functools.partial(_custom_jvp, nondiff_argnums=(1,))
+def _softmax(x, axis):
+    return _softmax_of(x, axis)
+
+
+@_softmax.defjvp
+def _softmax_jvp(axis, primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = _softmax(x, axis)
+    return y, y * (t - enp.sum(y * t, axis=axis, keepdims=True))
+
+
+@functools.partial(_custom_jvp, nondiff_argnums=(2,))
+def _softmax_where(x, where, axis):
+    return _softmax_of(x, axis, where)
+
+
+@_softmax_where.defjvp
+def _softmax_where_jvp(axis, primals, tangents):
+    (x, where), (t, _) = primals, tangents
+    y = _softmax_where(x, where, axis)
+    return y, y * (t - enp.sum(y * t, axis=axis, keepdims=True, where=where))
 
 
 @eager
@@ -99,7 +136,7 @@ def log_softmax(x, axis=-1, where=None):
     (x,) = enp._float_args(x)
     x_max = enp.max(x, axis=axis, keepdims=True, where=where, initial=-enp.inf)
     x_safe = x if where is None else enp.where(where, x, -enp.inf)
-    shifted = x_safe - x_max
+    shifted = x_safe - lax.stop_gradient(x_max)
     out = shifted - enp.log(enp.sum(enp.exp(shifted), axis=axis, keepdims=True, where=where))
     return out if where is None else enp.where(where, out, -enp.inf)
 
@@ -147,20 +184,83 @@ def selu(x):
 
 @eager
 def gelu(x, approximate=True):
-    """Gaussian error linear unit: the tanh approximation (JAX's default) or exact (erf)."""
+    """Gaussian error linear unit: the tanh approximation (JAX's default) or exact (erf).
+
+    Its derivative is written out (a custom JVP): reverse mode keeps one array, gelu'(x),
+    for the backward pass where differentiating its ops kept six (``x * x``, ``tanh``'s
+    derivative, the halves, ...).
+
+    Example:
+        >>> ember.nn.gelu(np.array([0.0, 1.0], np.float32))
+        Array([0.      , 0.841192], dtype=float32)
+    """
     (x,) = enp._float_args(x)
-    if approximate:
-        c = float(np.sqrt(2.0 / np.pi))
-        return 0.5 * x * (1.0 + enp.tanh(c * (x + 0.044715 * (x * x * x))))
+    return _gelu_tanh(x) if approximate else _gelu_erf(x)
+
+
+_GELU_C = float(np.sqrt(2.0 / np.pi))
+
+
+def _gelu_tanh_parts(x):
+    th = enp.tanh(_GELU_C * (x + 0.044715 * (x * x * x)))
+    return 0.5 * x * (1.0 + th), th
+
+
+@_custom_jvp
+def _gelu_tanh(x):
+    return _gelu_tanh_parts(x)[0]
+
+
+@_gelu_tanh.defjvp
+def _gelu_tanh_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    out, th = _gelu_tanh_parts(x)
+    d = 0.5 * (1.0 + th) + (0.5 * _GELU_C) * x * (1.0 - th * th) * (
+        1.0 + (3 * 0.044715) * (x * x))
+    return out, t * d
+
+
+def _gelu_erf_parts(x):
     # x * (erfc(-x / sqrt 2) / 2): halving first keeps x * 2 from overflowing (gelu(3e38)).
-    return x * (lax.erfc(x * float(-1.0 / np.sqrt(2.0))) * 0.5)
+    cdf = lax.erfc(x * float(-1.0 / np.sqrt(2.0))) * 0.5
+    return x * cdf, cdf
+
+
+@_custom_jvp
+def _gelu_erf(x):
+    return _gelu_erf_parts(x)[0]
+
+
+@_gelu_erf.defjvp
+def _gelu_erf_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    out, cdf = _gelu_erf_parts(x)
+    return out, t * (cdf + x * enp.exp(-0.5 * (x * x)) * float(1.0 / np.sqrt(2.0 * np.pi)))
 
 
 @eager
 def silu(x):
-    """x * sigmoid(x)."""
+    """x * sigmoid(x); its derivative, sigmoid(x) * (1 + x * (1 - sigmoid(x))), is written out
+    (a custom JVP: one array kept for reverse mode).
+
+    Example:
+        >>> ember.nn.silu(np.array([0.0], np.float32))
+        Array([0.], dtype=float32)
+    """
     (x,) = enp._float_args(x)
+    return _silu(x)
+
+
+@_custom_jvp
+def _silu(x):
     return x * lax.logistic(x)
+
+
+@_silu.defjvp
+def _silu_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    s = lax.logistic(x)
+    return x * s, t * (s * (1.0 + x * (1.0 - s)))
 
 
 swish = silu

@@ -9,6 +9,7 @@ from ember._mlir import ir, walk
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes.registry import Pass, func_ops, register
 from ember.rules.autodiff import ADContext, differentiable, linearize_block, vjp_block, where_of
+from ember.rules.base import clone_mapped
 from ember.rules.batching import Batcher
 
 
@@ -33,10 +34,11 @@ class Differentiate(Pass):
                            if o.name in ("ember.stop_gradient", "ember.checkpoint_name")]:
                     op.results[0].replace_all_uses_with(op.operands[0])
                     op.erase()
+            for f in func_ops(module):      # (the callees' stop_gradients gone: inlined)
                 for op in [o for o in walk(f.operation) if o.name in CUSTOM_CALLS]:
                     used |= set(_symbols(op))
                     if any(_has_uses(r) for r in op.results):
-                        _call_primal(op)
+                        _inline_primal(op, self._table)
                     else:       # a custom_vjp_call whose results its fwd computed
                         op.erase()
                 for op in [o for o in walk(f.operation) if o.name == "ember.call"]:
@@ -120,17 +122,23 @@ def _has_uses(value) -> bool:
     return any(True for _ in value.uses)
 
 
-def _call_primal(op) -> None:
-    """Replace a custom_jvp_call/custom_vjp_call that nothing differentiated by a call of its
-    primal function."""
+def _inline_primal(op, table) -> None:
+    """Replace a custom_jvp_call/custom_vjp_call that nothing differentiated by the ops of
+    its primal function: what a call computes where no derivative is taken (a call would
+    keep ember-fuse from fusing a softmax or a relu with its neighbours)."""
     n = ir.IntegerAttr(op.attributes["num_callee_operands"]).value \
         if "num_callee_operands" in op.attributes else len(op.operands)
-    with ir.InsertionPoint(op), op.location:
-        call = ir.Operation.create("ember.call", results=[r.type for r in op.results],
-                                   operands=list(op.operands)[:n],
-                                   attributes={"callee": op.attributes["callee"]})
-    for old, new in zip(op.results, call.results):
-        old.replace_all_uses_with(new)
+    body = table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value].regions[0].blocks[0]
+    env = dict(zip(body.arguments, list(op.operands)[:n]))
+    with ir.InsertionPoint(op):
+        for inner in body.operations:
+            inner = inner.operation
+            if inner.name == "func.return":
+                for old, new in zip(op.results, inner.operands):
+                    old.replace_all_uses_with(env[new])
+                break
+            new = clone_mapped(inner, [env[v] for v in inner.operands], env)
+            env.update(zip(inner.results, new.results))
     op.erase()
 
 

@@ -67,3 +67,36 @@ func.func private @mm(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf3
   %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
+
+// -----
+
+// A custom_jvp_call that nothing differentiates becomes its primal function's ops, their
+// stop_gradients dropped (as a call it would keep ember-fuse from fusing a softmax or a relu
+// with its neighbours); the function and its rule are erased.
+// CHECK-LABEL: func.func @custom_primal_inlined
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NOT: call
+// CHECK: %[[M:.*]] = "ember.reduce_max"(%[[X]])
+// CHECK: %[[B:.*]] = "ember.broadcast_in_dim"(%[[M]])
+// CHECK: %[[S:.*]] = "ember.sub"(%[[X]], %[[B]])
+// CHECK: %[[E:.*]] = "ember.exp"(%[[S]])
+// CHECK: return %[[E]]
+// CHECK-NOT: ember.custom_jvp_call
+// CHECK-NOT: ember.stop_gradient
+// CHECK-NOT: func.func private
+func.func @custom_primal_inlined(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "ember.custom_jvp_call"(%x) {callee = @shifted_exp, jvp = @shifted_exp_jvp, num_args = 1 : i64, num_callee_operands = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func private @shifted_exp(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %m = "ember.reduce_max"(%x) {axes = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
+  %s = "ember.stop_gradient"(%m) : (tensor<f32>) -> tensor<f32>
+  %b = "ember.broadcast_in_dim"(%s) {broadcast_dimensions = array<i64>, shape = array<i64: 4>} : (tensor<f32>) -> tensor<4xf32>
+  %d = "ember.sub"(%x, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %e = "ember.exp"(%d) : (tensor<4xf32>) -> tensor<4xf32>
+  return %e : tensor<4xf32>
+}
+func.func private @shifted_exp_jvp(%x: tensor<4xf32>, %t: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = call @shifted_exp(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %e, %t : tensor<4xf32>, tensor<4xf32>
+}
