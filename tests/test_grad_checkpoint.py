@@ -2,11 +2,16 @@
 and without checkpointing), and the recomputation visible in the IR: what a policy saves is
 read back, everything else is recomputed in the backward pass."""
 
+from collections import Counter
+
 import jax
 import jax.ad_checkpoint
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
+# (print_saved_residuals is public; the function it prints is not exported)
+from jax._src.ad_checkpoint import saved_residuals
 
 import ember
 import ember.numpy as enp
@@ -89,6 +94,37 @@ def test_policies_decide_what_is_recomputed():
     assert _recomputed(ember.checkpoint_policies.save_only_these_names("other")) == nothing
     # ... everything saved -> nothing recomputed.
     assert _recomputed(ember.checkpoint_policies.everything_saveable) == {}
+
+
+
+def _residuals(saved):
+    """JAX's or ember's saved residuals as (arguments, named values, other shapes)."""
+    args = sorted(src for _, src in saved if src.startswith("from the argument"))
+    named = sorted((tuple(a.shape), src.split(" from ")[0]) for a, src in saved
+                   if src.startswith("named"))
+    other = sorted(tuple(a.shape) for a, src in saved
+                   if not src.startswith(("from the argument", "named")))
+    return args, named, other
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_saved_residuals_as_jax(policy):
+    """``ember.ad_checkpoint.saved_residuals`` against JAX's: the same arguments, the same
+    named values and values of the same shapes kept for the backward pass. Without a
+    checkpoint (everything_saveable) ember keeps fewer: tanh's derivative is computed from
+    its output in the forward pass, so the output itself is not kept (JAX keeps both)."""
+    mine, theirs = POLICIES[policy]
+    args = ((W1[:2], W2[:2]), X)
+    got = _residuals(ember.ad_checkpoint.saved_residuals(
+        _loss(enp, ember.checkpoint, checkpoint_name, mine), *args))
+    want = _residuals(saved_residuals(
+        _loss(jnp, jax.checkpoint, jax.ad_checkpoint.checkpoint_name, theirs), *args))
+    assert got[:2] == want[:2]
+    if policy == "everything_saveable":
+        assert not Counter(got[2]) - Counter(want[2]) and len(got[2]) < len(want[2]), (
+            got, want)
+    else:
+        assert got[2] == want[2]
 
 
 def test_unknown_policy_is_refused():

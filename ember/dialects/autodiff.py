@@ -41,6 +41,7 @@ from ember._mlir import ir
 from ember.errors import PassError
 from ember.rules.autodiff import jvp, transpose, vjp_block
 from ember.rules.base import (
+    REMAT_ATTR,
     Attr,
     OpTypeError,
     aval_of_type,
@@ -184,6 +185,10 @@ def _inline_rule(ad, block, env: dict, tangents: set):
         linear = any(env[v] in tangents for v in op.operands)
         with ad.linear_ip if linear else ad.primal_ip:
             new = clone_mapped(op, [env[v] for v in op.operands], env)
+        if ad.remat and not linear:
+            # A checkpoint's backward pass recomputing the function (a softmax): marked as
+            # linearize_block marks its copies, or CSE merges it back into the forward pass
+            new.attributes[REMAT_ATTR] = ir.UnitAttr.get()
         for old, r in zip(op.results, new.results):
             env[old] = r
             if linear:
@@ -206,6 +211,10 @@ def _custom_jvp(ad, op, x, out, t, attrs):
     tangents = [ti if ti is not None else ad.zeros(xi) for xi, ti in zip(x[:n], t[:n])]
     env = dict(zip(block.arguments, x[:n] + tangents + x[m:]))
     outs = _inline_rule(ad, block, env, given)
+    # The rule's primal results are the op's (as JAX's): the function's own copy would
+    # compute them once more (a softmax twice, until CSE).
+    for r, v in zip(out, outs[:len(op.results)]):
+        ad.replace(r, v)
     return outs[len(op.results):]
 
 

@@ -27,8 +27,8 @@ For each ``ember.vjp`` in a function with a budget, the pass:
    with either policy, every segment but the last of the ``S`` with the lowest peak (saving
    nothing), when that is below the peak without checkpoints.
 
-Ops that are not plain computation (calls, custom derivatives, nested ``jvp``/``vjp``) are
-never inside a segment: hand-placed checkpoints stay as they are. The budget is read as
+Ops that are not plain computation (calls, ``custom_vjp``, nested ``jvp``/``vjp``) are never
+inside a segment: hand-placed checkpoints stay as they are. The budget is read as
 ``ember-plan-memory`` reads it (``budget``, else ``ember.memory_budget`` on the function,
 else ``default-budget``); without one the pass does nothing.
 
@@ -48,9 +48,11 @@ from ember.passes.registry import Pass, PassError, func_ops, make_pass, register
 from ember.rules.autodiff import inputs_of
 from ember.rules.base import CHECKPOINT_ATTR, callee_of
 
-# Ops a segment never holds (they split segments).
-NOT_IN_SEGMENT = ("ember.call", "ember.custom_jvp_call", "ember.custom_vjp_call",
-                  "ember.jvp", "ember.vjp", "ember.vmap")
+# Ops a segment never holds (they split segments). A custom JVP (ember.nn's softmax, gelu)
+# is differentiated inside a checkpoint as outside it, so it is plain computation here: kept
+# out, it split every layer around its activation and nothing fit a budget.
+NOT_IN_SEGMENT = ("ember.call", "ember.custom_vjp_call", "ember.jvp", "ember.vjp",
+                  "ember.vmap")
 # The passes a trial runs on a copy of the module, to read the model's peak.
 TRIAL = ("ember-differentiate", "ember-batch", "ember-simplify", "ember-fuse",
          "ember-plan-memory")

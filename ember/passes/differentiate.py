@@ -5,21 +5,27 @@ with their op families in ``ember/dialects/``).
 
 from __future__ import annotations
 
+import dataclasses
+
 from ember._mlir import ir, walk
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes.registry import Pass, func_ops, register
 from ember.rules.autodiff import ADContext, differentiable, linearize_block, vjp_block, where_of
-from ember.rules.base import clone_mapped
+from ember.rules.base import REMAT_ATTR, clone_mapped
 from ember.rules.batching import Batcher
 
 
 @register
+@dataclasses.dataclass
 class Differentiate(Pass):
     """Expand every ``ember.jvp`` and ``ember.vjp`` op."""
 
     name = "ember-differentiate"
     summary = "Replace ember.jvp/ember.vjp ops by derivative code (forward mode, and " \
               "reverse mode as linearize + transpose)"
+    keep_names: bool = dataclasses.field(default=False, metadata={
+        "help": "leave the ember.checkpoint_name ops (identities) in place, so that the "
+                "residuals they name can be told (ember.ad_checkpoint.saved_residuals)"})
 
     def run(self, module: ir.Module) -> None:
         with module.context, ir.Location.unknown():
@@ -30,8 +36,9 @@ class Differentiate(Pass):
             for f in func_ops(module):
                 used |= self._expand_function(f)
             for f in func_ops(module):
-                for op in [o for o in walk(f.operation)
-                           if o.name in ("ember.stop_gradient", "ember.checkpoint_name")]:
+                gone = ("ember.stop_gradient",) + (() if self.keep_names else
+                                                   ("ember.checkpoint_name",))
+                for op in [o for o in walk(f.operation) if o.name in gone]:
                     op.results[0].replace_all_uses_with(op.operands[0])
                     op.erase()
             for f in func_ops(module):      # (the callees' stop_gradients gone: inlined)
@@ -138,6 +145,10 @@ def _inline_primal(op, table) -> None:
                     old.replace_all_uses_with(env[new])
                 break
             new = clone_mapped(inner, [env[v] for v in inner.operands], env)
+            if REMAT_ATTR in op.attributes:     # (a checkpoint's recomputation: stays one)
+                for nested in walk(new):
+                    if nested.name.startswith("ember.") and nested.name != "ember.yield":
+                        nested.attributes[REMAT_ATTR] = ir.UnitAttr.get()
             env.update(zip(inner.results, new.results))
     op.erase()
 
