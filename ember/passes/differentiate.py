@@ -11,7 +11,7 @@ from ember._mlir import ir, walk
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.passes.registry import Pass, func_ops, register
 from ember.rules.autodiff import ADContext, differentiable, linearize_block, vjp_block, where_of
-from ember.rules.base import REMAT_ATTR, clone_mapped
+from ember.rules.base import REMAT_ATTR, inline_call
 from ember.rules.batching import Batcher
 
 
@@ -35,9 +35,9 @@ class Differentiate(Pass):
             used = set()
             for f in func_ops(module):
                 used |= self._expand_function(f)
+            gone = ("ember.stop_gradient",) + (() if self.keep_names else
+                                               ("ember.checkpoint_name",))
             for f in func_ops(module):
-                gone = ("ember.stop_gradient",) + (() if self.keep_names else
-                                                   ("ember.checkpoint_name",))
                 for op in [o for o in walk(f.operation) if o.name in gone]:
                     op.results[0].replace_all_uses_with(op.operands[0])
                     op.erase()
@@ -136,21 +136,7 @@ def _inline_primal(op, table) -> None:
     n = ir.IntegerAttr(op.attributes["num_callee_operands"]).value \
         if "num_callee_operands" in op.attributes else len(op.operands)
     body = table[ir.FlatSymbolRefAttr(op.attributes["callee"]).value].regions[0].blocks[0]
-    env = dict(zip(body.arguments, list(op.operands)[:n]))
-    with ir.InsertionPoint(op):
-        for inner in body.operations:
-            inner = inner.operation
-            if inner.name == "func.return":
-                for old, new in zip(op.results, inner.operands):
-                    old.replace_all_uses_with(env[new])
-                break
-            new = clone_mapped(inner, [env[v] for v in inner.operands], env)
-            if REMAT_ATTR in op.attributes:     # (a checkpoint's recomputation: stays one)
-                for nested in walk(new):
-                    if nested.name.startswith("ember.") and nested.name != "ember.yield":
-                        nested.attributes[REMAT_ATTR] = ir.UnitAttr.get()
-            env.update(zip(inner.results, new.results))
-    op.erase()
+    inline_call(op, body, list(op.operands)[:n], remat=REMAT_ATTR in op.attributes)
 
 
 def _erase_dead(module, table, candidates: set[str]) -> None:

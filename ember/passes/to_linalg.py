@@ -17,7 +17,7 @@ from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.dialects.spmd import DEVICE_ATTR, device_promise, edit_attr_dicts
 from ember.passes.plan_memory import Plan, packed_layouts
 from ember.passes.registry import Pass, PassError, func_ops, register
-from ember.rules.base import REMAT_ATTR, clone_mapped
+from ember.rules.base import REMAT_ATTR, inline_call
 from ember.rules.complex import materialize_complex_splats
 from ember.rules.lowering import (
     LOWERINGS,
@@ -176,22 +176,8 @@ def _inline_recomputed_calls(module: ir.Module) -> None:
     while work:
         call = work.pop()
         body = table[ir.FlatSymbolRefAttr(call.attributes["callee"]).value].regions[0].blocks[0]
-        env = dict(zip(body.arguments, call.operands))
-        with ir.InsertionPoint(call):
-            for op in body.operations:
-                op = op.operation
-                if op.name == "func.return":
-                    for old, new in zip(call.results, op.operands):
-                        old.replace_all_uses_with(env[new])
-                    break
-                new = clone_mapped(op, [env[v] for v in op.operands], env)
-                for inner in walk(new):
-                    if inner.name.startswith("ember.") and inner.name not in _TERMINATORS:
-                        inner.attributes[REMAT_ATTR] = ir.UnitAttr.get()
-                        if inner.name == "ember.call":
-                            work.append(inner)      # (a copy: inlined in its turn)
-                env.update(zip(op.results, new.results))
-        call.erase()
+        for new in inline_call(call, body, list(call.operands), remat=True):
+            work.extend(o for o in walk(new) if o.name == "ember.call")  # (inlined in turn)
 
 
 def _device_affinities(f) -> None:

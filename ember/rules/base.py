@@ -336,6 +336,31 @@ def clone_mapped(op, operands, env: dict, pick=None) -> ir.Operation:
     return new
 
 
+
+def inline_call(call: ir.Operation, body: ir.Block, operands, remat: bool = False) -> list:
+    """Replace ``call`` by copies of the ops of ``body`` (a function's block, its arguments
+    reading ``operands``), before it; with ``remat`` every copied op, nested ones too
+    (terminators aside), is marked ``REMAT_ATTR`` (a checkpoint's recomputation stays one).
+    Returns the copies."""
+    env = dict(zip(body.arguments, operands))
+    copies = []
+    with ir.InsertionPoint(call):
+        for op in body.operations:
+            op = op.operation
+            if op.name == "func.return":
+                for old, new in zip(call.results, op.operands):
+                    old.replace_all_uses_with(env[new])
+                break
+            new = clone_mapped(op, [env[v] for v in op.operands], env)
+            if remat:
+                for inner in walk(new):
+                    if inner.name in OPS and "terminator" not in OPS[inner.name].traits:
+                        inner.attributes[REMAT_ATTR] = ir.UnitAttr.get()
+            env.update(zip(op.results, new.results))
+            copies.append(new)
+    call.erase()
+    return copies
+
 def callee_type(op: ir.Operation, name: str, verb: str) -> ir.FunctionType:
     """The type of the func.func ``name`` that ``op`` refers to; raises OpTypeError (``op
     <verb> @name, which is not defined``) when the enclosing module has none."""
