@@ -18,7 +18,7 @@ import numpy as np
 
 from ember import tree_util
 from ember._mlir import ir, walk
-from ember.core import ShapeDtypeStruct, short_dtype
+from ember.core import ShapedArray, ShapeDtypeStruct
 from ember.dialects import aval_of_type
 from ember.passes.plan_memory import _where
 from ember.rules.base import REMAT_ATTR
@@ -174,4 +174,4 @@ def _dtype(x):
 
 
 def _short(aval) -> str:
-    return f"{short_dtype(aval.dtype)}[{','.join(map(str, aval.shape))}]"
+    return ShapedArray(tuple(aval.shape), np.dtype(aval.dtype)).str_short()

@@ -264,18 +264,18 @@ class Program:
                     for x in fused.get(vid, [vid]):
                         if x not in used:
                             used.append(x)
+            # A recomputed op reads copies of the product operands it does not recompute
+            # (ember-to-linalg's distinct_copy, a buffer before its packing), packed apart
+            # from the copies other ops read.
+            remat = REMAT_ATTR in op.attributes
+            copies = recompute_copies(encoded(op), op, _recomputed) if remat else set()
             for k, layout in encoded(op):
                 v = op.operands[k]
                 vid = ids.get(v)
                 if vid is None or not _needs_packed_copy(v, prog.kinds[vid], prog.sizes[vid],
                                                          layouts[v]):
                     continue
-                # A recomputed op reads copies of the product operands it does not
-                # recompute (ember-to-linalg's distinct_copy, a buffer before its packing),
-                # packed apart from the copies other ops read.
-                remat = REMAT_ATTR in op.attributes
-                copied = remat and layout != "acc" and (
-                    isinstance(v, ir.BlockArgument) or REMAT_ATTR not in v.owner.attributes)
+                copied = k in copies
                 key = (vid, layout) + ((i,) if remat else ())
                 if key not in twins:
                     twins[key] = len(prog.sizes)
@@ -482,3 +482,15 @@ def _splat(op) -> bool:
     product), so it has no buffer (but as a loop's carry: ``Program.from_block``)."""
     return op.name in ("ember.broadcast_in_dim", "ember.fusion") and bool(op.operands) and \
         all(np.prod(ir.RankedTensorType(v.type).shape) <= 1 for v in op.operands)
+
+
+def recompute_copies(packed, op, recomputed) -> set[int]:
+    """The operands a recomputed product reads through copies under data tiling
+    (ember-to-linalg's ``distinct_copy``, counted here): of its ``packed`` (operand,
+    layout) pairs, the "lhs" and "rhs" ones that ``recomputed(value)`` says no recomputed
+    op computed."""
+    return {i for i, layout in packed if layout != "acc" and not recomputed(op.operands[i])}
+
+
+def _recomputed(v) -> bool:
+    return not isinstance(v, ir.BlockArgument) and REMAT_ATTR in v.owner.attributes

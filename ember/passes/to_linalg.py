@@ -15,6 +15,7 @@ from ember._mlir import ir, signless, walk
 from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.dialects import OPS, aval_of_type, decode_attrs
 from ember.dialects.spmd import DEVICE_ATTR, device_promise, edit_attr_dicts
+from ember.passes.liveness import recompute_copies
 from ember.passes.plan_memory import Plan, packed_layouts
 from ember.passes.registry import Pass, PassError, func_ops, register
 from ember.rules.base import REMAT_ATTR, inline_call
@@ -152,13 +153,9 @@ def _distinct_operands(call: LowerCall, recomputed: set, packed: bool) -> None:
     result). Without data tiling one copy keeps the product's kernel distinct, as any other
     op's: copies of its weights cost 4 MiB a layer of a 1024-wide MLP for nothing."""
     tensors = [i for i, v in enumerate(call.operands) if isinstance(v.type, ir.RankedTensorType)]
-    product = {i for i, layout in packed_layouts(call.op) if layout != "acc"} if packed \
-        else set()
-    if product:
-        copied = [i for i in sorted(product) if call.operands[i] not in recomputed]
-    elif any(call.operands[i] in recomputed for i in tensors) or not tensors:
-        copied = []
-    else:
+    copied = sorted(recompute_copies(packed_layouts(call.op), call.op,
+                                     recomputed.__contains__)) if packed else []
+    if not copied and tensors and not any(call.operands[i] in recomputed for i in tensors):
         copied = [min(tensors, key=lambda i: (call.in_avals[i].size, i))]
     for i in copied:
         call.operands[i] = distinct_copy(call.operands[i], call.in_avals[i])

@@ -336,7 +336,6 @@ def clone_mapped(op, operands, env: dict, pick=None) -> ir.Operation:
     return new
 
 
-
 def inline_call(call: ir.Operation, body: ir.Block, operands, remat: bool = False) -> list:
     """Replace ``call`` by copies of the ops of ``body`` (a function's block, its arguments
     reading ``operands``), before it; with ``remat`` every copied op, nested ones too
@@ -360,6 +359,7 @@ def inline_call(call: ir.Operation, body: ir.Block, operands, remat: bool = Fals
             copies.append(new)
     call.erase()
     return copies
+
 
 def callee_type(op: ir.Operation, name: str, verb: str) -> ir.FunctionType:
     """The type of the func.func ``name`` that ``op`` refers to; raises OpTypeError (``op
