@@ -15,7 +15,8 @@ quirk (IREE 3.13)                                      workaround; why no test
 O3 aggressive fusion miscompiles sibling column        backends/cpu.py:compiler_flags; a sum /
 reductions                                             mean / var of 5x3 computes right alone
 O3 + data tiling fails on large fused programs         backends/cpu.py:fallback_flags; large
-("linalg.unpack ... workgroup distribution")           programs only
+("linalg.unpack ... workgroup distribution")           programs only (the "large vector" one:
+                                                       tested below)
 segfault in MaterializeDeviceEncoding on a broadcast   dialects/contraction.py:_contraction_operand;
 contraction operand; batched lhs packing miscompile    needs ember's fused data-tiled programs
 loop carries: in-place updates, equal inits, constant  passes/pin_carries, split_loop_inits,
@@ -153,6 +154,20 @@ def test_matmul_with_empty_contraction_crashes():
   return %r : tensor<2x3xf32>
 }"""
     assert_fails(text, "ember/dialects/contraction.py:_real_dot", "Error code: -8")   # SIGFPE
+
+
+def test_packed_epilogue_of_a_reduction_fails_with_dispatch_data_tiling():
+    """A row reduction's elementwise epilogue whose two results are packed for two matmuls
+    (one as left operand, one transposed as the left of another): IREE forms one dispatch
+    of them and fails its 8x512 vectors (a layer norm's backward pass recomputed under
+    dots_saveable). ember's first fallback, data tiling from global optimization, compiles
+    it."""
+    from ember.backends import cpu
+    text = quirk("epilogue_packed_twice")
+    flags = cpu.compiler_flags()
+    assert_fails(text, "ember/backends/cpu.py:fallback_flags", "large vector sizes",
+                 flags=flags)
+    assert compile_error(text, cpu.fallback_flags()[0]) is None
 
 
 def test_unknown_dialect_op_crashes():

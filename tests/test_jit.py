@@ -567,6 +567,9 @@ def test_compile_falls_back_to_other_flags_and_caches_it(tmp_path, monkeypatch):
     monkeypatch.setattr(compiler, "_compile", lambda *a: calls.append(a))
     assert compiler.compile_mlir(GOOD_IR, broken, fallbacks=[cpu.compiler_flags()]) == vmfb
     assert not calls      # the fallback's module was cached under the first flags' key
+    # Other fallbacks may make another module of a failing program: not the cached one.
+    with pytest.raises(errors.CompileError, match="nosuch"):
+        compiler.compile_mlir(GOOD_IR, broken, fallbacks=[broken])
 
 
 def test_a_damaged_cache_entry_is_compiled_again(tmp_path, monkeypatch):

@@ -56,10 +56,14 @@ def _host_cpu() -> str:
         return platform.processor() or platform.machine()
 
 
-def cache_key(mlir_text: str, flags: tuple[str, ...]) -> str:
+def cache_key(mlir_text: str, flags: tuple[str, ...], fallbacks=()) -> str:
+    """The compile cache's key of a module: IREE's version, the flags and the ``fallbacks``
+    (the flag sets tried when ``flags`` fail: they decide which module a failing program
+    gets), the host CPU where a flag names it, the program."""
     h = hashlib.sha256()
-    host = _host_cpu() if any(f.endswith("=host") for f in flags) else ""
-    for part in (_IREE_VERSION, "\0".join(flags), host, mlir_text):
+    sets = (tuple(flags), *map(tuple, fallbacks))
+    host = _host_cpu() if any(f.endswith("=host") for s in sets for f in s) else ""
+    for part in (_IREE_VERSION, "\0\0".join("\0".join(s) for s in sets), host, mlir_text):
         h.update(part.encode())
         h.update(b"\1")
     return h.hexdigest()
@@ -75,8 +79,9 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
 
     ``fallbacks`` are other whole flag sets to try, in turn, when IREE fails with ``flags``
     (IREE bugs that only some optimizations trigger); a fallback's module is cached under the
-    key of ``flags`` too, so the failure is paid once. Raises CompileError with IREE's
-    diagnostics of the first attempt; the IR is saved to a file named in the error.
+    key of ``flags`` and ``fallbacks`` too, so the failure is paid once. Raises CompileError
+    with IREE's diagnostics of the first attempt; the IR is saved to a file named in the
+    error.
 
     Example:
         >>> vmfb = compile_mlir(text, cpu_flags())
@@ -88,7 +93,7 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
                  f"--iree-scheduling-dump-statistics-file={stats_file}")
         flags = flags + stats
         fallbacks = tuple(tuple(f) + stats for f in fallbacks)
-    key = cache_key(mlir_text, flags)
+    key = cache_key(mlir_text, flags, fallbacks)
     if use_cache:
         cached = read_cached(key)
         if cached is not None:
@@ -97,6 +102,8 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
         vmfb = _compile(mlir_text, flags)
     except CompileError as first:
         for other in fallbacks:
+            if tuple(other) == tuple(flags):     # (program_flags may have chosen it already)
+                continue
             try:
                 vmfb = _compile(mlir_text, tuple(other))
                 break

@@ -77,11 +77,17 @@ def compiler_flags(cpu: str = "host", features: str | None = None) -> tuple[str,
 
 def fallback_flags(cpu: str = "host", features: str | None = None
                    ) -> tuple[tuple[str, ...], ...]:
-    """Flag sets to try in turn when IREE fails with compiler_flags(): O3 together with data
-    tiling mis-compiles some large fused programs in IREE 3.13 ("linalg.unpack ... restricted
-    to workgroup distribution"); data tiling alone, then neither, compile them."""
+    """Flag sets to try in turn when IREE fails with compiler_flags(). IREE 3.13 fails some
+    programs with O3 and data tiling that starts at dispatch creation: a reduction's
+    elementwise epilogue with two results packed for two matmuls ("large vector sizes", a
+    layer norm's backward pass recomputed under dots_saveable), and some large fused
+    programs ("linalg.unpack ... restricted to workgroup distribution"). Data tiling from
+    global optimization compiles the first (at about half the time of a module without
+    data tiling, docs/benchmarks.md); data tiling without O3, then neither, the others."""
     full = compiler_flags(cpu, features)
-    return (tuple(f for f in full if f != "--iree-opt-level=O3"),
+    return (tuple("--iree-global-opt-data-tiling=true" if f == "--iree-opt-data-tiling=true"
+                  else f for f in full),
+            tuple(f for f in full if f != "--iree-opt-level=O3"),
             tuple(f for f in full if f not in ("--iree-opt-level=O3",
                                                "--iree-opt-data-tiling=true")))
 

@@ -52,9 +52,9 @@ def compile_with_statistics(mlir_text: str, flags: tuple[str, ...], fallbacks=()
         >>> s.transient_memory_size
         1048576
     """
-    flags = tuple(flags)
-    key = cache_key(mlir_text, flags + (_FORMAT,))
-    stats_key = cache_key(mlir_text, flags + (_FORMAT, "statistics"))
+    flags, fallbacks = tuple(flags), tuple(tuple(f) for f in fallbacks)
+    key = cache_key(mlir_text, flags + (_FORMAT,), fallbacks)
+    stats_key = cache_key(mlir_text, flags + (_FORMAT, "statistics"), fallbacks)
     if config.compile_cache:
         vmfb, raw = read_cached(key), read_cached(stats_key)
         if vmfb is not None and raw is not None:
@@ -62,8 +62,7 @@ def compile_with_statistics(mlir_text: str, flags: tuple[str, ...], fallbacks=()
     fd, path = tempfile.mkstemp(prefix="ember-stats-", suffix=".json")
     os.close(fd)
     try:
-        vmfb = compile_mlir(mlir_text, flags, stats_file=path,
-                            fallbacks=tuple(tuple(f) for f in fallbacks))
+        vmfb = compile_mlir(mlir_text, flags, stats_file=path, fallbacks=fallbacks)
         with open(path, "rb") as f:
             raw = f.read()
     finally:
