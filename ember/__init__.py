@@ -15,7 +15,7 @@ from ember import _quiet, dtypes, errors, tree, tree_util
 from ember.backends import default_backend, devices
 from ember.backends.array import Array, device_put
 from ember.config import config
-from ember.core import ShapedArray, ShapeDtypeStruct
+from ember.core import ShapedArray, ShapeDtypeStruct, symbolic_shape
 from ember.exported import load
 
 _quiet.quiet_runtime_binding()      # (no exit-time leak report from IREE's runtime binding)
@@ -75,6 +75,7 @@ __all__ = ["Array", "Compiled", "Exported", "Lowered", "ShapeDtypeStruct", "Shap
            "default_backend", "device_put", "devices", "dtypes", "errors", "eval_shape",
            "export", "grad", "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "linearize",
            "load", "nn", "numpy", "pmap", "random", "remat", "scipy", "shard_map", "sharding",
+           "symbolic_shape",
            "tree", "tree_util",
            "value_and_grad", "vjp", "vmap"]
 

@@ -116,6 +116,12 @@ class ExportError(EmberError):
     or a backend the file was not compiled for. The message names the file."""
 
 
+class SymbolicShapeError(EmberError, ValueError):
+    """A function cannot be lowered with symbolic dimensions (``ember.symbolic_shape``): its
+    program is not one program at every size of them (a Python branch on a size, a reshape
+    that needs a multiple), or tracing it at the sizes ember tries failed."""
+
+
 class DonationError(EmberError, ValueError):
     """A donation that cannot be made: a static or non-array argument, one array donated twice
     in a call, or (with ``ember.config.update("donation_strict", True)``) a donated argument

@@ -158,6 +158,11 @@ def test_emit_stages(workdir):
     assert '"ember.mul"' in texts["optimized"]
     assert '"ember.' not in texts["linalg"] and "linalg.generic" in texts["linalg"]
     assert "iree.reflection" in texts["linalg"] and "func.func @main(" in texts["linalg"]
+    # A name for a size is a symbolic dimension: the module takes any size of it.
+    rc, out, err = cli(compile_tool, f"{d}/model.py:pair", "--arg", "f32[n]", "--arg",
+                       "f32[n]", "--emit", "linalg")
+    assert rc == 0, err
+    assert "func.func @main(%arg0: tensor<?xf32>, %arg1: tensor<?xf32>)" in out, out
     rc, out, err = cli(compile_tool, f"{d}/model.py:pair", "--arg", "f32[4]", "--arg",
                        "f32[4]", "--emit", "linalg", "-o", d / "pair.mlir")
     assert rc == 0 and out == "" and (d / "pair.mlir").read_text() == texts["linalg"]

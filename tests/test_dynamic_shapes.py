@@ -302,3 +302,48 @@ def test_complex_arrays(compiles):
         z = (np.arange(n) + 1j * np.arange(n, 0, -1)).astype(np.complex64)
         np.testing.assert_allclose(np.asarray(f(z)), z * z + 1j, rtol=1e-6)
     assert [d for d, _ in compiles] == [False, True]
+
+
+@pytest.mark.fast
+def test_symbolic_sizes_bind_and_check():
+    from ember.core import SymbolicDim, bind_sizes
+    b, n = ember.symbolic_shape("b, n")
+    assert isinstance(b, SymbolicDim) and (b, n) == ("b", "n")
+    want = [(b, 4), (b,), (n,)]
+    assert bind_sizes([(3, 4), (3,), (5,)], want, {}, ["x", "y", "z"]) == {"b": 3, "n": 5}
+    with pytest.raises(ValueError, match=r"y must be of shape \[b\], b = 3 \(from x\), got \[2\]"):
+        bind_sizes([(3, 4), (2,), (5,)], want, {}, ["x", "y", "z"])
+    with pytest.raises(ValueError, match=r"x must be of shape \[b,4\], got \[3,5\]"):
+        bind_sizes([(3, 5), (3,), (5,)], want, {}, ["x", "y", "z"])
+    rules = {"b": {"min": 2, "multiple_of": 1}, "n": {"min": 1, "multiple_of": 4}}
+    with pytest.raises(ValueError, match=r"n = 5 \(from z\) must be at least 1 and a multiple "
+                                         "of 4"):
+        bind_sizes([(3, 4), (3,), (5,)], want, rules, ["x", "y", "z"])
+    with pytest.raises(ValueError, match=r"b = 1 \(from x\) must be at least 2"):
+        bind_sizes([(1, 4), (1,), (8,)], want, rules, ["x", "y", "z"])
+    assert dynamic._term_text("b", dynamic.Fraction(2), 1) == "2*b+1"
+    assert dynamic._term_text("b", dynamic.Fraction(1, 4), -1) == "b/4-1"
+
+
+def test_a_refused_dynamic_program_is_not_replaced_by_a_static_one(monkeypatch):
+    """Should IREE refuse the dynamic program, the sizes compile on their own. (Its dispatch
+    regions once made ``compile_linalg`` lower the program again, statically, and that
+    executable then served other sizes as if dynamic.)"""
+    from ember.errors import CompileError
+    real, seen = api.compile_mlir, []
+
+    def refusing(text, flags, **kw):
+        dynamic_text = "?x" in text
+        seen.append((dynamic_text, "flow.dispatch.region" in text))
+        if dynamic_text:
+            raise CompileError("refused by the test")
+        return real(text, flags, **kw)
+    monkeypatch.setattr(api, "compile_mlir", refusing)
+    f = ember.jit(lambda x: enn.softmax(x * 2, -1))
+    for n in (7, 11, 13):
+        x = RNG.standard_normal((n, 32)).astype(np.float32)
+        e = np.exp(2 * x - (2 * x).max(-1, keepdims=True))
+        np.testing.assert_allclose(np.asarray(f(x)), e / e.sum(-1, keepdims=True), rtol=2e-5,
+                                   atol=1e-6)
+    assert seen[1] == (True, True)      # the dynamic program, with its dispatch region
+    assert [d for d, _ in seen] == [False, True, False, False]

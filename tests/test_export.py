@@ -19,7 +19,7 @@ import ember
 import ember.numpy as enp
 from ember import tree_util
 from ember.dtypes import bfloat16
-from ember.errors import ArgumentError, ExportError
+from ember.errors import ArgumentError, ExportError, SymbolicShapeError
 from ember.exported import FORMAT, tree_from_json, tree_to_json
 from ember.exported.build import add_reflection, compile_for_targets, merge_flags, target_flags
 
@@ -549,3 +549,111 @@ def test_donating_function_is_refused():
     spec = ember.ShapeDtypeStruct((4,), np.float32)
     with pytest.raises(ExportError, match="donation"):
         ember.export(f, spec, spec)
+
+
+# --- symbolic dimensions --------------------------------------------------------------------
+
+W_SYM = np.random.default_rng(9).standard_normal((64, 32)).astype(np.float32)
+
+
+def _sym_program(x, y):
+    h = enp.tanh(x @ W_SYM)
+    return {"h": h.sum(-1), "m": h.mean(0), "c": enp.concatenate([x, x], 0), "y": y[1:] * 2}
+
+
+def test_symbolic_dimensions_export_one_module_for_every_size(tmp_path):
+    """``symbolic_shape`` as JAX's shape-polymorphic export: one module, run at sizes it was
+    never traced at (ember traces at primes above 36), results against NumPy; a result's
+    size that is a term of a name is written so; dimensions of one name take one size."""
+    b, n = ember.symbolic_shape("b, 64"), ember.symbolic_shape("n")
+    exp = ember.export(ember.jit(_sym_program), ember.ShapeDtypeStruct(b, np.float32),
+                       ember.ShapeDtypeStruct(n, np.float32))
+    assert repr(exp) == ("<ember.Exported _sym_program for cpu: f32[b,64], f32[n] -> "
+                         "f32[2*b,64], f32[b], f32[32], f32[n-1]>")
+    path = tmp_path / "sym.vmfb"
+    exp.save(path)
+    loaded = ember.load(path)
+    assert "symbolic dimensions: b (any size >= 1), n (any size >= 2)" in \
+        loaded.signature.describe()
+    rng = np.random.default_rng(1)
+    for rows, m in ((1, 2), (7, 5), (300, 1000)):
+        x = rng.standard_normal((rows, 64)).astype(np.float32)
+        y = rng.standard_normal(m).astype(np.float32)
+        out = loaded(x, y)
+        h = np.tanh(x @ W_SYM)
+        np.testing.assert_allclose(out["h"], h.sum(-1), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(out["m"], h.mean(0), rtol=1e-4, atol=1e-5)
+        np.testing.assert_array_equal(out["c"], np.concatenate([x, x]))
+        np.testing.assert_array_equal(out["y"], y[1:] * 2)
+    with pytest.raises(ArgumentError, match=r"n = 1 \(from argument y\) must be at least 2"):
+        loaded(x, y[:1])
+    with pytest.raises(ArgumentError, match=r"argument x must be f32\[b,64\], got f32\[3,65\]"):
+        loaded(np.ones((3, 65), np.float32), y)
+    # One name, one size: y's b is the size x gave it.
+    shared = ember.export(ember.jit(lambda x, y: x * y[:, None]),
+                          ember.ShapeDtypeStruct(b, np.float32),
+                          ember.ShapeDtypeStruct(ember.symbolic_shape("b"), np.float32))
+    shared.save(tmp_path / "shared.vmfb")
+    shared = ember.load(tmp_path / "shared.vmfb")
+    np.testing.assert_array_equal(shared(np.ones((3, 64), np.float32),
+                                         np.arange(3, dtype=np.float32)),
+                                  np.ones((3, 64)) * np.arange(3)[:, None])
+    with pytest.raises(ArgumentError, match=r"argument y must be of shape \[b\], b = 3 \(from "
+                                            r"argument x\), got \[4\]"):
+        shared(np.ones((3, 64), np.float32), np.ones(4, np.float32))
+
+
+@pytest.mark.skipif(shutil.which("iree-run-module") is None, reason="iree-run-module missing")
+def test_symbolic_module_runs_in_iree_run_module(tmp_path):
+    """The module's inputs are IREE dynamic dimensions: iree-run-module runs it at a size
+    of its own choosing, without ember."""
+    exp = ember.export(ember.jit(lambda x: enp.tanh(x @ W_SYM).sum(-1)),
+                       ember.ShapeDtypeStruct(ember.symbolic_shape("b, 64"), np.float32))
+    exp.save(tmp_path / "m.vmfb")
+    x = np.random.default_rng(2).standard_normal((5, 64)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    proc = subprocess.run(["iree-run-module", f"--module={tmp_path / 'm.vmfb'}",
+                           "--device=local-task", "--function=main",
+                           f"--input=@{tmp_path / 'x.npy'}", f"--output=@{tmp_path / 'y.npy'}"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), np.tanh(x @ W_SYM).sum(-1),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_symbolic_dimensions_in_jit_lower():
+    """``jit(f).lower`` of symbolic specs, as JAX's: one compile, a Compiled that takes every
+    size (results against NumPy), sizes checked as the exported module's."""
+    spec = ember.ShapeDtypeStruct(ember.symbolic_shape("b, 64"), np.float32)
+    compiled = ember.jit(lambda x: enp.tanh(x @ W_SYM)[1:]).lower(spec).compile()
+    rng = np.random.default_rng(3)
+    for rows in (2, 9, 130):
+        x = rng.standard_normal((rows, 64)).astype(np.float32)
+        got = compiled(x)
+        assert got.shape == (rows - 1, 32)
+        np.testing.assert_allclose(got, np.tanh(x @ W_SYM)[1:], rtol=1e-4, atol=1e-5)
+    with pytest.raises(ArgumentError, match=r"b = 1 \(from argument #0\) must be at least 2"):
+        compiled(np.ones((1, 64), np.float32))
+    with pytest.raises(ArgumentError, match=r"must be of shape \[b,64\], got \[3,63\]"):
+        compiled(np.ones((3, 63), np.float32))
+    with pytest.raises(ArgumentError, match="memory budget or donation"):
+        ember.jit(lambda x: x * 2, memory_budget="1MiB").lower(spec)
+    with pytest.raises(ArgumentError, match="memory budget or donation"):
+        ember.jit(lambda x: x * 2, donate_argnums=0).lower(spec)
+    with pytest.raises(ArgumentError, match="symbolic shape .*for ember.jit.f..lower"):
+        ember.jit(lambda x: x * 2).warm(spec).result()
+
+
+def test_symbolic_dimensions_refused_where_no_one_program_holds():
+    spec = ember.ShapeDtypeStruct(ember.symbolic_shape("b, 4"), np.float32)
+
+    def branchy(x):                 # a Python branch on the size: two programs
+        return x * 2 if x.shape[0] < 50 else x + 1
+    with pytest.raises(SymbolicShapeError, match="not the same at every size of b"):
+        ember.export(ember.jit(branchy), spec)
+    with pytest.raises(SymbolicShapeError, match="not the same at every size of b"):
+        ember.jit(branchy).lower(spec)
+    with pytest.raises(SymbolicShapeError, match="tracing at b=37 failed.*primes"):
+        ember.export(ember.jit(lambda x: x.reshape(-1, 2, 4).sum(1)), spec)
+    with pytest.raises(ValueError, match="'2\\*b' is neither a size nor a name"):
+        ember.symbolic_shape("2*b, 4")

@@ -32,7 +32,7 @@ import numpy as np
 
 from ember import tree_util
 from ember.backends.runtime import _HAL_TYPE_BY_NAME, get_device, invoker
-from ember.core import ShapedArray
+from ember.core import ShapedArray, SymbolicDim, bind_sizes, is_symbolic
 from ember.dtypes import bfloat16
 from ember.errors import ArgumentError, ExportError
 
@@ -142,6 +142,9 @@ class Signature:
     inputs: list[dict]       # per leaf: name, shape, dtype, weak_type
     outputs: list[dict]
     targets: list[str]
+    # the names of symbolic dimensions (``ember.symbolic_shape``) and the sizes each takes:
+    # {"b": {"min": 1, "multiple_of": 1}}; empty for fixed shapes
+    symbols: dict = dataclasses.field(default_factory=dict)
     ember_version: str = dataclasses.field(default_factory=_version)
     format: str = FORMAT
     # the file ends with the module's checksum (``seal``); files written before seals read
@@ -167,7 +170,9 @@ class Signature:
                               "Export the function again with this ember")
         try:
             sig = cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)
-                         if f.name != "sealed"}, sealed=data.get("sealed", False) is True)
+                         if f.name not in ("sealed", "symbols")},
+                      sealed=data.get("sealed", False) is True,
+                      symbols=_symbols(data.get("symbols", {})))
             sig.in_avals, sig.out_avals   # noqa: B018  (validates the leaves)
             for desc, leaves in ((sig.in_tree, sig.inputs), (sig.out_tree, sig.outputs)):
                 if tree_from_json(desc).num_leaves != len(leaves):
@@ -196,6 +201,10 @@ class Signature:
                  f"targets: {', '.join(self.targets)}",
                  f"arguments: {tree_from_json(self.in_tree)}",
                  f"results: {tree_from_json(self.out_tree)}",
+                 *(["symbolic dimensions: " + ", ".join(
+                     f"{n} (any size >= {c['min']}" + (f", a multiple of {c['multiple_of']}"
+                                                       if c["multiple_of"] > 1 else "") + ")"
+                     for n, c in self.symbols.items())] if self.symbols else []),
                  "inputs (in order):"]
         lines += [f"  {i}: {d['name']}: {_aval(d).str_short()}"
                   + (" (weak type)" if d.get("weak_type") else "")
@@ -206,9 +215,20 @@ class Signature:
         return "\n".join(lines) + "\n"
 
 
+def _symbols(d) -> dict:
+    if not isinstance(d, dict) or not all(
+            isinstance(v, dict) and all(isinstance(v.get(k), int) and v[k] >= 1
+                                        for k in ("min", "multiple_of"))
+            for v in d.values()):
+        raise ValueError(f"bad symbols {d!r}")
+    return d
+
+
 def _aval(d: dict) -> ShapedArray:
-    shape = tuple(d["shape"])
-    if not all(isinstance(n, int) and n >= 0 for n in shape):
+    """A leaf's abstract value; a symbolic dimension is its name (or, of a result, its
+    term: ``"2*b+1"``) as a ``SymbolicDim``."""
+    shape = tuple(SymbolicDim(n) if isinstance(n, str) and n else n for n in d["shape"])
+    if not all(isinstance(n, SymbolicDim) or isinstance(n, int) and n >= 0 for n in shape):
         raise ValueError(f"bad shape {d['shape']!r}")
     if d["dtype"] not in _DTYPES:
         raise ValueError(f"unknown dtype {d['dtype']!r}")
@@ -222,7 +242,8 @@ def leaf_json(aval: ShapedArray, name: str) -> dict:
 
 def abi_types(avals) -> list[str]:
     """Tensor types of IREE's ABI declaration for these avals, e.g. ``4x3xf32``."""
-    return ["x".join([*map(str, a.shape), _ABI_ELEMENT[a.dtype.name]]) for a in avals]
+    return ["x".join([*("?" if isinstance(n, SymbolicDim) else str(n) for n in a.shape),
+                      _ABI_ELEMENT[a.dtype.name]]) for a in avals]
 
 
 def _check_against_abi(sig: Signature, declaration: str | None, where: str) -> None:
@@ -365,7 +386,24 @@ class Loaded:
                                 f"structured as {self.in_tree}, got {tree}")
         hosts = [self._host(x, aval, name)
                  for x, aval, name in zip(leaves, self.in_avals, self._names)]
+        self.check_sizes(hosts)
         return tree_util.tree_unflatten(self.out_tree, self.run_flat(hosts))
+
+    def check_sizes(self, hosts) -> None:
+        """The arguments' symbolic dimensions (``ember.symbolic_shape``) take one size per
+        name, one the module holds for: else ArgumentError."""
+        if self.signature.symbols:
+            try:
+                bind_sizes([h.shape for h in hosts], [a.shape for a in self.in_avals],
+                           self.signature.symbols, [f"argument {n}" for n in self._names])
+            except ValueError as e:
+                raise ArgumentError(f"{self.signature.function}: {e}") from None
+
+    @staticmethod
+    def _fits(shape, aval: ShapedArray) -> bool:
+        """Whether ``shape`` is ``aval``'s, any size standing for a symbolic dimension."""
+        return len(shape) == len(aval.shape) and all(
+            isinstance(d, SymbolicDim) or n == d for n, d in zip(shape, aval.shape))
 
     def _host(self, x, aval: ShapedArray, name: str) -> np.ndarray:
         fun = self.signature.function
@@ -384,13 +422,14 @@ class Loaded:
         if arr is None or arr.dtype not in _SUPPORTED:
             raise ArgumentError(f"{fun}: argument {name} must be an array "
                                 f"{aval.str_short()}, got a {type(x).__name__}")
-        if arr.shape == aval.shape and arr.dtype.kind == aval.dtype.kind and \
+        fits = self._fits(arr.shape, aval)
+        if fits and arr.dtype.kind == aval.dtype.kind and \
                 (arr.dtype.itemsize, aval.dtype.itemsize) in ((8, 4), (16, 8)):
             # NumPy's default 64-bit types where the module takes 32 bits (np.arange(5),
             # np.ones(3), complex128 for complex64): converted with a warning, as jit does
             # with 64-bit types off.
             arr = self._narrow(arr, aval, name)
-        if arr.shape != aval.shape or arr.dtype != aval.dtype:
+        if not fits or arr.dtype != aval.dtype:
             from ember.core import short_dtype
             got = f"{short_dtype(arr.dtype)}[{','.join(map(str, arr.shape))}]"
             raise ArgumentError(f"{fun}: argument {name} must be {aval.str_short()}, got {got}")
@@ -436,9 +475,15 @@ class Loaded:
         try:
             self._invoke(self._function, args, results)
         except Exception as e:
-            raise call_failure(e, self.device, self.out_avals, f"{self.path}: ") from None
-        return [self._read_back(results.get_as_object(i, rt.HalBufferView), aval)
-                for i, aval in enumerate(self.out_avals)]
+            raise call_failure(e, self.device, () if self.signature.symbols else
+                               self.out_avals, f"{self.path}: ") from None
+        out = []
+        for i, aval in enumerate(self.out_avals):
+            bv = results.get_as_object(i, rt.HalBufferView)
+            if is_symbolic(aval.shape):     # (the size the module computed)
+                aval = aval._replace(shape=tuple(bv.shape))
+            out.append(self._read_back(bv, aval))
+        return out
 
     def _read_back(self, bv, aval: ShapedArray) -> np.ndarray:
         own = getattr(self.device, "to_host", None)     # a backend's own readback, if any
@@ -493,8 +538,9 @@ def load(path, backend: str | None = None) -> Loaded:
         driver = DRIVERS[name]
         if name == "cpu":
             from ember.backends.cpu import driver_for
-            driver = driver_for(max((a.nbytes for a in sig.in_avals + sig.out_avals),
-                                    default=0))
+            # (symbolic sizes are the caller's: sized as large, as ember.jit does)
+            driver = driver_for(1 << 62 if sig.symbols else max(
+                (a.nbytes for a in sig.in_avals + sig.out_avals), default=0))
         try:
             device = get_device(driver)
             instance = device.config.vm_instance     # creates the device

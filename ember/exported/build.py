@@ -10,6 +10,7 @@ import os
 import re
 
 from ember import tree_util
+from ember.core import has_symbolic
 from ember.errors import ExportError
 from ember.exported import (
     FUNCTION,
@@ -142,6 +143,15 @@ def _drop_static(in_tree_json, static_argnums, n_args: int):
     return {"tuple": [{"tuple": kept}, kwargs]}
 
 
+def _for_targets(lowered, targets):
+    """``lowered``, set to lower for all of ``targets`` (dispatch regions where every one
+    takes them, their arithmetic)."""
+    from ember.backends import dispatch_regions, traits
+    lowered.dispatch_regions = dispatch_regions(targets)
+    lowered.traits = traits(targets)
+    return lowered
+
+
 class Exported:
     """A function traced and lowered for fixed argument shapes, ready to save as a ``.vmfb``.
 
@@ -150,10 +160,7 @@ class Exported:
     """
 
     def __init__(self, lowered, signature: Signature, targets: tuple[str, ...]):
-        from ember.backends import dispatch_regions, traits
-        lowered.dispatch_regions = dispatch_regions(targets)
-        lowered.traits = traits(targets)
-        self.lowered = lowered
+        self.lowered = _for_targets(lowered, targets)
         self.signature = signature
         self.targets = targets
         self.fun_name = signature.function
@@ -161,8 +168,8 @@ class Exported:
         self.in_tree = lowered.in_tree if tree_to_json(lowered.in_tree) == signature.in_tree \
             else tree_from_json(signature.in_tree)      # static arguments left out
         self.out_tree = lowered.out_tree
-        self.in_avals = list(lowered.in_avals)
-        self.out_avals = list(lowered.out_avals)
+        self.in_avals = signature.in_avals      # (names for symbolic dimensions)
+        self.out_avals = signature.out_avals
         self._text = None
         self._vmfb = None
 
@@ -201,7 +208,9 @@ class Exported:
         pass."""
         from ember.backends import get_backend
         from ember.frontend.api import program_size
-        size = program_size(self.lowered._stage("linalg"))
+        # (a dynamic program's sizes are the caller's: sized as large, as ember.jit does)
+        size = (1 << 62, None) if self.lowered.dynamic else \
+            program_size(self.lowered._stage("linalg"))
         return all(get_backend(t).fenced_calls(*size) for t in self.targets)
 
     def serialize(self) -> bytes:
@@ -241,11 +250,19 @@ def export(fun, *arg_specs, targets=("cpu",), **kwarg_specs) -> Exported:
     pytree order (static arguments are baked in and left out), its outputs the result
     leaves. ``ember.load`` gives back a callable that takes and returns the same pytrees.
 
+    A spec's shape may name dimensions (``ember.symbolic_shape("b, 4")``, as JAX's
+    shape-polymorphic export): the module then runs at every size of each name, dimensions
+    of one name taking one size (checked when called). The function is traced at three
+    sizes and must be the same program at each but for those sizes
+    (``ember.frontend.dynamic.lower_symbolic``; else SymbolicShapeError).
+
     Example:
         >>> spec = ember.ShapeDtypeStruct((8, 4), np.float32)
         >>> exp = ember.export(ember.jit(predict), params, spec, targets=("cpu", "vulkan"))
         >>> exp.save("model.vmfb")
         >>> ember.load("model.vmfb")(params, x)
+        >>> batch = ember.ShapeDtypeStruct(ember.symbolic_shape("b, 4"), np.float32)
+        >>> ember.export(ember.jit(predict), params, batch).save("any_batch.vmfb")
     """
     from ember.frontend.api import JitFunction, jit
 
@@ -260,7 +277,17 @@ def export(fun, *arg_specs, targets=("cpu",), **kwarg_specs) -> Exported:
         # overwritten behind the caller's back.
         raise ExportError(f"{where}: exported modules do not support buffer donation; export "
                           "ember.jit(fun) without donate_argnums/donate_argnames")
-    lowered = jitted.lower(*arg_specs, **kwarg_specs)
+    if has_symbolic((arg_specs, kwarg_specs)):
+        from ember.frontend.dynamic import lower_symbolic
+        # (each lowering for all the targets, as Exported sets its own below)
+        lowered = lower_symbolic(jitted, arg_specs, kwarg_specs, where,
+                                 configure=lambda low: _for_targets(low, targets)).lowered
+    else:
+        lowered = jitted.lower(*arg_specs, **kwarg_specs)
+    in_avals, out_avals, symbolic = lowered.in_avals, lowered.out_avals, lowered.symbolic
+    if symbolic:        # (names and terms for the dynamic dimensions)
+        in_avals = [a._replace(shape=s) for a, s in zip(in_avals, symbolic.in_shapes)]
+        out_avals = [a._replace(shape=s) for a, s in zip(out_avals, symbolic.out_shapes)]
     _, dyn_args, dyn_kwargs = jitted._split(arg_specs, kwarg_specs)
     leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
     names = _leaf_names(jitted, tree, len(leaves))
@@ -271,9 +298,9 @@ def export(fun, *arg_specs, targets=("cpu",), **kwarg_specs) -> Exported:
         tree_util.tree_unflatten(lowered.out_tree, list(range(lowered.out_tree.num_leaves))))[0]
     out_names = ["result" + tree_util.keystr(p) for p, _ in out_paths]
     sig = Signature(function=jitted.fun_name, in_tree=in_json, out_tree=out_json,
-                    inputs=[leaf_json(a, n) for a, n in zip(lowered.in_avals, names)],
-                    outputs=[leaf_json(a, n) for a, n in zip(lowered.out_avals, out_names)],
-                    targets=list(targets))
+                    inputs=[leaf_json(a, n) for a, n in zip(in_avals, names)],
+                    outputs=[leaf_json(a, n) for a, n in zip(out_avals, out_names)],
+                    targets=list(targets), symbols=symbolic.symbols if symbolic else {})
     return Exported(lowered, sig, targets)
 
 

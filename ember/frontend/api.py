@@ -19,7 +19,14 @@ from ember.backends.compiler import compile_mlir, start_worker, stop_worker
 from ember.backends.runtime import FENCED_CALLS_FLAG, Executable
 from ember.backends.statistics import compile_with_statistics
 from ember.config import TRACED_OPTIONS, config
-from ember.core import ArgInfo, ShapedArray, ShapeDtypeStruct
+from ember.core import (
+    ArgInfo,
+    ShapedArray,
+    ShapeDtypeStruct,
+    bind_sizes,
+    has_symbolic,
+    is_symbolic,
+)
 from ember.dtypes import dtype_and_weak
 from ember.errors import (
     ArgumentError,
@@ -79,6 +86,10 @@ def _leaf_aval(leaf, path) -> ShapedArray:
     if isinstance(leaf, ShardedArray):       # gathered to the host by the call
         return ShapedArray(leaf.shape, leaf.dtype)
     if isinstance(leaf, ShapeDtypeStruct):
+        if is_symbolic(leaf.shape):
+            raise ArgumentError(
+                f"argument {_name(path)} has the symbolic shape {leaf.shape}: symbolic "
+                "dimensions are for ember.jit(f).lower and ember.export")
         dtype, _ = dtype_and_weak(np.empty(0, leaf.dtype))
         return ShapedArray(leaf.shape, dtype, leaf.weak_type)
     if isinstance(leaf, np.ndarray | np.generic | bool | int | float | complex):
@@ -150,6 +161,9 @@ class Lowered:
         self.devices: list | None = None
         # The linalg program has dynamic sizes (``generalized``): one executable for them all.
         self.dynamic = False
+        # Lowered for symbolic dimensions (``ember.frontend.dynamic.SymbolicProgram``): its
+        # Compiled takes every size of them.
+        self.symbolic = None
 
     def generalized(self, text: str) -> Lowered:
         """This program with ``text`` for its linalg stage: the same program with some sizes
@@ -257,7 +271,8 @@ class Lowered:
         try:
             return build()
         except CompileError:
-            if "flow.dispatch.region" not in self.as_text("linalg"):
+            # (a dynamic program's text is not lowered again: that would be a static one)
+            if self.dynamic or "flow.dispatch.region" not in self.as_text("linalg"):
                 raise
         self.dispatch_regions = False
         del self._modules["linalg"], self._text["linalg"], self._steps["linalg"]
@@ -550,13 +565,35 @@ class Compiled:
                     "compiled in" if static else "")
             raise ArgumentError(f"{self.lowered.fun_name} was compiled for arguments "
                                 f"{self.in_tree}, got {tree}{hint}")
-        for i, (leaf, aval) in enumerate(zip(leaves, self.in_avals)):
-            got = _leaf_aval(leaf, f"#{i}")
-            if got.shape != aval.shape or got.dtype != aval.dtype:
+        symbolic = self.lowered.symbolic
+        got = [_leaf_aval(leaf, f"#{i}") for i, leaf in enumerate(leaves)]
+        for i, (a, aval) in enumerate(zip(got, self.in_avals)):
+            if (a.shape != aval.shape and not symbolic) or a.dtype != aval.dtype:
                 raise ArgumentError(
                     f"{self.lowered.fun_name} was compiled for argument #{i} of type "
-                    f"{aval.str_short()}, got {got.str_short()}")
+                    f"{aval.str_short()}, got {a.str_short()}")
+        if symbolic:
+            return tree_util.tree_unflatten(self.out_tree, self._run_symbolic(leaves, got))
         return tree_util.tree_unflatten(self.out_tree, self.run_flat(leaves))
+
+    def _run_symbolic(self, leaves, avals) -> list[Array]:
+        """Run a program of symbolic dimensions at the sizes of ``leaves`` (``avals``): its
+        runner for those sizes (made once per sizes)."""
+        program = self.lowered.symbolic
+        try:
+            sizes = bind_sizes([a.shape for a in avals], program.in_shapes, program.symbols,
+                               [f"argument #{i}" for i in range(len(avals))])
+        except ValueError as e:
+            raise ArgumentError(f"{self.lowered.fun_name}: {e}") from None
+        runners = self.__dict__.setdefault("_runners", {})
+        key = tuple(sorted(sizes.items()))
+        if key not in runners:
+            outs = [a._replace(shape=program.out_shape(k, sizes))
+                    for k, a in enumerate(self.out_avals)]
+            text = self.lowered.as_text("linalg")
+            runners[key] = self.executable.runner(
+                avals, outs, Array, branches="scf.if" in text or "scf.index_switch" in text)
+        return runners[key](leaves)
 
 
 # Calls of one size through a dynamic program after which that size is compiled on its own,
@@ -847,7 +884,28 @@ class JitFunction:
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace for these arguments (arrays or ShapeDtypeStructs) without compiling; the
-        Lowered is for the jit's backend (by default ``ember.default_backend()``)."""
+        Lowered is for the jit's backend (by default ``ember.default_backend()``).
+
+        ShapeDtypeStructs may name dimensions (``ember.symbolic_shape``): the program is
+        then one IREE program with those dimensions dynamic, and its Compiled takes every
+        size of them (traced at three sizes and checked to be one program:
+        ``ember.frontend.dynamic.lower_symbolic``; else SymbolicShapeError).
+
+        Example:
+            >>> spec = ember.ShapeDtypeStruct(ember.symbolic_shape("b, 64"), np.float32)
+            >>> c = ember.jit(f).lower(spec).compile()
+            >>> c(np.ones((3, 64), np.float32)), c(np.ones((500, 64), np.float32))
+        """
+        if has_symbolic((args, kwargs)):
+            from ember.frontend.dynamic import lower_symbolic
+            if self.memory_budget is not None or self.donate_argnums or \
+                    self.donate_argnames:
+                # (IREE's figure is per size; a donated buffer's Array would live on)
+                raise ArgumentError(f"ember.jit({self.fun_name}): a memory budget or donation "
+                                    "is for fixed sizes: lower it without symbolic "
+                                    "dimensions")
+            return lower_symbolic(self, args, kwargs,
+                                  f"ember.jit({self.fun_name}).lower").lowered
         key, leaves, tree, static = self._signature(args, kwargs)
         return self._lower(leaves, tree, static, args,
                            self.backend or config._values["default_backend"])

@@ -24,6 +24,8 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import re
 import threading
 import warnings
@@ -477,3 +479,158 @@ def _dynamic_text(avals, canon_a, lowered, tokens, canon):
     template = _generalize(canon_a, tokens, canon, pairs) if pairs else None
     written = template.text() if template is not None else None
     return None if written is None else (template, written)
+
+
+# -- symbolic shapes: one dynamic program for every size, without a guard ----------------------
+
+# The sizes a symbolic dimension is traced at (the k-th name takes the k-th of each row):
+# primes, so no size-dependent rewrite divides them (a tree reduction's split, whose program
+# would then hold only for multiples) and no two names' sizes are in a ratio a term allows.
+_TRACE_SIZES = ((37, 41, 43, 47, 53, 59, 61, 67), (71, 73, 79, 83, 89, 97, 101, 103),
+                (107, 109, 113, 127, 131, 137, 139, 149))
+
+
+@dataclasses.dataclass
+class SymbolicProgram:
+    """A function lowered with symbolic dimensions (:func:`lower_symbolic`): ``lowered``
+    (its linalg stage the dynamic program), the argument shapes with names
+    (``SymbolicDim``) for the dynamic dimensions, the result shapes with terms
+    ``(name, c, d)`` (c name + d) for theirs, and per name the sizes the program holds for
+    (``{"min": 1, "multiple_of": 1}``)."""
+
+    lowered: object
+    in_shapes: list[tuple]
+    out_terms: list[tuple]
+    symbols: dict[str, dict]
+
+    @property
+    def out_shapes(self) -> list[tuple]:
+        """The result shapes, a term written as a name (``SymbolicDim``): ``2*b+1``."""
+        from ember.core import SymbolicDim
+        return [tuple(SymbolicDim(_term_text(*d)) if isinstance(d, tuple) else d
+                      for d in shape) for shape in self.out_terms]
+
+    def out_shape(self, k: int, sizes: dict[str, int]) -> tuple[int, ...]:
+        """Result ``k``'s shape at these sizes of the names."""
+        return tuple(int(d[1] * sizes[d[0]] + d[2]) if isinstance(d, tuple) else d
+                     for d in self.out_terms[k])
+
+
+def lower_symbolic(jitted, args, kwargs, where: str, configure=None) -> SymbolicProgram:
+    """``jitted`` lowered for argument specs whose shapes name dimensions
+    (``ember.symbolic_shape``): traced at three sizes of each name, its program written once
+    with those dimensions dynamic. Every number of the program that changes with the sizes
+    must be a term of one name (c n + d), at all three: the program must hold for every size
+    of the names without a guard (an exported module runs without ember), else
+    SymbolicShapeError says why. ``configure(lowered)`` sets each lowering up before it
+    lowers further (``ember.export``'s targets). The program's Lowered is
+    ``.lowered``, whose ``symbolic`` is the program.
+
+    Example:
+        >>> spec = ShapeDtypeStruct(symbolic_shape("b, 64"), np.float32)
+        >>> lower_symbolic(ember.jit(f), (spec,), {}, "export(f)").in_shapes
+        [(b, 64)]
+    """
+    from ember import tree_util
+    from ember.core import ShapeDtypeStruct, SymbolicDim, is_symbolic
+    from ember.errors import SymbolicShapeError
+
+    def symbolic(x):
+        return isinstance(x, ShapeDtypeStruct) and is_symbolic(x.shape)
+    leaves = tree_util.tree_leaves((args, kwargs))
+    names = list(dict.fromkeys(d for x in leaves if symbolic(x) for d in x.shape
+                               if isinstance(d, SymbolicDim)))
+    if len(names) > len(_TRACE_SIZES[0]):
+        raise SymbolicShapeError(f"{where}: at most {len(_TRACE_SIZES[0])} symbolic "
+                                 f"dimension names, got {len(names)}")
+    assignments = [dict(zip(names, row)) for row in _TRACE_SIZES]
+
+    def lower(sizes):
+        def concrete(x):
+            if not symbolic(x):
+                return x
+            return ShapeDtypeStruct(tuple(sizes[d] if isinstance(d, SymbolicDim) else d
+                                          for d in x.shape), x.dtype, x.weak_type)
+        a, k = tree_util.tree_map(concrete, (args, kwargs))
+        try:
+            lowered = jitted.lower(*a, **k)
+            return configure(lowered) if configure else lowered
+        except EmberError as e:
+            at = ", ".join(f"{n}={s}" for n, s in sizes.items())
+            raise SymbolicShapeError(
+                f"{where}: tracing at {at} failed: {str(e).splitlines()[0]} (symbolic "
+                "dimensions are traced at sizes that are primes)") from None
+    la, lb, lc = (lower(s) for s in assignments)
+    pairs = [(n, m) for a, b in zip(la.in_avals, lb.in_avals)
+             for n, m in zip(a.shape, b.shape) if n != m]
+    template = generalize(la.as_text("linalg"), lb.as_text("linalg"), pairs)
+    text = template.text() if template is not None else None
+    symbol_of = {k: next(n for n in names if (assignments[0][n], assignments[1][n]) == pair)
+                 for k, pair in enumerate(dict.fromkeys(pairs))}
+    if text is None or template.match(lc.as_text("linalg")) != {
+            k: assignments[2][n] for k, n in symbol_of.items()}:
+        raise SymbolicShapeError(
+            f"{where}: the program is not the same at every size of {', '.join(names)}: its "
+            "lowerings at two or three sizes differ beyond the sizes (a Python branch on a "
+            "shape, a size-dependent rewrite) or write a size where a dynamic one cannot "
+            "stand; give it fixed sizes")
+    symbols = {n: {"min": 1, "multiple_of": 1} for n in names}
+    for k, c, d in template.slots.values():     # every term c n + d is a size >= 1
+        s = symbols[symbol_of[k]]
+        s["multiple_of"] = math.lcm(s["multiple_of"], c.denominator)
+        s["min"] = max(s["min"], math.ceil((1 - d) / c))
+    in_shapes = [tuple(d for d in x.shape) if isinstance(x, ShapeDtypeStruct) else a.shape
+                 for x, a in zip(_dynamic_leaves(jitted, args, kwargs), la.in_avals)]
+    dynamic = _dynamic_inputs(text)
+    for i, shape in enumerate(in_shapes):
+        for axis, d in enumerate(shape):
+            if isinstance(d, SymbolicDim) and (i, axis) not in dynamic:
+                raise SymbolicShapeError(
+                    f"{where}: input {i} axis {axis} is named {d!r}, but the program does not "
+                    f"read that axis's size as one of {', '.join(names)} (it is fixed or "
+                    "unused): give it a size")
+    symbols_by_pair = {(assignments[0][n], assignments[1][n]): k for k, n in symbol_of.items()}
+    out_terms = []
+    for a, b, c_ in zip(la.out_avals, lb.out_avals, lc.out_avals):
+        dims = []
+        for x, y, z in zip(a.shape, b.shape, c_.shape):
+            term = None if x == y else _term(symbols_by_pair, x, y)
+            if x != y and (term is None or term[1] * assignments[2][symbol_of[term[0]]]
+                           + term[2] != z):
+                raise SymbolicShapeError(f"{where}: a result's size {x} / {y} / {z} is no "
+                                         f"term of {', '.join(names)}")
+            dims.append(x if term is None else (symbol_of[term[0]], *term[1:]))
+        out_terms.append(tuple(dims))
+    program = SymbolicProgram(lb.generalized(text), in_shapes, out_terms, symbols)
+    program.lowered.symbolic = program
+    return program
+
+
+def _dynamic_leaves(jitted, args, kwargs) -> list:
+    """The argument leaves a lowering takes (static arguments left out)."""
+    from ember import tree_util
+    _, dyn_args, dyn_kwargs = jitted._split(args, kwargs)
+    return tree_util.tree_leaves((dyn_args, dyn_kwargs))
+
+
+def _dynamic_inputs(text: str) -> set[tuple[int, int]]:
+    """(input, axis) of each dynamic dimension of ``@main``'s arguments in ``text``."""
+    from ember._mlir import new_session
+    with new_session().context:
+        module = ir.Module.parse(text)
+        main = next(op for op in module.body.operations
+                    if op.operation.name == "func.func" and
+                    ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        out = set()
+        for i, arg in enumerate(main.regions[0].blocks[0].arguments):
+            if isinstance(arg.type, ir.RankedTensorType):
+                t = ir.RankedTensorType(arg.type)
+                out |= {(i, axis) for axis in range(t.rank) if t.is_dynamic_dim(axis)}
+        return out
+
+
+def _term_text(name: str, c: Fraction, d: int) -> str:
+    """``c n + d`` written as a size expression: ``b``, ``2*b``, ``b/4``, ``b-1``."""
+    text = name if c == 1 else (f"{c.numerator}*{name}" if c.denominator == 1 else
+                                f"{c.numerator}*{name}/{c.denominator}".removeprefix("1*"))
+    return text + (f"{d:+d}" if d else "")

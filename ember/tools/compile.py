@@ -29,7 +29,8 @@ _DTYPES = {"bool": "bool", "i1": "bool", "i8": "int8", "i16": "int16", "i32": "i
            "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
            "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
            "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
-_SPEC = re.compile(r"\s*([a-z0-9]+)\s*\[\s*((?:\d+\s*(?:,\s*\d+\s*)*)?)\]\s*")
+_DIM = r"(?:\d+|[A-Za-z_]\w*)"
+_SPEC = re.compile(rf"\s*([a-z0-9]+)\s*\[\s*((?:{_DIM}\s*(?:,\s*{_DIM}\s*)*)?)\]\s*")
 
 
 class UsageError(Exception):
@@ -42,25 +43,26 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parse_spec(text: str):
-    """An ``ember.ShapeDtypeStruct`` from ``'f32[8,128]'`` (``'i32[]'`` is a scalar).
+    """An ``ember.ShapeDtypeStruct`` from ``'f32[8,128]'`` (``'i32[]'`` is a scalar); a
+    name for a size is a symbolic dimension (``'f32[b,128]'``, ``ember.symbolic_shape``).
 
     Example:
-        >>> parse_spec("f32[8,128]").shape
-        (8, 128)
+        >>> parse_spec("f32[b,128]").shape
+        (b, 128)
     """
     import numpy as np
 
-    from ember.core import ShapeDtypeStruct
+    from ember.core import ShapeDtypeStruct, symbolic_shape
     from ember.dtypes import bfloat16
 
     m = _SPEC.fullmatch(text)
     if m is None or m.group(1) not in _DTYPES:
-        raise UsageError(f"--arg '{text}': expected DTYPE[DIMS] such as 'f32[8,128]' or "
-                         f"'i32[]', with DTYPE one of {', '.join(sorted(_DTYPES))}")
+        raise UsageError(f"--arg '{text}': expected DTYPE[DIMS] such as 'f32[8,128]', "
+                         f"'f32[b,128]' (any size b) or 'i32[]', with DTYPE one of "
+                         f"{', '.join(sorted(_DTYPES))}")
     name = _DTYPES[m.group(1)]
     dtype = bfloat16 if name == "bfloat16" else np.dtype(name)
-    dims = tuple(int(d) for d in m.group(2).split(",")) if m.group(2) else ()
-    return ShapeDtypeStruct(dims, dtype)
+    return ShapeDtypeStruct(symbolic_shape(m.group(2)), dtype)
 
 
 # --- progress -----------------------------------------------------------------------------

@@ -80,6 +80,7 @@ def run(args) -> int:
             raise ArgumentError(f"input {i} ('{path}'): {e}") from None
         for w in caught:     # a 64-bit input converted to the module's 32 bits
             print(f"ember-run: warning: input {i} ('{path}'): {w.message}", file=sys.stderr)
+    module.check_sizes(hosts)
     results = module.run_flat(hosts)
     out_names = [d["name"] for d in sig.outputs]
     outs = args.output
