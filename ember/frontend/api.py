@@ -308,8 +308,10 @@ class Lowered:
                     self.as_text("linalg"), f, fallbacks=b))
                 break
             # A budget is judged by IREE's own figure: over it, plan again under a budget
-            # tighter by what IREE needed beyond it (ember's model was that far low), and keep
-            # the compile with the lowest figure (a tighter plan is not always lower).
+            # tighter by what IREE needed beyond it, or beyond the plan's own modelled peak
+            # where that is more (a plan whose model has slack under its budget does not
+            # change when the budget tightens by less than the slack), and keep the compile
+            # with the lowest figure (a tighter plan is not always lower).
             vmfb, stats = self.compile_linalg(lambda f=flags, b=fallbacks: compile_with_statistics(
                 self.as_text("linalg"), f, b))
             figure = stats.transient_memory_size
@@ -317,7 +319,8 @@ class Lowered:
                 best = (figure, vmfb, size, self.plan_budget, self.dispatch_regions,
                         dict(self._modules), dict(self._text), dict(self._steps))
             over = figure - budget
-            tighter = (self.plan_budget or memory.plan_of(optimized).budget) - over
+            plan = memory.plan_of(optimized)
+            tighter = (self.plan_budget or plan.budget) - max(over, figure - plan.peak_bytes)
             if over <= 0 or tighter <= 0 or attempt == MAX_BUDGET_TRIES - 1:
                 break
             self.replan(tighter)
