@@ -147,8 +147,9 @@ class ShapeDtypeStruct:
             self.shape = tuple(d if isinstance(d, SymbolicDim) else operator.index(d)
                                for d in shape)
         except TypeError:
-            raise TypeError(f"ShapeDtypeStruct: shape must be a tuple of ints (or names of "
-                            f"ember.symbolic_shape), got {tuple(shape)!r}") from None
+            raise TypeError(f"ShapeDtypeStruct: shape must be a tuple of ints, got "
+                            f"{tuple(shape)!r} (a dimension of any size: "
+                            "ember.symbolic_shape)") from None
         self.dtype = np.dtype(dtype)
         self.weak_type = weak_type
 
