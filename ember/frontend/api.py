@@ -112,6 +112,22 @@ def _name(path) -> str:
     return path() if callable(path) else path
 
 
+def call_with_leaves(fun, leaves, tree, positions):
+    """``fun`` of the arguments whose flat leaves (of ``tree``, ``((args...), kwargs)``) are
+    ``leaves``, as a function of the leaves at ``positions`` only (the others fixed).
+
+    Example:
+        >>> g = call_with_leaves(f, [x, 2.0], tree, [0])    # g(x2) is f(x2, 2.0)
+    """
+    def flat(*values):
+        full = list(leaves)
+        for i, v in zip(positions, values):
+            full[i] = v
+        a, k = tree_util.tree_unflatten(tree, full)
+        return fun(*a, **k)
+    return flat
+
+
 def _leaf_paths(tree) -> list[tuple]:
     """The key path of each leaf of the arguments' tree ``((args...), kwargs)``."""
     paths, _ = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(
@@ -539,15 +555,20 @@ class Compiled:
         return self.lowered.out_info
 
     @functools.cached_property
+    def _branches(self) -> bool:
+        """Whether the program has branches (the runner's ``branches``)."""
+        text = self.lowered.as_text("linalg")
+        return "scf.if" in text or "scf.index_switch" in text
+
+    @functools.cached_property
     def runner(self):
         """``runner(leaves)``: flat Arrays (the executable's runner, loaded on first use)."""
         # A branch may return an argument on some calls only; a loop's result is not one
         # unless on every call (the carries it updates start in copies: protect-arguments).
         if self.donated_leaves:
             return memory.donating_runner(self)
-        text = self.lowered.as_text("linalg")
         return self.executable.runner(self.in_avals, self.out_avals, Array,
-                                      branches="scf.if" in text or "scf.index_switch" in text,
+                                      branches=self._branches,
                                       in_devices=self.lowered.leaf_devices(len(self.in_avals)),
                                       out_devices=self.lowered.leaf_devices(
                                           len(self.out_avals)))
@@ -593,9 +614,7 @@ class Compiled:
         if key not in runners:
             outs = [a._replace(shape=program.out_shape(k, sizes))
                     for k, a in enumerate(self.out_avals)]
-            text = self.lowered.as_text("linalg")
-            runners[key] = self.executable.runner(
-                avals, outs, Array, branches="scf.if" in text or "scf.index_switch" in text)
+            runners[key] = self.executable.runner(avals, outs, Array, branches=self._branches)
         return runners[key](leaves)
 
 

@@ -581,7 +581,8 @@ def lower_symbolic(jitted, args, kwargs, where: str, configure=None) -> Symbolic
         s["min"] = max(s["min"], math.ceil((1 - d) / c))
     in_shapes = [tuple(d for d in x.shape) if isinstance(x, ShapeDtypeStruct) else a.shape
                  for x, a in zip(_dynamic_leaves(jitted, args, kwargs), la.in_avals)]
-    dynamic = _dynamic_inputs(text)
+    lowered = lb.generalized(text)
+    dynamic = _dynamic_inputs(lowered.compiler_ir())
     for i, shape in enumerate(in_shapes):
         for axis, d in enumerate(shape):
             if isinstance(d, SymbolicDim) and (i, axis) not in dynamic:
@@ -601,7 +602,7 @@ def lower_symbolic(jitted, args, kwargs, where: str, configure=None) -> Symbolic
                                          f"term of {', '.join(names)}")
             dims.append(x if term is None else (symbol_of[term[0]], *term[1:]))
         out_terms.append(tuple(dims))
-    program = SymbolicProgram(lb.generalized(text), in_shapes, out_terms, symbols)
+    program = SymbolicProgram(lowered, in_shapes, out_terms, symbols)
     program.lowered.symbolic = program
     return program
 
@@ -613,20 +614,17 @@ def _dynamic_leaves(jitted, args, kwargs) -> list:
     return tree_util.tree_leaves((dyn_args, dyn_kwargs))
 
 
-def _dynamic_inputs(text: str) -> set[tuple[int, int]]:
-    """(input, axis) of each dynamic dimension of ``@main``'s arguments in ``text``."""
-    from ember._mlir import new_session
-    with new_session().context:
-        module = ir.Module.parse(text)
-        main = next(op for op in module.body.operations
-                    if op.operation.name == "func.func" and
-                    ir.StringAttr(op.attributes["sym_name"]).value == "main")
-        out = set()
-        for i, arg in enumerate(main.regions[0].blocks[0].arguments):
-            if isinstance(arg.type, ir.RankedTensorType):
-                t = ir.RankedTensorType(arg.type)
-                out |= {(i, axis) for axis in range(t.rank) if t.is_dynamic_dim(axis)}
-        return out
+def _dynamic_inputs(module: ir.Module) -> set[tuple[int, int]]:
+    """(input, axis) of each dynamic dimension of ``@main``'s arguments in ``module``."""
+    main = next(op for op in module.body.operations
+                if op.operation.name == "func.func" and
+                ir.StringAttr(op.attributes["sym_name"]).value == "main")
+    out = set()
+    for i, arg in enumerate(main.regions[0].blocks[0].arguments):
+        if isinstance(arg.type, ir.RankedTensorType):
+            t = ir.RankedTensorType(arg.type)
+            out |= {(i, axis) for axis in range(t.rank) if t.is_dynamic_dim(axis)}
+    return out
 
 
 def _term_text(name: str, c: Fraction, d: int) -> str:

@@ -134,7 +134,7 @@ def _call_eagerly(fun, args, kwargs, static_leaves=frozenset()):
     tracing them so fails because ``fun`` needs their values (``enp.sum(a,
     axis=np.int64(0))``, ``enp.reshape(a, np.array([2, 3]))``): then the leaves the error came
     from are static host values, as Python scalars are (JAX takes concrete arrays there)."""
-    from ember.frontend.api import Lowered, _leaf_aval, trace_flat
+    from ember.frontend.api import Lowered, _leaf_aval, call_with_leaves, trace_flat
 
     leaves, tree = tree_util.tree_flatten((args, kwargs))
     leaves = [np.asarray(x) if i in static_leaves and not isinstance(x, np.ndarray | np.generic)
@@ -149,13 +149,7 @@ def _call_eagerly(fun, args, kwargs, static_leaves=frozenset()):
 
     def build():
         """The compiled program, or the _StaticLeaves this signature needs."""
-        def flat_fun(*dyn_leaves):
-            full = list(leaves)
-            for i, v in zip(dyn_idx, dyn_leaves):
-                full[i] = v
-            a, k = tree_util.tree_unflatten(tree, full)
-            return fun(*a, **k)
-
+        flat_fun = call_with_leaves(fun, leaves, tree, dyn_idx)
         name = getattr(fun, "__name__", "op")
         in_tree = tree_util.tree_structure((tuple(range(len(dyn))), {}))
         names = [f"argument #{i}" for i in range(len(dyn))]

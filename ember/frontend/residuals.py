@@ -40,7 +40,7 @@ def saved_residuals(f, *args, **kwargs) -> list[tuple[ShapeDtypeStruct, str]]:
         [((3, 5), 'from the argument w'), ((4, 3), 'from the argument x'),
          ((4, 5), 'output of sub from <stdin>:1')]
     """
-    from ember.frontend.api import _leaf_paths, _path_str, eval_shape, jit
+    from ember.frontend.api import _leaf_paths, _path_str, call_with_leaves, eval_shape, jit
     from ember.frontend.autodiff import vjp
     from ember.passes import pipelines
 
@@ -52,14 +52,7 @@ def saved_residuals(f, *args, **kwargs) -> list[tuple[ShapeDtypeStruct, str]]:
         argnames = []
     names = [_path_str("", argnames, p).replace("'", "") for p in _leaf_paths(tree)]
     diff = [i for i, x in enumerate(leaves) if np.issubdtype(np.dtype(_dtype(x)), np.inexact)]
-
-    def flat(*d):
-        full = list(leaves)
-        for i, v in zip(diff, d):
-            full[i] = v
-        a, k = tree_util.tree_unflatten(tree, full)
-        return f(*a, **k)
-
+    flat = call_with_leaves(f, leaves, tree, diff)
     outs = eval_shape(flat, *[leaves[i] for i in diff])
     cts = [ShapeDtypeStruct(o.shape, o.dtype) for o in tree_util.tree_leaves(outs)]
 
