@@ -136,14 +136,20 @@ def plan_of(module: ir.Module) -> Plan:
 
 def planned_flags(module: ir.Module, flags) -> tuple[str, ...]:
     """IREE ``flags`` as the memory plan of an "optimized" ``module`` asks: without data
-    tiling when the planner gave its packed operand copies up to meet a memory budget.
+    tiling when the planner gave its packed operand copies up to meet a memory budget; with
+    data tiling from IREE's global optimization when it kept them over the budget (whose
+    packing IREE's figures showed leaner under recomputation: docs/benchmarks.md).
 
     Example:
         >>> planned_flags(lowered._stage("optimized"), cpu.compiler_flags())[-1]
         '--iree-opt-data-tiling=false'
     """
     flags = tuple(flags)
-    if plan_of(module).data_tiling:
+    plan = plan_of(module)
+    if plan.packing == "kept":
+        return tuple("--iree-global-opt-data-tiling=true" if f == "--iree-opt-data-tiling=true"
+                     else f for f in flags)
+    if plan.data_tiling:
         return flags
     return tuple(f for f in flags if not f.startswith(("--iree-opt-data-tiling",
                                                        "--iree-global-opt-data-tiling"))) + (
@@ -235,6 +241,11 @@ class MemoryAnalysis:
     # What the budget was judged by: "IREE" (its figure, read when the program compiled) or
     # "ember plan" (the prediction: the program was compiled without a budget of ``jit``)
     budget_judged_by: str = "ember plan"
+    # IREE's data tiling (packed matmul operands) for this program on the CPU: "on"; "on,
+    # kept over the model's budget" (from IREE's global optimization: IREE's figure met the
+    # budget); "off, given up to meet the budget" (its products run 1.1-2x slower); "off,
+    # matrix-vector products only"
+    data_tiling: str = "on"
 
     def __str__(self):
         rows = [("arguments", self.argument_size_in_bytes),
@@ -248,7 +259,8 @@ class MemoryAnalysis:
             rows.append((f"budget ({self.budget_judged_by})", self.budget_in_bytes))
             rows.append(("budget missed by", self.budget_missed_in_bytes))
         lines = [f"{name:<26}{value:>14,d}" for name, value in rows]
-        return "\n".join(lines + [f"{'peak at':<26}{self.peak_op}"])
+        return "\n".join(lines + [f"{'peak at':<26}{self.peak_op}",
+                                  f"{'data tiling':<26}{self.data_tiling}"])
 
 
 def analysis(lowered) -> MemoryAnalysis:
@@ -276,7 +288,10 @@ def analysis(lowered) -> MemoryAnalysis:
         transient_size_in_bytes=plan.transient_bytes, iree_transient_size_in_bytes=iree,
         peak_op=plan.peak_op, unplanned_temp_peak_in_bytes=plan.unplanned_peak_bytes,
         budget_in_bytes=budget, budget_missed_in_bytes=missed,
-        budget_judged_by="IREE" if judged else "ember plan")
+        budget_judged_by="IREE" if judged else "ember plan",
+        data_tiling={"kept": "on, kept over the model's budget",
+                     "given-up": "off, given up to meet the budget"}.get(
+            plan.packing, "on" if plan.data_tiling else "off, matrix-vector products only"))
 
 
 def donating_runner(compiled):

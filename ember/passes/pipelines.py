@@ -43,7 +43,8 @@ def _with_options(name: str, options: list[str]) -> str:
 
 def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
                    max_bindings: int | None = None, memory_planner=_FROM_CONFIG,
-                   memory_budget=_FROM_CONFIG, plan_budget: int | None = None) -> list[str]:
+                   memory_budget=_FROM_CONFIG, plan_budget: int | None = None,
+                   keep_data_tiling: bool = False) -> list[str]:
     """The steps "ember" -> "optimized": verify, checkpoint under a budget, differentiate,
     batch (vmap), simplify, split long sums, fuse, plan memory.
 
@@ -53,7 +54,8 @@ def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
     default, the least of any target's); ``memory_planner`` and ``memory_budget`` (the budget
     of functions that set none): ``ember.config``'s unless given; ``plan_budget``: a budget
     in bytes for every function, over their own (the tighter one ``jit`` plans under when
-    IREE's figure missed the budget).
+    IREE's figure missed the budget); ``keep_data_tiling``: ember-plan-memory keeps data
+    tiling's packed copies over a budget (``give-up-data-tiling=false``).
     """
     if fusion is None:
         fusion = config.fusion
@@ -69,7 +71,8 @@ def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
     budgets = [*([] if plan_budget is None else [f"budget={plan_budget}"]),
                *([] if memory_budget in (None, "") else
                  [f"default-budget={parse_size(memory_budget, what)}"])]
-    plan = [*([] if memory_planner else ["enabled=false"]), *budgets]
+    plan = [*([] if memory_planner else ["enabled=false"]),
+            *(["give-up-data-tiling=false"] if keep_data_tiling else []), *budgets]
     out = []
     for name in OPTIMIZE:
         if name == "ember-fuse":

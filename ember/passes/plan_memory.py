@@ -13,7 +13,9 @@ For each function (see :mod:`ember.passes.liveness` for the buffer model):
    too, moved before it, so a chain of layers is recomputed from the last one kept (as
    checkpointing the chain would). Still over the budget, data tiling's packed copies are
    given up (each product's packed operands and result take buffers of their own) and
-   rematerialization goes on. What could not be saved is recorded as ``budget_missed``.
+   rematerialization goes on (``give-up-data-tiling=false`` keeps them: ``jit`` compiles
+   such a plan too and keeps it where IREE's figure meets the budget). What could not be
+   saved is recorded as ``budget_missed``.
 3. The plan is recorded on the function as ``ember.memory = {...}``: the peak of live bytes
    (results included, arguments excluded), the temporary peak, the op where the peak is, the
    argument/output/aliased bytes and what scheduling and rematerialization did.
@@ -131,6 +133,9 @@ class PlanMemory(BudgetOptions, Pass):
         "help": "model IREE's packed copies of contraction operands (CPU data tiling) and "
                 "its waves of independent kernels; false: a plain one-buffer-per-value "
                 "model"})
+    give_up_data_tiling: bool = dataclasses.field(default=True, metadata={
+        "help": "still over the budget after rematerializing, plan without data tiling's "
+                "packed copies (compiled without IREE's data tiling); false: keep them"})
 
     def run(self, module: ir.Module) -> None:
         enabled = self.enabled
@@ -141,7 +146,8 @@ class PlanMemory(BudgetOptions, Pass):
                 budget = self.budget_of(f)
                 plan_function(f, module, budget=budget if enabled else None,
                               schedule=self.schedule and enabled,
-                              max_recompute=self.max_recompute, data_tiling=self.data_tiling)
+                              max_recompute=self.max_recompute, data_tiling=self.data_tiling,
+                              give_up_data_tiling=self.give_up_data_tiling)
 
 
 @dataclasses.dataclass
@@ -162,6 +168,11 @@ class Plan:
     # False: compile without IREE's data tiling (to meet a budget, or as no contraction
     # gains from it: vector_products_only)
     data_tiling: bool = True
+    # What the budget did to data tiling: "" nothing; "given-up": its packed copies were
+    # given up to meet the budget (data_tiling False); "kept": the model's peak with them is
+    # over the budget and give-up-data-tiling=false kept them (memory.planned_flags then
+    # takes data tiling from IREE's global optimization, leaner under recomputation)
+    packing: str = ""
 
     @property
     def result_bytes(self) -> int:
@@ -361,7 +372,7 @@ def _constant(v) -> bool:
 
 
 def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3,
-                  data_tiling=True) -> Plan:
+                  data_tiling=True, give_up_data_tiling=True) -> Plan:
     """Plan one ``func.func`` in place and record ``ember.memory`` on it; returns the Plan."""
     block = f.regions[0].blocks[0]
     tiled = data_tiling and not vector_products_only(module)
@@ -382,14 +393,16 @@ def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3,
                                              data_tiling)
     prog = model(block, data_tiling)
     prof = prog.profile(prog.order)
-    if budget is not None and data_tiling and prof.peak > budget:
+    if budget is not None and data_tiling and prof.peak > budget and not give_up_data_tiling:
+        plan.packing = "kept"
+    elif budget is not None and data_tiling and prof.peak > budget:
         # Still over the budget: the packed operand copies of data tiling are the last thing
-        # to give up. Without them (and IREE's faster packed matmuls, 1.1-1.5x) the program
+        # to give up. Without them (and IREE's faster packed matmuls, 1.1-2x) the program
         # compiles with --iree-opt-data-tiling=false (memory.planned_flags).
         plain = model(block, data_tiling=False, waves=True)
         plain_prof = plain.profile(plain.order)
         if plain_prof.peak < prof.peak:
-            prog, prof, plan.data_tiling = plain, plain_prof, False
+            prog, prof, plan.data_tiling, plan.packing = plain, plain_prof, False, "given-up"
             # Without packed copies the peak is elsewhere: recompute for that one too.
             plan.rematerialized += _rematerialize(block, budget, max_recompute, module, False)
             prog = model(block, data_tiling=False, waves=True)
