@@ -12,6 +12,9 @@ def _env_flag(name: str) -> bool:
 # The steps of a host loop IREE may record before ember makes the host wait for the device
 # (ember/dialects/control_flow.py says why).
 DEFAULT_LOOP_RUN_AHEAD = 32
+# The most steps of a small-stepped scan one step of its host loop runs
+# (ember/passes/unroll_scans.py).
+DEFAULT_SCAN_UNROLL = 8
 
 
 def _env_int(name: str, default: int) -> int:
@@ -46,8 +49,8 @@ def _env_seconds(name: str) -> float | None:
 # The options a traced or compiled program depends on: changing one makes cached executables
 # wrong (the frontend clears its caches on their change).
 TRACED_OPTIONS = frozenset({"enable_x64", "fusion", "memory_planner", "memory_budget",
-                            "loop_run_ahead", "cpu_target", "cpu_features", "vulkan_target",
-                            "cuda_arch"})
+                            "loop_run_ahead", "scan_unroll", "cpu_target", "cpu_features",
+                            "vulkan_target", "cuda_arch"})
 
 # Registered by the layers above (Config.validate_with, Config.on_change).
 _VALIDATORS: dict[str, list] = {}
@@ -92,6 +95,9 @@ class Config:
             # The steps of a host loop (scan, fori_loop) IREE may record before the host waits
             # for the device: each step in flight holds memory IREE keeps (0: no limit).
             "loop_run_ahead": _env_int("EMBER_LOOP_RUN_AHEAD", DEFAULT_LOOP_RUN_AHEAD),
+            # The most steps of a scan with a small step that one step of its host loop runs
+            # (ember-unroll-scans; EMBER_SCAN_UNROLL=1: none).
+            "scan_unroll": _env_int("EMBER_SCAN_UNROLL", DEFAULT_SCAN_UNROLL),
             # A memory budget given to ember.jit that IREE's compiled program exceeds: an
             # error (True) or a warning.
             "memory_budget_strict": _env_flag("EMBER_MEMORY_BUDGET_STRICT"),
@@ -122,7 +128,7 @@ class Config:
                                          or value < 0):
             raise ValueError(f"loop_run_ahead must be a number of loop steps >= 0 (0: no "
                              f"limit), got {value!r}")
-        if name in ("cpu_devices", "compile_workers") and (
+        if name in ("cpu_devices", "compile_workers", "scan_unroll") and (
                 isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
         if name in ("compile_worker", "compile_verify", "dynamic_shapes") and \

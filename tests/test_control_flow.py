@@ -570,3 +570,25 @@ def test_map_with_batch_size(batch_size):
     total, doubled = f(xs)
     np.testing.assert_allclose(np.asarray(total), xs.sum(1), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(doubled), np.sin(xs) * 2, rtol=1e-6)
+
+
+@pytest.mark.fast
+def test_scan_unroll_config(config_value):
+    """``ember.config`` ``scan_unroll`` (EMBER_SCAN_UNROLL) bounds the steps of a scan that
+    ember-unroll-scans runs in one loop step; 1 keeps every loop rolled. The results are a
+    Python loop's either way."""
+    xs = np.arange(32, dtype=F32)
+
+    def f(xs):
+        return lax.scan(lambda c, x: (c * F32(0.5) + x, c), F32(1), xs)
+    want_ys, c = [], F32(1)
+    for x in xs:
+        want_ys.append(c)
+        c = c * F32(0.5) + x
+    for unroll, length in ((8, 4), (2, 16), (1, 32)):
+        config_value("scan_unroll", unroll)
+        lowered = ember.jit(f).lower(xs)
+        assert f"length = {length} :" in lowered.as_text("optimized")
+        got_c, got_ys = lowered.compile()(xs)
+        np.testing.assert_allclose(np.asarray(got_c), c, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(got_ys), want_ys, rtol=1e-6)

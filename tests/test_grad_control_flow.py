@@ -422,3 +422,56 @@ def unrolled_scans_fn(m, x, xs):
 
 def test_unrolled_scans():
     both(unrolled_scans_fn, X, XS, argnums=(0, 1))
+
+
+def _rnn(m, lax_, reverse, w, xs):
+    def step(h, x):
+        h = m.tanh(h @ w + x)
+        return h, h.sum()
+    h, ys = lax_.scan(step, m.zeros(8, np.float32), xs, reverse=reverse)
+    return m.mean(h * h) + m.sum(ys * m.arange(ys.shape[0], dtype=np.float32))
+
+
+def _counted(m, lax_, lo, hi, w, xs):
+    return m.sum(lax_.fori_loop(lo, hi, lambda i, h: m.tanh(h @ w + xs[i % 4]),
+                                m.ones(8, np.float32)) ** 2)
+
+
+@pytest.mark.parametrize("case", [
+    ("scan", 24, 8, False), ("scan", 20, 4, True), ("scan", 17, 1, False),
+    ("for", (3, 35), 8, None), ("for", (0, 18), 2, None)],
+    ids=["scan_24", "reversed_20", "scan_17", "for_3_35", "for_0_18"])
+def test_unrolled_loops_as_jax(case):
+    """ember-unroll-scans runs k steps of a long loop with a small step in each step of its
+    host loop (the backward pass's scan too): values and gradients are JAX's, and the
+    loops of the optimized program have ``n / k`` steps (a length with no power of two up
+    to 8 dividing it stays rolled)."""
+    kind, n, k, reverse = case
+    rng = np.random.default_rng(4)
+    w = (rng.standard_normal((8, 8)) / 3).astype(np.float32)
+    if kind == "scan":
+        xs = rng.standard_normal((n, 8)).astype(np.float32)
+
+        def fun(m, lax_):
+            return lambda w, xs: _rnn(m, lax_, reverse, w, xs)
+        steps = [f"length = {n // k} :"]
+    else:
+        xs = rng.standard_normal((4, 8)).astype(np.float32)
+
+        def fun(m, lax_):
+            return lambda w, xs: _counted(m, lax_, *n, w, xs)
+        lo, hi = n
+        # (reverse mode differentiates a for of constant bounds as a scan)
+        steps = [f"length = {(hi - lo) // k} :"]
+        forward = ember.jit(fun(enp, ember.lax)).lower(w, xs)
+        assert f"value = dense<{lo + (hi - lo) // k}>" in forward.as_text("optimized")
+        np.testing.assert_allclose(np.asarray(forward.compile()(w, xs)),
+                                   np.asarray(fun(jnp, jax.lax)(w, jnp.asarray(xs))), rtol=2e-5)
+    lowered = ember.jit(ember.value_and_grad(fun(enp, ember.lax), argnums=(0, 1))).lower(w, xs)
+    text = lowered.as_text("optimized")
+    for s in steps:
+        assert s in text, s
+    got = lowered.compile()(w, xs)
+    want = jax.value_and_grad(fun(jnp, jax.lax), argnums=(0, 1))(w, xs)
+    for g, e in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=2e-5, atol=2e-5)

@@ -15,6 +15,7 @@ from ember.passes import (  # noqa: F401  (registers the passes)
     spmd,
     to_linalg,
     tree_reductions,
+    unroll_scans,
     value_ranges,
     verify,
 )

@@ -13,12 +13,12 @@ Example:
 from __future__ import annotations
 
 from ember._mlir import ir
-from ember.config import config
+from ember.config import DEFAULT_SCAN_UNROLL, config
 from ember.passes.plan_memory import parse_size
 from ember.passes.registry import PASSES, make_pass, run_pipeline
 
 OPTIMIZE = ["ember-verify", "ember-auto-checkpoint", "ember-differentiate", "ember-batch",
-            "ember-spmd", "ember-simplify", "ember-value-ranges",
+            "ember-spmd", "ember-simplify", "ember-unroll-scans", "ember-value-ranges",
             "ember-tree-reductions", "ember-fuse", "ember-plan-memory"]
 LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-limit-bindings",
          "ember-forward-while-carries",
@@ -80,6 +80,9 @@ def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
                 out.append(_with_options(name, fuse))
         elif name == "ember-plan-memory":
             out.append(_with_options(name, plan))
+        elif name == "ember-unroll-scans":
+            out.append(_with_options(name, [] if config.scan_unroll == DEFAULT_SCAN_UNROLL
+                                     else [f"factor={config.scan_unroll}"]))
         elif name == "ember-auto-checkpoint":
             if memory_planner:
                 out.append(_with_options(name, budgets))
