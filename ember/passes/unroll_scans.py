@@ -1,17 +1,21 @@
-"""``ember-unroll-scans``: run several steps of a short-stepped scan in each step of its loop.
+"""``ember-unroll-scans``: run several steps of a loop with a small step in each step of its
+host loop.
 
-IREE runs a loop from the host: each step of a ``scan`` is a command buffer that the calling
-thread records, submits and waits for, whatever the step computes. A step that computes
-little (an RNN cell on a small batch, a row update) costs mostly that overhead, where XLA's
-loop costs next to nothing. A scan whose step is small (its estimated work, ``op_work``,
-at most ``max-step-work``) and whose length ``n`` is at least ``min-length`` becomes a scan
-of ``n / k`` steps, each running ``k`` steps of the original body (``k`` the largest power of
-two up to ``factor`` that divides ``n``): its xs are viewed as ``(n / k, k, ...)``, each
-copy of the body reads its slice, and each copy's ys go into the group's ys at its position
-(in the reverse order for ``reverse=True``; the ys keep their positions). This is what
-``lax.scan(..., unroll=k)`` does when traced, done on the IR: the scans that differentiation
-makes (a scan's backward pass is a scan) and ``vmap`` makes are unrolled too. Bodies that
-hold loops of their own are left as they are.
+IREE runs a loop from the host: each step of a ``scan`` or ``fori_loop`` is a command buffer
+that the calling thread records and submits, and each op in it a dispatch, whatever the step
+computes. A step that computes little (an RNN cell on a small batch) costs mostly that
+overhead, where XLA's loop costs next to nothing. A scan of ``n`` steps, at least
+``min-length``, whose step is small (its estimated work, ``op_work``, at most
+``max-step-work``) and whose carries are small (at most ``max-carry-bytes``: IREE keeps
+several copies of an unrolled step's carries alive) becomes a scan of ``n / k`` steps, each
+running ``k`` steps of the original body (``k`` the largest power of two up to ``factor``
+that divides ``n``): its xs are viewed as ``(n / k, k, ...)``, each copy of the body reads
+its slice, and each copy's ys go into the group's ys at its position (copies in the reverse
+order for ``reverse=True``; the ys keep their positions). A ``for`` of constant bounds
+likewise, each copy at its index. This is what ``lax.scan(..., unroll=k)`` does when
+traced, done on the IR: the scans that differentiation makes (a scan's backward pass is a
+scan) and ``vmap`` makes are unrolled too. Bodies that hold loops of their own are left as
+they are.
 
 Example:
     ember-opt f.mlir --ember-unroll-scans='factor=8 max-step-work=4000000'
@@ -28,7 +32,7 @@ from ember.config import DEFAULT_SCAN_UNROLL
 from ember.passes.liveness import tensor_bytes
 from ember.passes.plan_memory import op_work
 from ember.passes.registry import Pass, func_ops, register
-from ember.rules.base import aval_of_type, emit
+from ember.rules.base import aval_of_type, clone_mapped, emit
 
 _LOOPS = ("ember.scan", "ember.while", "ember.for")
 
@@ -180,17 +184,13 @@ def _unroll_for(loop, k: int) -> None:
 
 
 def _inline(body: ir.Block, args: list) -> list:
-    """Clone the ops of ``body`` at the insertion point, its arguments bound to ``args``;
+    """Copy the ops of ``body`` to the insertion point, its arguments bound to ``args``;
     returns the values its ``ember.yield`` yields."""
-    mapping = dict(zip(body.arguments, args))
+    env = dict(zip(body.arguments, args))
     for op in body.operations:
         op = op.operation
         if op.name == "ember.yield":
-            return [mapping.get(v, v) for v in op.operands]
-        copy = op.clone()
-        for inner in walk(copy):
-            for i, v in enumerate(inner.operands):
-                if v in mapping:
-                    inner.operands[i] = mapping[v]
-        mapping.update(zip(op.results, copy.results))
-    raise AssertionError("a scan body without its ember.yield")
+            return [env.get(v, v) for v in op.operands]
+        copy = clone_mapped(op, [env.get(v, v) for v in op.operands], env)
+        env.update(zip(op.results, copy.results))
+    raise AssertionError("a loop body without its ember.yield")
