@@ -46,7 +46,8 @@ def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
                    memory_budget=_FROM_CONFIG, plan_budget: int | None = None,
                    keep_data_tiling: bool = False) -> list[str]:
     """The steps "ember" -> "optimized": verify, checkpoint under a budget, differentiate,
-    batch (vmap), simplify, split long sums, fuse, plan memory.
+    batch (vmap), simplify, unroll loops with small steps, split long sums, fuse, plan
+    memory.
 
     ``fusion``: whether ember-fuse runs (None: ``ember.config.fusion``, ``EMBER_NO_FUSION``);
     ``dispatch_regions``: as for :func:`lower_steps`, which the fusions are for;

@@ -393,9 +393,10 @@ def plan_function(f, module, *, budget, schedule=True, max_recompute=0.3,
                                              data_tiling)
     prog = model(block, data_tiling)
     prof = prog.profile(prog.order)
-    if budget is not None and data_tiling and prof.peak > budget and not give_up_data_tiling:
+    over = budget is not None and data_tiling and prof.peak > budget
+    if over and not give_up_data_tiling:
         plan.packing = "kept"
-    elif budget is not None and data_tiling and prof.peak > budget:
+    elif over:
         # Still over the budget: the packed operand copies of data tiling are the last thing
         # to give up. Without them (and IREE's faster packed matmuls, 1.1-2x) the program
         # compiles with --iree-opt-data-tiling=false (memory.planned_flags).
