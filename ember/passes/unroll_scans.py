@@ -66,7 +66,7 @@ class UnrollScans(Pass):
     def unroll_factor(self, loop) -> int:
         """The steps of ``loop`` (a scan, or a for of constant bounds) to run in each step of
         its loop (1: leave it)."""
-        n = _trip_count(loop)
+        n = _trip_count(loop, self.factor)
         body = loop.regions[0].blocks[0]
         ops = [op.operation for op in body.operations]
         if n is None or n < max(self.min_length, 2) or any(
@@ -94,11 +94,17 @@ def _carry_bytes(loop) -> int:
     return sum(tensor_bytes(r.type) for r in list(loop.results)[:nc])
 
 
-def _trip_count(loop) -> int | None:
+def _trip_count(loop, factor: int) -> int | None:
     if loop.name == "ember.scan":
         return ir.IntegerAttr(loop.attributes["length"]).value
     bounds = [_int_constant(v) for v in list(loop.operands)[:2]]
-    return None if None in bounds else bounds[1] - bounds[0]
+    if None in bounds:
+        return None
+    # (the copies' indices, k * j and its offsets, must not overflow the index's dtype)
+    info = np.iinfo(aval_of_type(loop.operands[0].type).dtype)
+    if (max(abs(b) for b in bounds) + 1) * 2 * factor > info.max:
+        return None
+    return bounds[1] - bounds[0]
 
 
 def _int_constant(v) -> int | None:

@@ -111,3 +111,20 @@ func.func @left(%arg0: tensor<4xf32>, %arg1: tensor<8x4xf32>, %arg2: tensor<17x4
   }) : (tensor<i32>, tensor<i32>, tensor<4xf32>) -> tensor<4xf32>
   return %0, %1, %2, %3 : tensor<4xf32>, tensor<4xf32>, tensor<256x256xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Bounds whose copies' indices (8 j and its offsets) would overflow int32 stay rolled.
+// CHECK-LABEL: func.func @large_bounds
+// CHECK: "ember.for"(%{{.*}}, %[[HI:.*]], %arg0)
+// CHECK-NOT: "ember.mul"
+func.func @large_bounds(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "ember.constant"() {value = dense<1073741824> : tensor<i32>} : () -> tensor<i32>
+  %1 = "ember.constant"() {value = dense<1073741856> : tensor<i32>} : () -> tensor<i32>
+  %2 = "ember.for"(%0, %1, %arg0) ({
+  ^bb0(%arg1: tensor<i32>, %arg2: tensor<4xf32>):
+    %8 = "ember.add"(%arg2, %arg2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "ember.yield"(%8) : (tensor<4xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<4xf32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
