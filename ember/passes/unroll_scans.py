@@ -85,10 +85,9 @@ class UnrollScans(Pass):
 
 def _carry_bytes(loop) -> int:
     """The bytes of ``loop``'s carries. IREE keeps several of an unrolled step's carries
-    alive at once: a 16-step scan decaying a 256 KiB carry unrolled by 8 took 2.6x the
-    transient memory of the rolled one, and one updating a 1 MiB carry in place 3% more,
-    which ember's memory model does not predict; small carries (an RNN's state and its
-    gradients) cost little."""
+    alive at once, more memory than the rolled loop's and than ember's memory model
+    predicts (docs/benchmarks.md); small carries (an RNN's state and its gradients) cost
+    little."""
     nc = len(loop.results) if loop.name == "ember.for" else \
         ir.IntegerAttr(loop.attributes["num_carry"]).value
     return sum(tensor_bytes(r.type) for r in list(loop.results)[:nc])
@@ -123,8 +122,7 @@ def _unroll_scan(scan, k: int) -> None:
     with ir.InsertionPoint(scan):
         groups = [emit("ember.reshape", [x], new_sizes=(n // k, k, *aval_of_type(x.type)
                                                         .shape[1:]))[0] for x in xs]
-    attrs = {named.name: named.attr
-             for named in (scan.attributes[i] for i in range(len(scan.attributes)))}
+    attrs = _attributes(scan)
     attrs["length"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), n // k)
     new = ir.Operation.create(
         "ember.scan", results=[v.type for v in carries] + [
@@ -172,8 +170,7 @@ def _unroll_for(loop, k: int) -> None:
     new = ir.Operation.create(
         "ember.for", results=[r.type for r in loop.results],
         operands=[loop.operands[0], upper, *list(loop.operands)[2:]],
-        attributes={named.name: named.attr for named in
-                    (loop.attributes[i] for i in range(len(loop.attributes)))},
+        attributes=_attributes(loop),
         regions=1, ip=ir.InsertionPoint(loop))
     old = loop.regions[0].blocks[0]
     block = new.regions[0].blocks.append(*[a.type for a in old.arguments])
@@ -187,6 +184,11 @@ def _unroll_for(loop, k: int) -> None:
     for r, v in zip(loop.results, new.results):
         r.replace_all_uses_with(v)
     loop.erase()
+
+
+def _attributes(op) -> dict:
+    return {named.name: named.attr for named in
+            (op.attributes[i] for i in range(len(op.attributes)))}
 
 
 def _inline(body: ir.Block, args: list) -> list:
