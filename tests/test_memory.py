@@ -348,7 +348,7 @@ def test_a_budget_keeps_data_tiling_where_irees_figure_meets_it():
     """Where ember's model needs data tiling given up to meet a budget of a gradient
     program, compile first tries the plan that keeps it, with data tiling from IREE's
     global optimization, and keeps that where IREE's own figure meets the budget (its
-    products run packed, 1.1-2x faster); below that figure, the plan without data tiling."""
+    products run packed, faster); below that figure, the plan without data tiling."""
     jax = pytest.importorskip("jax")
     rng = np.random.default_rng(7)
     ps = [(rng.standard_normal((N, N)).astype(np.float32) * 1.2 / 16,
