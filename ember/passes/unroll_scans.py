@@ -32,7 +32,8 @@ from ember.config import DEFAULT_SCAN_UNROLL
 from ember.passes.liveness import tensor_bytes
 from ember.passes.plan_memory import op_work
 from ember.passes.registry import Pass, func_ops, register
-from ember.rules.base import aval_of_type, clone_mapped, emit
+from ember.rules.base import aval_of_type, clone_block, emit
+from ember.rules.lowering import int_constant
 
 _LOOPS = ("ember.scan", "ember.while", "ember.for")
 
@@ -107,9 +108,8 @@ def _trip_count(loop, factor: int) -> int | None:
 
 
 def _int_constant(v) -> int | None:
-    if isinstance(v, ir.BlockArgument) or v.owner.name != "ember.constant":
-        return None
-    return int(np.asarray(ir.DenseElementsAttr(v.owner.attributes["value"])).reshape(()))
+    value = int_constant(v)
+    return None if value is None else int(value.reshape(()))
 
 
 def _unroll_scan(scan, k: int) -> None:
@@ -142,7 +142,7 @@ def _unroll_scan(scan, k: int) -> None:
                 row = emit("ember.slice", [g], start_indices=(u,) + (0,) * (len(shape) - 1),
                            limit_indices=(u + 1, *shape[1:]), strides=(1,) * len(shape))[0]
                 step.append(emit("ember.reshape", [row], new_sizes=tuple(shape[1:]))[0])
-            out = _inline(old, carry + step)
+            _, out = clone_block(old, carry + step)
             carry = out[:nc]
             ys[u] = [emit("ember.reshape", [y], new_sizes=(1, *aval_of_type(y.type).shape))[0]
                      for y in out[nc:]]
@@ -179,7 +179,7 @@ def _unroll_for(loop, k: int) -> None:
         first = emit("ember.mul", [j, const(k)])[0]
         for u in range(k):
             i = emit("ember.add", [first, const(u - (k - 1) * lo)])[0]
-            carry = _inline(old, [i, *carry])
+            _, carry = clone_block(old, [i, *carry])
         ir.Operation.create("ember.yield", operands=carry)
     for r, v in zip(loop.results, new.results):
         r.replace_all_uses_with(v)
@@ -189,16 +189,3 @@ def _unroll_for(loop, k: int) -> None:
 def _attributes(op) -> dict:
     return {named.name: named.attr for named in
             (op.attributes[i] for i in range(len(op.attributes)))}
-
-
-def _inline(body: ir.Block, args: list) -> list:
-    """Copy the ops of ``body`` to the insertion point, its arguments bound to ``args``;
-    returns the values its ``ember.yield`` yields."""
-    env = dict(zip(body.arguments, args))
-    for op in body.operations:
-        op = op.operation
-        if op.name == "ember.yield":
-            return [env.get(v, v) for v in op.operands]
-        copy = clone_mapped(op, [env.get(v, v) for v in op.operands], env)
-        env.update(zip(op.results, copy.results))
-    raise AssertionError("a loop body without its ember.yield")

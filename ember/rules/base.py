@@ -336,27 +336,34 @@ def clone_mapped(op, operands, env: dict, pick=None) -> ir.Operation:
     return new
 
 
+def clone_block(body: ir.Block, operands) -> tuple[list, list]:
+    """Copies of the ops of ``body`` at the current insertion point, its arguments reading
+    ``operands`` (values from outside the block read as they are): (the copies, the values
+    its terminator returns, as copied)."""
+    env = dict(zip(body.arguments, operands))
+    ops = [op.operation for op in body.operations]
+    copies = []
+    for op in ops[:-1]:
+        new = clone_mapped(op, [env.get(v, v) for v in op.operands], env)
+        env.update(zip(op.results, new.results))
+        copies.append(new)
+    return copies, [env.get(v, v) for v in ops[-1].operands]
+
+
 def inline_call(call: ir.Operation, body: ir.Block, operands, remat: bool = False) -> list:
     """Replace ``call`` by copies of the ops of ``body`` (a function's block, its arguments
     reading ``operands``), before it; with ``remat`` every copied op, nested ones too
     (terminators aside), is marked ``REMAT_ATTR`` (a checkpoint's recomputation stays one).
     Returns the copies."""
-    env = dict(zip(body.arguments, operands))
-    copies = []
     with ir.InsertionPoint(call):
-        for op in body.operations:
-            op = op.operation
-            if op.name == "func.return":
-                for old, new in zip(call.results, op.operands):
-                    old.replace_all_uses_with(env[new])
-                break
-            new = clone_mapped(op, [env[v] for v in op.operands], env)
-            if remat:
-                for inner in walk(new):
-                    if inner.name in OPS and "terminator" not in OPS[inner.name].traits:
-                        inner.attributes[REMAT_ATTR] = ir.UnitAttr.get()
-            env.update(zip(op.results, new.results))
-            copies.append(new)
+        copies, returned = clone_block(body, operands)
+    if remat:
+        for new in copies:
+            for inner in walk(new):
+                if inner.name in OPS and "terminator" not in OPS[inner.name].traits:
+                    inner.attributes[REMAT_ATTR] = ir.UnitAttr.get()
+    for old, new in zip(call.results, returned):
+        old.replace_all_uses_with(new)
     call.erase()
     return copies
 

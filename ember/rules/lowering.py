@@ -433,10 +433,10 @@ COMBINE = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "and": "and"
 # --- constants, barriers and distinct copies ------------------------------------------------
 
 def int_constant(v: ir.Value) -> np.ndarray | None:
-    """The values of ``v`` when it is a constant integer tensor (``arith.constant``), else
-    None."""
+    """The values of ``v`` when it is a constant integer tensor (``arith.constant``, or
+    ``ember.constant`` before lowering), else None."""
     owner = v.owner
-    if not isinstance(owner, ir.Block) and owner.name == "arith.constant" \
+    if not isinstance(owner, ir.Block) and owner.name in ("arith.constant", "ember.constant") \
             and isinstance(owner.attributes["value"], ir.DenseIntElementsAttr):
         return decode_attr("dense", owner.attributes["value"])
     return None
