@@ -346,12 +346,18 @@ class Lowered:
             # figure meets the budget.
             if not kept_tried and \
                     memory.plan_of(self._stage("optimized")).packing == "given-up":
+                given_up = (self.dispatch_regions, dict(self._modules), dict(self._text),
+                            dict(self._steps))
                 kept_tried = self.keep_data_tiling = True
                 self.replan(self.plan_budget)
                 if build()[2] <= budget:
                     break
                 self.keep_data_tiling = False
-                self.replan(self.plan_budget)
+                if self.dispatch_regions == given_up[0]:
+                    # the plan without data tiling as made above, not planned again
+                    self._modules, self._text, self._steps = given_up[1:]
+                else:
+                    self.replan(self.plan_budget)
             # Over it, plan again under a budget tighter by what IREE needed beyond it, or
             # beyond the plan's own modelled peak where that is more (a plan whose model has
             # slack under its budget does not change when the budget tightens by less than
