@@ -138,3 +138,16 @@ def walk(op):
         for block in region.blocks:
             for child in block.operations:
                 yield from walk(child)
+
+
+def walk_host(op):
+    """As :func:`walk`, but not inside ``flow.dispatch.region`` ops: the ops the host runs
+    or records (a loop in a dispatch region is a kernel's own)."""
+    op = op.operation
+    yield op
+    if op.name == "flow.dispatch.region":
+        return
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield from walk_host(child)

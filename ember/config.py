@@ -49,8 +49,8 @@ def _env_seconds(name: str) -> float | None:
 # The options a traced or compiled program depends on: changing one makes cached executables
 # wrong (the frontend clears its caches on their change).
 TRACED_OPTIONS = frozenset({"enable_x64", "fusion", "memory_planner", "memory_budget",
-                            "loop_run_ahead", "scan_unroll", "cpu_target", "cpu_features",
-                            "vulkan_target", "cuda_arch"})
+                            "loop_run_ahead", "scan_unroll", "loop_kernels", "cpu_target",
+                            "cpu_features", "vulkan_target", "cuda_arch"})
 
 # Registered by the layers above (Config.validate_with, Config.on_change).
 _VALIDATORS: dict[str, list] = {}
@@ -98,6 +98,9 @@ class Config:
             # The most steps of a scan with a small step that one step of its host loop runs
             # (ember-unroll-scans; EMBER_SCAN_UNROLL=1: none).
             "scan_unroll": _env_int("EMBER_SCAN_UNROLL", DEFAULT_SCAN_UNROLL),
+            # A loop whose step computes little runs as one kernel (ember-loop-kernels;
+            # EMBER_NO_LOOP_KERNELS=1: every loop runs from the host).
+            "loop_kernels": not _env_flag("EMBER_NO_LOOP_KERNELS"),
             # A memory budget given to ember.jit that IREE's compiled program exceeds: an
             # error (True) or a warning.
             "memory_budget_strict": _env_flag("EMBER_MEMORY_BUDGET_STRICT"),
@@ -131,8 +134,8 @@ class Config:
         if name in ("cpu_devices", "compile_workers", "scan_unroll") and (
                 isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
-        if name in ("compile_worker", "compile_verify", "dynamic_shapes") and \
-                not isinstance(value, bool):
+        if name in ("compile_worker", "compile_verify", "dynamic_shapes", "loop_kernels") \
+                and not isinstance(value, bool):
             raise ValueError(f"{name} must be True or False, got {value!r}")
         if name == "compile_worker_idle_timeout":
             _check_idle_timeout(value)

@@ -125,3 +125,12 @@ def run_threads(n, target, timeout=60):
     if errors:
         raise errors[0]
     return results
+
+
+def loop_kernels_in(lowered) -> int:
+    """The loops of a lowered program that run as one kernel (ember-loop-kernels): the
+    dispatch regions of its linalg IR that hold a loop."""
+    from ember._mlir import walk
+    return sum(op.name == "flow.dispatch.region" and any(
+        inner.name in ("scf.for", "scf.while") for inner in walk(op))
+        for op in walk(lowered.compiler_ir("linalg").operation))

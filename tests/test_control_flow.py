@@ -4,6 +4,7 @@ import re
 
 import numpy as np
 import pytest
+from helpers import loop_kernels_in
 
 import ember
 import ember.numpy as enp
@@ -272,10 +273,12 @@ def _long_loops(xs, lo, hi):
     return fwd, rev, fori
 
 
-def test_long_loops_run_in_chunks(rng, run_ahead):
+def test_long_loops_run_in_chunks(rng, run_ahead, config_value):
     """Loops longer than loop_run_ahead run in chunks the host waits for (see
     ember/dialects/control_flow.py): the same results as one loop, for a length that is not a
-    multiple of the chunk, in reverse, and from a negative start."""
+    multiple of the chunk, in reverse, and from a negative start. (Loop kernels off: these
+    steps would each run as one, with no host loop.)"""
+    config_value("loop_kernels", False)
     xs = rng.standard_normal((70, 3)).astype(F32)
     lo, hi = np.int32(-5), np.int32(66)
     lowered = ember.jit(_long_loops).lower(xs, lo, hi)
@@ -576,8 +579,9 @@ def test_map_with_batch_size(batch_size):
 def test_scan_unroll_config(config_value):
     """``ember.config`` ``scan_unroll`` (EMBER_SCAN_UNROLL) bounds the steps of a scan that
     ember-unroll-scans runs in one loop step; 1 keeps every loop rolled. The results are a
-    Python loop's either way."""
+    Python loop's either way. (Loop kernels off: this step would run as one.)"""
     xs = np.arange(32, dtype=F32)
+    config_value("loop_kernels", False)
 
     def f(xs):
         return lax.scan(lambda c, x: (c * F32(0.5) + x, c), F32(1), xs)
@@ -592,3 +596,120 @@ def test_scan_unroll_config(config_value):
         got_c, got_ys = lowered.compile()(xs)
         np.testing.assert_allclose(np.asarray(got_c), c, rtol=1e-6)
         np.testing.assert_allclose(np.asarray(got_ys), want_ys, rtol=1e-6)
+
+
+
+
+def _swap_scan(xs):
+    def step(c, x):
+        a, b, n, p, q = c
+        return (b, a + F32(0.5) * b * x, n + 1, q, p), (a * b).sum() * x + p
+    return lax.scan(step, (enp.ones(3, F32), enp.full(3, 0.25, F32), enp.int32(0),
+                           enp.arange(3, dtype=F32), enp.full(3, -1.0, F32)), xs, reverse=True)
+
+
+def _swap_scan_loop(xs):
+    a, b, n, p, q = np.ones(3, F32), np.full(3, 0.25, F32), 0, np.arange(3, dtype=F32), \
+        np.full(3, -1.0, F32)
+    ys = [None] * len(xs)
+    for t in reversed(range(len(xs))):
+        x = xs[t]
+        ys[t] = (a * b).sum() * x + p
+        a, b, n, p, q = b, a + F32(0.5) * b * x, n + 1, q, p
+    return (a, b, n, p, q), np.stack(ys)
+
+
+def _products(n, ms):
+    def step(i, c):
+        c = (c @ ms[i % 3]).T * F32(0.5) + ms[0].sum(0)
+        return lax.dynamic_update_slice(c, c[1:3] * F32(0.5), (i % 3, 0))
+    return lax.fori_loop(1, n, step, enp.eye(4, dtype=F32))
+
+
+def _products_loop(n, ms):
+    c = np.eye(4, dtype=F32)
+    for i in range(1, int(n)):
+        c = (c @ ms[i % 3]).T * F32(0.5) + ms[0].sum(0)
+        c[i % 3:i % 3 + 2] = c[1:3] * F32(0.5)
+    return c
+
+
+def _cube_roots(v):
+    def cond(c):
+        x, i = c
+        return (enp.abs(x * x * x - v).max() > F32(1e-4)) & (i < 50)
+    return lax.while_loop(cond, lambda c: (c[0] - (c[0] ** 3 - v) / (3 * c[0] ** 2), c[1] + 1),
+                          (enp.ones_like(v), 0))
+
+
+def _cube_roots_loop(v):
+    x, i = np.ones_like(v), 0
+    while np.abs(x * x * x - v).max() > F32(1e-4) and i < 50:
+        x, i = x - (x ** 3 - v) / (3 * x ** 2), i + 1
+    return x, i
+
+
+def _beside(x, xs):
+    # values of the carry's and the step's types outside the loop too (CSE must not merge
+    # the kernel's empty tensors with theirs)
+    c, ys = lax.scan(lambda c, r: (c * F32(0.5) + r, c + r), x * 2, xs)
+    return c + (x + 1), ys, xs * 3
+
+
+def _beside_loop(x, xs):
+    c, ys = x * 2, []
+    for r in xs:
+        ys.append(c + r)
+        c = c * F32(0.5) + r
+    return c + (x + 1), np.stack(ys), xs * 3
+
+
+@pytest.mark.parametrize("case", ["swap_scan", "products", "while", "beside"])
+def test_loop_kernels_as_python_loops(case, config_value):
+    """A loop whose step computes little runs as one kernel (ember-loop-kernels): its
+    carries passed on to each other (two swapped), an integer counter, reversed ys, a
+    product, a transpose, a broadcast sum, a dynamic row read and a dynamic update of two
+    rows in the step, traced bounds,
+    a while loop's condition; results are a Python loop's, and the same program with loop
+    kernels off (each step on the host) agrees."""
+    rng = np.random.default_rng(7)
+    if case == "swap_scan":
+        args = (rng.standard_normal((50, 3)).astype(F32),)
+        fun, loop = _swap_scan, _swap_scan_loop
+    elif case == "products":
+        args = (np.int32(40), (rng.standard_normal((3, 4, 4)) / 2).astype(F32))
+        fun, loop = _products, _products_loop
+    elif case == "while":
+        args = ((rng.random(64) * 10 + 1).astype(F32),)
+        fun, loop = _cube_roots, _cube_roots_loop
+    else:
+        args = (rng.standard_normal(4).astype(F32), rng.standard_normal((6, 4)).astype(F32))
+        fun, loop = _beside, _beside_loop
+    lowered = ember.jit(fun).lower(*args)
+    want = loop(*args)
+    compiled = lowered.compile()
+    got = compiled(*args)
+    # (after the compile: should IREE refuse the kernel, jit lowers the program again without)
+    assert loop_kernels_in(lowered) == 1
+    # IREE's memory: the results, each aligned to 64 bytes, and at most one starting copy of
+    # the carries (a scan's ys written in place, not allocated twice; the step's values on
+    # the stack); ember's model says as much
+    memory = compiled.memory_analysis()
+
+    def aligned(leaves):
+        return sum(-(-np.asarray(r).nbytes // 64) * 64 for r in leaves)
+    results = aligned(ember.tree_util.tree_leaves(got))
+    carries = aligned(ember.tree_util.tree_leaves(
+        {"swap_scan": got[0], "products": got, "while": got, "beside": got[0]}[case]))
+    assert memory.iree_transient_size_in_bytes <= results + carries + 128
+    assert memory.transient_size_in_bytes <= results + carries + 128
+    # (IREE contracts a * b + c into one rounding, the Python loop rounds twice)
+    for g, w in zip(ember.tree_util.tree_leaves(got), ember.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5, atol=1e-6 * np.abs(w).max())
+    config_value("loop_kernels", False)
+    host = ember.jit(fun).lower(*args)
+    assert loop_kernels_in(host) == 0
+    for g, h in zip(ember.tree_util.tree_leaves(got),
+                    ember.tree_util.tree_leaves(host.compile()(*args))):
+        h = np.asarray(h)
+        np.testing.assert_allclose(np.asarray(g), h, rtol=1e-5, atol=1e-6 * np.abs(h).max())

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import loop_kernels_in
 
 import ember
 import ember.numpy as enp
@@ -437,15 +438,34 @@ def _counted(m, lax_, lo, hi, w, xs):
                                 m.ones(8, np.float32)) ** 2)
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_loop_kernels_as_jax(reverse):
+    """An RNN's scan of 8 lanes and its backward pass (a scan too) each run as one kernel
+    (ember-loop-kernels): values and gradients are JAX's."""
+    rng = np.random.default_rng(5)
+    w = (rng.standard_normal((8, 8)) / 3).astype(np.float32)
+    xs = rng.standard_normal((30, 8)).astype(np.float32)
+
+    def fun(m, lax_):
+        return lambda w, xs: _rnn(m, lax_, reverse, w, xs)
+    lowered = ember.jit(ember.value_and_grad(fun(enp, ember.lax), argnums=(0, 1))).lower(w, xs)
+    assert loop_kernels_in(lowered) == 2
+    got = lowered.compile()(w, xs)
+    want = jax.value_and_grad(fun(jnp, jax.lax), argnums=(0, 1))(w, xs)
+    for g, e in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=2e-5, atol=2e-5)
+
+
 @pytest.mark.parametrize("case", [
     ("scan", 24, 8, False), ("scan", 20, 4, True), ("scan", 17, 1, False),
     ("for", (3, 35), 8, None), ("for", (0, 18), 2, None)],
     ids=["scan_24", "reversed_20", "scan_17", "for_3_35", "for_0_18"])
-def test_unrolled_loops_as_jax(case):
+def test_unrolled_loops_as_jax(case, config_value):
     """ember-unroll-scans runs k steps of a long loop with a small step in each step of its
     host loop (the backward pass's scan too): values and gradients are JAX's, and the
     loops of the optimized program have ``n / k`` steps (a length with no power of two up
-    to 8 dividing it stays rolled)."""
+    to 8 dividing it stays rolled). Loop kernels off: these steps would each run as one."""
+    config_value("loop_kernels", False)
     kind, n, k, reverse = case
     rng = np.random.default_rng(4)
     w = (rng.standard_normal((8, 8)) / 3).astype(np.float32)

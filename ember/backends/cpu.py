@@ -103,17 +103,33 @@ def program_flags(flags, module) -> tuple[str, ...]:
     module loads (IREE's hoisting of constant expressions), where the default path (dispatch
     creation) packs them on every call; programs without such constants keep the default
     path, whose packed copies of arguments were smaller (the figures: docs/benchmarks.md,
-    ``benchmarks/memory.py``'s captured_weights).
+    ``benchmarks/memory.py``'s captured_weights). A program with a loop kernel (a loop in
+    a dispatch region: ``ember-loop-kernels``) gets LLVM's loop vectorizer, which IREE leaves
+    off: the kernel's step is scalar loops over its values' elements, which IREE's
+    own vectorization does not see (``benchmarks/small_loops.py``).
 
     Example:
         >>> program_flags(compiler_flags(), ember.jit(lambda x: x @ W).lower(x).compiler_ir())
         (..., '--iree-global-opt-data-tiling=true', ...)
     """
     flags = tuple(flags)
+    if _has_loop_kernel(module):
+        flags += tuple(f for f in LOOP_KERNEL_FLAGS if f not in flags)
     if "--iree-opt-data-tiling=true" not in flags or not _reads_large_constants(module):
         return flags
     return tuple("--iree-global-opt-data-tiling=true" if f == "--iree-opt-data-tiling=true"
                  else f for f in flags)
+
+
+LOOP_KERNEL_FLAGS = ("--iree-llvmcpu-loop-vectorization",)
+
+
+def _has_loop_kernel(module) -> bool:
+    """Whether the linalg ``module`` runs a loop inside a dispatch region."""
+    from ember._mlir import walk
+    return any(op.name == "flow.dispatch.region" and any(
+        inner.name in ("scf.for", "scf.while") for inner in walk(op))
+        for op in walk(module.operation))
 
 
 def _reads_large_constants(module) -> bool:

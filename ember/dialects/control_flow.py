@@ -44,7 +44,10 @@ arguments go to the new ones) and ends the block with the scf terminator:
   reaches the body as a rank-0 tensor (``tensor.from_elements``);
 - ``ember.scan``  -> ``scf.for`` carrying the carry and the ys buffers: each iteration reads
   ``x[i]`` with ``tensor.extract_slice`` and writes ``y[i]`` with ``tensor.insert_slice``;
-  both loops run in chunks of ``run-ahead`` steps when longer (``_host_loop``);
+  both loops run in chunks of ``run-ahead`` steps when longer (``_host_loop``), but a
+  ``while``, ``for`` or ``scan`` marked ``ember.kernel`` (``ember-loop-kernels``: its step
+  computes little) runs whole inside one ``flow.dispatch.region``
+  (:func:`ember.rules.scalarize.loop_kernel`) where the target takes dispatch regions;
 - ``ember.map``   -> one ``linalg.generic`` whose body is the region as scalar code: each
   elementwise op's scalar emitter (``lowering.SCALAR``), and ``scf.while``/``scf.if``/
   ``scf.for`` on scalars for the control flow inside (``lowers_per_element``). IREE compiles
@@ -132,6 +135,7 @@ from ember.rules.autodiff import (
 )
 from ember.rules.base import (
     CHECKPOINT_ATTR,
+    KERNEL_ATTR,
     OPS,
     REMAT_ATTR,
     Attr,
@@ -164,6 +168,7 @@ from ember.rules.lowering import (
     to_index,
     ttype,
 )
+from ember.rules.scalarize import can_scalarize, loop_kernel
 from ember.rules.type_rules import fmt
 
 __all__ = ["REGION_OPS", "region_yield_avals", "block_arg_avals", "map_shape",
@@ -432,14 +437,14 @@ def _const_index(n: int) -> ir.Value:
 
 
 def _host_loop(c: LowerCall, lo: ir.Value, hi: ir.Value, init: list[ir.Value],
-               trips: int | None = None):
+               trips: int | None = None, kernel: bool = False):
     """An ``scf.for`` from ``lo`` to ``hi`` carrying ``init``, in chunks of ``run_ahead``
-    steps unless ``trips`` (when known) says it is shorter: (the loop whose body the caller
-    fills, the results)."""
+    steps unless ``trips`` (when known) says it is shorter or the loop runs as one
+    ``kernel``: (the loop whose body the caller fills, the results)."""
     one = _const_index(1)
     steps = c.options.get("run_ahead", DEFAULT_LOOP_RUN_AHEAD)
     probe = next((i for i, v in enumerate(init) if _readable(v.type)), None)
-    if not steps or (trips is not None and trips <= steps) or probe is None:
+    if not steps or kernel or (trips is not None and trips <= steps) or probe is None:
         loop = scf.ForOp(lo, hi, one, init)
         return loop, list(loop.results)
     chunk = _const_index(steps)
@@ -451,6 +456,14 @@ def _host_loop(c: LowerCall, lo: ir.Value, hi: ir.Value, init: list[ir.Value],
         inner = scf.ForOp(start, top, one, carry)
         scf.YieldOp([*inner.results, _read_as_zero(inner.results[probe])])
     return inner, list(outer.results)[:-1]
+
+
+def _kernel(c: LowerCall) -> bool:
+    """Whether the loop ``c`` lowers runs as one kernel: ember-loop-kernels marked it, the
+    target takes dispatch regions, and its lowered step is one that
+    :func:`~ember.rules.scalarize.loop_kernel` can run."""
+    return (KERNEL_ATTR in c.op.attributes and bool(c.options.get("dispatch_regions"))
+            and all(can_scalarize(r.blocks[0]) for r in c.op.regions))
 
 
 def _readable(t: ir.Type) -> bool:
@@ -495,8 +508,10 @@ def _lower_while(c: LowerCall):
         (pred,) = _move_body(_block(c.op, 0), block, list(block.arguments))
         return tensor.ExtractOp(pred, []).result
 
-    return scf_while(c.operands, cond,
-                     lambda block: _move_body(_block(c.op, 1), block, list(block.arguments)))
+    kernel = _kernel(c) and bool(c.operands)
+    results = scf_while(c.operands, cond,
+                        lambda block: _move_body(_block(c.op, 1), block, list(block.arguments)))
+    return loop_kernel(results[0].owner) if kernel else results
 
 
 @lowering("for")
@@ -505,7 +520,8 @@ def _lower_for(c: LowerCall):
     dt = c.in_avals[0].dtype
     bounds = [int_constant(v) for v in (lo, hi)]
     trips = None if any(b is None for b in bounds) else max(int(bounds[1] - bounds[0]), 0)
-    loop, results = _host_loop(c, _index(lo, dt), _index(hi, dt), init, trips)
+    kernel = _kernel(c)
+    loop, results = _host_loop(c, _index(lo, dt), _index(hi, dt), init, trips, kernel)
     body = loop.body
     with ir.InsertionPoint(body):
         cast = arith.IndexCastUIOp if dtypes.is_unsigned(dt) else arith.IndexCastOp
@@ -514,7 +530,7 @@ def _lower_for(c: LowerCall):
     values = _move_body(_block(c.op, 0), body, [i, *list(body.arguments)[1:]])
     with ir.InsertionPoint(body):
         scf.YieldOp(values)
-    return results
+    return loop_kernel(loop) if kernel else results
 
 
 @lowering("scan")
@@ -524,8 +540,9 @@ def _lower_scan(c: LowerCall):
     x_avals, ys_avals = c.in_avals[nc:], c.out_avals[nc:]
     if n == 0:   # the body never runs
         return list(init) + [empty(y) for y in ys_avals]
+    kernel = _kernel(c)
     loop, results = _host_loop(c, _const_index(0), _const_index(n),
-                               list(init) + [empty(y) for y in ys_avals], n)
+                               list(init) + [empty(y) for y in ys_avals], n, kernel)
     body = loop.body
     args = list(body.arguments)
     dyn = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -555,7 +572,7 @@ def _lower_scan(c: LowerCall):
                 y, buf, [t], [], [], [dyn] + [0] * (rank - 1), [1, *ya.shape[1:]],
                 [1] * rank).result)
         scf.YieldOp(values[:nc] + ys)
-    return results
+    return loop_kernel(loop) if kernel else results
 
 
 # --- map ----------------------------------------------------------------------------------

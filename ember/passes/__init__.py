@@ -7,6 +7,7 @@ from ember.passes import (  # noqa: F401  (registers the passes)
     forward_while_carries,
     fuse,
     limit_bindings,
+    loop_kernels,
     pin_carries,
     plan_memory,
     protect_arguments,

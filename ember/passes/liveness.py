@@ -41,7 +41,7 @@ import numpy as np
 
 from ember._mlir import element_bits, ir, walk
 from ember.dialects.sort_scan import sort_scratch_bytes, sorted_operands
-from ember.rules.base import REMAT_ATTR, aval_of_type
+from ember.rules.base import KERNEL_ATTR, REMAT_ATTR, aval_of_type
 
 ARG, TEMP, OUT, CONST, ENC, SCRATCH = "arg", "temp", "out", "const", "enc", "scratch"
 CONTROL_FLOW = ("ember.cond", "ember.while", "ember.for", "ember.scan")
@@ -66,8 +66,8 @@ def control_flow_scratch(op: ir.Operation, encoded=lambda op: ()) -> int:
     scan's result), and the packed operand copies of the contractions inside
     (``encoded``), as for top-level ones. Measured with IREE's statistics on programs of
     1-4 MiB values (``tests/test_memory.py``)."""
-    if op.name not in CONTROL_FLOW:
-        return 0
+    if op.name not in CONTROL_FLOW or KERNEL_ATTR in op.attributes:
+        return 0        # (a loop kernel's step is scalar code on the stack: ember-loop-kernels)
     results = list(op.results) if op.name == "ember.cond" else []
     if op.name == "ember.scan":
         results = [r for a, c, r, in_place in loop_carries(op)

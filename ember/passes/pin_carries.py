@@ -24,7 +24,7 @@ ember's backends compile for one target device, which IREE names ``@__device_0``
 
 from __future__ import annotations
 
-from ember._mlir import ir, walk
+from ember._mlir import ir, walk_host
 from ember.passes.protect_arguments import VIEW_OPS, donated_arguments, forwards_arguments
 from ember.passes.registry import Pass, func_ops, register
 
@@ -49,7 +49,7 @@ class PinLoopCarries(Pass):
                 shared = [entry.arguments[i] for i in donated_arguments(f)]
                 pinned: list[ir.Value] = []
                 # pre-order: a loop's carries are pinned before those of the loops inside it
-                for loop in [op for op in walk(f) if op.name in ("scf.for", "scf.while")]:
+                for loop in [op for op in walk_host(f) if op.name in ("scf.for", "scf.while")]:
                     pinned += _pin(loop, entry, shared, pinned, target)
 
 

@@ -18,8 +18,8 @@ from ember.passes.plan_memory import parse_size
 from ember.passes.registry import PASSES, make_pass, run_pipeline
 
 OPTIMIZE = ["ember-verify", "ember-auto-checkpoint", "ember-differentiate", "ember-batch",
-            "ember-spmd", "ember-simplify", "ember-unroll-scans", "ember-value-ranges",
-            "ember-tree-reductions", "ember-fuse", "ember-plan-memory"]
+            "ember-spmd", "ember-simplify", "ember-loop-kernels", "ember-unroll-scans",
+            "ember-value-ranges", "ember-tree-reductions", "ember-fuse", "ember-plan-memory"]
 LOWER = ["ember-to-linalg", "canonicalize", "cse", "ember-limit-bindings",
          "ember-forward-while-carries",
          "ember-pin-loop-carries", "ember-protect-arguments", "ember-split-loop-inits",
@@ -46,11 +46,12 @@ def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
                    memory_budget=_FROM_CONFIG, plan_budget: int | None = None,
                    keep_data_tiling: bool = False) -> list[str]:
     """The steps "ember" -> "optimized": verify, checkpoint under a budget, differentiate,
-    batch (vmap), simplify, unroll loops with small steps, split long sums, fuse, plan
-    memory.
+    batch (vmap), simplify, mark loops with tiny steps as kernels, unroll loops with small
+    steps, split long sums, fuse, plan memory.
 
     ``fusion``: whether ember-fuse runs (None: ``ember.config.fusion``, ``EMBER_NO_FUSION``);
-    ``dispatch_regions``: as for :func:`lower_steps`, which the fusions are for;
+    ``dispatch_regions``: as for :func:`lower_steps`, which the fusions and loop kernels are
+    for;
     ``max_bindings``: the most buffers one fusion may bind on the target (None: ember-fuse's
     default, the least of any target's); ``memory_planner`` and ``memory_budget`` (the budget
     of functions that set none): ``ember.config``'s unless given; ``plan_budget``: a budget
@@ -84,6 +85,9 @@ def optimize_steps(*, fusion: bool | None = None, dispatch_regions: bool = True,
         elif name == "ember-unroll-scans":
             out.append(_with_options(name, [] if config.scan_unroll == DEFAULT_SCAN_UNROLL
                                      else [f"factor={config.scan_unroll}"]))
+        elif name == "ember-loop-kernels":     # (a kernel is a dispatch region)
+            on = config.loop_kernels and dispatch_regions
+            out.append(_with_options(name, [] if on else ["max-step-work=0"]))
         elif name == "ember-auto-checkpoint":
             if memory_planner:
                 out.append(_with_options(name, budgets))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._mlir import arith, ir, tensor, walk
+from ember._mlir import arith, ir, tensor, walk_host
 from ember.passes.protect_arguments import pinned_carry
 from ember.passes.registry import Pass, PassError, func_ops, register
 from ember.rules.base import aval_of_type
@@ -45,7 +45,7 @@ class SplitLoopInits(Pass):
     def run(self, module: ir.Module) -> None:
         with module.context, ir.Location.unknown():
             for f in func_ops(module):
-                for loop in [op for op in walk(f) if op.name in ("scf.for", "scf.while")]:
+                for loop in [op for op in walk_host(f) if op.name in ("scf.for", "scf.while")]:
                     _distinct_empties(loop)
                     _split(loop)
                     _branch_results_apart(loop)

@@ -32,7 +32,7 @@ from ember.config import DEFAULT_SCAN_UNROLL
 from ember.passes.liveness import tensor_bytes
 from ember.passes.plan_memory import op_work
 from ember.passes.registry import Pass, func_ops, register
-from ember.rules.base import aval_of_type, clone_block, emit
+from ember.rules.base import KERNEL_ATTR, aval_of_type, clone_block, emit
 from ember.rules.lowering import int_constant
 
 _LOOPS = ("ember.scan", "ember.while", "ember.for")
@@ -67,6 +67,8 @@ class UnrollScans(Pass):
     def unroll_factor(self, loop) -> int:
         """The steps of ``loop`` (a scan, or a for of constant bounds) to run in each step of
         its loop (1: leave it)."""
+        if KERNEL_ATTR in loop.attributes:      # it runs as one kernel (ember-loop-kernels)
+            return 1
         n = _trip_count(loop, self.factor)
         body = loop.regions[0].blocks[0]
         ops = [op.operation for op in body.operations]

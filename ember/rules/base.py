@@ -395,3 +395,6 @@ CHECKPOINT_ATTR = "ember.checkpoint"
 # Marks a recomputed op: ember-to-linalg reads one of its operands through distinct_copy,
 # or MLIR's and IREE's CSE would merge it back into the op it copies.
 REMAT_ATTR = "ember.rematerialized"
+# Marks a loop whose step computes little (ember-loop-kernels): ember-to-linalg runs it as one
+# kernel (ember.rules.scalarize) where it can.
+KERNEL_ATTR = "ember.kernel"
