@@ -127,27 +127,23 @@ def signless(t: ir.Type) -> ir.Type:
     return t
 
 
-def walk(op):
-    """Every operation nested in ``op`` (itself included), pre-order.
+def walk(op, stop: tuple[str, ...] = ()):
+    """Every operation nested in ``op`` (itself included), pre-order; the regions of ops
+    named in ``stop`` are not entered.
 
     A plain generator rather than ``Operation.walk``, whose callbacks cannot raise.
     """
     op = op.operation
     yield op
+    if op.name in stop:
+        return
     for region in op.regions:
         for block in region.blocks:
             for child in block.operations:
-                yield from walk(child)
+                yield from walk(child, stop)
 
 
 def walk_host(op):
     """As :func:`walk`, but not inside ``flow.dispatch.region`` ops: the ops the host runs
     or records (a loop in a dispatch region is a kernel's own)."""
-    op = op.operation
-    yield op
-    if op.name == "flow.dispatch.region":
-        return
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                yield from walk_host(child)
+    return walk(op, ("flow.dispatch.region",))

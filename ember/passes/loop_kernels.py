@@ -24,8 +24,8 @@ from ember._mlir import ir, walk
 from ember.passes.liveness import tensor_bytes
 from ember.passes.plan_memory import op_work
 from ember.passes.registry import Pass, func_ops, register
+from ember.passes.unroll_scans import trip_count
 from ember.rules.base import KERNEL_ATTR
-from ember.rules.lowering import int_constant
 
 _LOOPS = ("ember.scan", "ember.for", "ember.while")
 # Region ops a kernel's step may not hold: their lowerings are host control flow or calls.
@@ -66,8 +66,8 @@ class LoopKernels(Pass):
         if self.max_step_work <= 0 or _trips(loop) < 2 or any(
                 inner.name in _HOST for op in ops for inner in walk(op)):
             return False
-        values = [*(a for b in blocks for a in b.arguments),
-                  *(r for op in ops for r in op.results)]
+        args = [a for b in blocks for a in b.arguments]
+        values = [*args, *(r for op in ops for r in op.results)]
         if not all(isinstance(v.type, ir.RankedTensorType)
                    and ir.RankedTensorType(v.type).has_static_shape
                    and isinstance(ir.RankedTensorType(v.type).element_type,
@@ -75,8 +75,7 @@ class LoopKernels(Pass):
             return False    # (complex values: left to the host loop, untried in kernels)
         # (IREE 3.13 folds a carry's unit dimension with a reshape it then moves out of the
         # dispatch region, above the loop that defines the carry: a crash)
-        if any(1 in ir.RankedTensorType(v.type).shape for v in [
-                *(a for b in blocks for a in b.arguments), *loop.results]):
+        if any(1 in ir.RankedTensorType(v.type).shape for v in [*args, *loop.results]):
             return False
         sizes = [tensor_bytes(v.type) for v in values]
         return (_buffers(loop) <= self.max_bindings
@@ -100,11 +99,5 @@ def _buffers(loop) -> int:
 def _trips(loop) -> float:
     """The steps of ``loop`` (inf where its bounds are traced or it is a while): a loop of
     one step is its body, which MLIR's canonicalization inlines."""
-    if loop.name == "ember.while":
-        return float("inf")
-    if loop.name == "ember.scan":
-        return ir.IntegerAttr(loop.attributes["length"]).value
-    bounds = [int_constant(v) for v in list(loop.operands)[:2]]
-    if any(b is None for b in bounds):
-        return float("inf")
-    return int(bounds[1]) - int(bounds[0])
+    n = trip_count(loop)
+    return float("inf") if n is None else n

@@ -96,17 +96,27 @@ def _carry_bytes(loop) -> int:
     return sum(tensor_bytes(r.type) for r in list(loop.results)[:nc])
 
 
-def _trip_count(loop, factor: int) -> int | None:
+def trip_count(loop) -> int | None:
+    """The steps of ``loop``: a scan's length, a for's of constant bounds (None otherwise)."""
     if loop.name == "ember.scan":
         return ir.IntegerAttr(loop.attributes["length"]).value
-    bounds = [_int_constant(v) for v in list(loop.operands)[:2]]
-    if None in bounds:
+    if loop.name != "ember.for":
         return None
+    bounds = [_int_constant(v) for v in list(loop.operands)[:2]]
+    return None if None in bounds else bounds[1] - bounds[0]
+
+
+def _trip_count(loop, factor: int) -> int | None:
+    """:func:`trip_count`, None too where the unrolled for's indices could overflow."""
+    n = trip_count(loop)
+    if n is None or loop.name == "ember.scan":
+        return n
     # (the copies' indices, k * j and its offsets, must not overflow the index's dtype)
     info = np.iinfo(aval_of_type(loop.operands[0].type).dtype)
+    bounds = [_int_constant(v) for v in list(loop.operands)[:2]]
     if (max(abs(b) for b in bounds) + 1) * 2 * factor > info.max:
         return None
-    return bounds[1] - bounds[0]
+    return n
 
 
 def _int_constant(v) -> int | None:
