@@ -121,7 +121,8 @@ def test_fori_loop_dynamic_bounds(lo, hi):
 
 def test_fori_loop_static_becomes_scf_for():
     text = _fori_static.lower(np.zeros(5, F32)).as_text("linalg")
-    assert "scf.for" in text and "ember." not in text
+    # no ember op is left (a loop kernel keeps ember's discardable attributes on its empties)
+    assert "scf.for" in text and not re.search(r'(^|=)\s*"?ember\.', text, re.M)
 
 
 @ember.jit
