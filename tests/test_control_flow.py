@@ -665,6 +665,29 @@ def _beside_loop(x, xs):
     return c + (x + 1), np.stack(ys), xs * 3
 
 
+def test_loop_step_with_a_mask_array_stays_valid_ir(config_value):
+    """A step that makes a boolean array of another shape than its consumers (a one-hot mask
+    broadcast over a batch) is not made a kernel: IREE stores a kernel's i1 arrays as i8 and
+    leaves the scalar writes into them as i1, which its verifier rejects (with IREE's
+    verifier off, as jit compiles, such a program compiled anyway). With the verifier on it
+    compiles first time, as the Python loop computes."""
+    idx = (np.arange(16).reshape(4, 4) % 5).astype(np.int32)
+
+    def step(i, c, xp):
+        m = idx == i
+        return xp.where(m, c * 2, c) + xp.where(m, F32(1), F32(0)) * c[::-1]
+    c = (np.random.default_rng(0).standard_normal((2, 4, 4)) * 0.3).astype(F32)
+    want = c
+    for i in range(4):
+        want = step(i, want, np)
+    config_value("compile_verify", True)
+    config_value("compile_cache", False)
+    lowered = ember.jit(lambda c: lax.fori_loop(0, 4, lambda i, c: step(i, c, enp), c)).lower(c)
+    got = lowered.compile()(c)
+    assert lowered.dispatch_regions is not False
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+
+
 @pytest.mark.parametrize("case", ["swap_scan", "products", "while", "beside"])
 def test_loop_kernels_as_python_loops(case, config_value):
     """A loop whose step computes little runs as one kernel (ember-loop-kernels): its

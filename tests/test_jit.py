@@ -574,6 +574,23 @@ def test_compile_falls_back_to_other_flags_and_caches_it(tmp_path, monkeypatch):
                                                    [cpu.compiler_flags()])) == vmfb
 
 
+def test_scheduling_failure_is_not_retried_with_other_flags(monkeypatch):
+    """IREE's stream scheduling failed on a batched expm's loop ("failed to solve for
+    timepoint coverage") under every flag set: the fallbacks, which change code generation,
+    are not compiled (each is a whole compile); the caller lowers differently instead."""
+    from ember.backends import compiler, cpu
+    calls = []
+
+    def failing(text, flags, **kw):
+        calls.append(flags)
+        raise errors.CompileError("error: failed to solve for timepoint coverage")
+    monkeypatch.setattr(compiler, "_compile", failing)
+    with pytest.raises(errors.CompileError, match="timepoint coverage"):
+        compiler.compile_mlir(GOOD_IR, cpu.compiler_flags(), use_cache=False,
+                              fallbacks=cpu.fallback_flags())
+    assert calls == [cpu.compiler_flags()]
+
+
 def test_a_damaged_cache_entry_is_compiled_again(tmp_path, monkeypatch):
     """A truncated or altered module in the compile cache had raised raw IREE errors on every
     later run: entries carry their SHA-256 and one that does not match is a miss."""

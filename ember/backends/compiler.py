@@ -101,7 +101,7 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
     try:
         vmfb = _compile(mlir_text, flags)
     except CompileError as first:
-        for other in fallbacks:
+        for other in fallbacks if not _scheduling_failure(first) else ():
             if tuple(other) == tuple(flags):     # (program_flags may have chosen it already)
                 continue
             try:
@@ -114,6 +114,17 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
     if use_cache:
         write_cached(key, vmfb)
     return vmfb
+
+
+# IREE failures of its stream scheduling, before code generation: its whole-program analysis
+# of which timepoints cover which gives up after a fixed number of rounds (32) on long chains
+# of awaited values in a loop (a batched expm's squarings, each product behind a barrier).
+# The fallback flag sets change code generation, not that: each would be a whole compile.
+_SCHEDULING_FAILURES = ("failed to solve for timepoint coverage",)
+
+
+def _scheduling_failure(error: CompileError) -> bool:
+    return any(m in str(error) for m in _SCHEDULING_FAILURES)
 
 
 # A cache entry: this magic, the key it was written under (64 hex digits), the SHA-256 of

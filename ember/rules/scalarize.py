@@ -49,6 +49,15 @@ def _static(v: ir.Value) -> bool:
     return not isinstance(t, ir.ShapedType) or ir.ShapedType(t).has_static_shape
 
 
+def _bool_tensor(v: ir.Value) -> bool:
+    """IREE 3.13 stores a kernel's i1 arrays as i8 but leaves a ``tensor.insert`` of an i1
+    scalar into them as it is, which its verifier rejects (a batched loop's step that makes
+    a mask; rank-0 values are kept as i1): a step making such an array is not scalarized."""
+    t = v.type
+    return isinstance(t, ir.RankedTensorType) and t.rank > 0 and \
+        isinstance(t.element_type, ir.IntegerType) and t.element_type.width == 1
+
+
 def _ops(block: ir.Block):
     """The ops of ``block``, with those of the fusions (dispatch regions) in it in place of
     the region ops."""
@@ -63,9 +72,12 @@ def _ops(block: ir.Block):
 def can_scalarize(block: ir.Block) -> bool:
     """Whether :func:`loop_kernel` can turn a loop whose step is ``block`` (the lowered ops
     of a loop body, ending with its terminator) into one kernel."""
+    if any(_bool_tensor(a) for a in block.arguments):
+        return False
     for op in list(_ops(block))[:-1]:
         name = op.name
-        if not all(_static(v) for v in [*op.operands, *op.results]):
+        if not all(_static(v) for v in [*op.operands, *op.results]) or \
+                any(_bool_tensor(r) for r in op.results):
             return False
         if name.startswith(("arith.", "math.", "complex.")) or name in _KEPT:
             continue
