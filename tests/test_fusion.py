@@ -1,9 +1,12 @@
 """ember-fuse (issue 7): fused programs compute what unfused ones do, and IREE's own
 statistics show no more dispatches with fusion than without."""
 
+import glob
 import os
+import pathlib
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -210,10 +213,16 @@ def test_region_iree_cannot_compile_falls_back_to_bare_generics(monkeypatch):
     monkeypatch.setattr(fusion, "_one_dispatch", lambda c, ops: True)
     x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(4, 8)
     lowered = ember.jit(lambda x: (enp.exp((x + x) * 0.5), enp.tanh((x + x) * 0.5))).lower(x)
-    assert "flow.dispatch.region" in lowered.as_text("linalg")
+    failing = lowered.as_text("linalg")
+    assert "flow.dispatch.region" in failing
+    saved = os.path.join(tempfile.gettempdir(), "ember-failed-*.mlir")
+    before = set(glob.glob(saved))
     a, b = lowered.compile()(x)
     assert lowered.dispatch_regions is False
     assert "flow.dispatch.region" not in lowered.as_text("linalg")
+    # the IR saved of each failure is removed once a retry compiled: nothing left in /tmp
+    left = set(glob.glob(saved)) - before
+    assert not [p for p in left if pathlib.Path(p).read_text() == failing]
     np.testing.assert_allclose(np.asarray(a), np.exp(x), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(b), np.tanh(x), rtol=1e-6)
 

@@ -43,6 +43,9 @@ Vulkan runtime: INT32_MIN // 3, int8 division, f16,    backends/vulkan.py TRAITS
 fused leading-axis reductions, reassociated adds       iree.runtime cannot map Vulkan results
                                                        for readback (ember stages them)
 CUDA: complex scan beside another dispatch crashes     backends/cuda.py (_COMPLEX_SCAN)
+stream scheduling gives up ("failed to solve for       backends/compiler.py:_SCHEDULING_FAILURES
+timepoint coverage") on long chains in a loop          (no flag fallbacks); a batched expm's
+                                                       loop, 1400 lines
 =====================================================  ========================================
 """
 
@@ -168,6 +171,24 @@ def test_packed_epilogue_of_a_reduction_fails_with_dispatch_data_tiling():
     assert_fails(text, "ember/backends/cpu.py:fallback_flags", "large vector sizes",
                  flags=flags)
     assert compile_error(text, cpu.fallback_flags()[0]) is None
+
+
+def test_reduction_read_at_a_constant_index_in_a_region_fails():
+    """A region whose last generic reads a reduction's result through a map with a constant
+    (a keepdims max squeezed, as matrix_norm's): code generation fails; the same generics
+    left bare compile."""
+    text = quirk("squeezed_reduction_region")
+    assert_fails(text, "ember/dialects/fusion.py:_reads_at_constant",
+                 "failed to run translation")
+    bare = text.replace("%r = flow.dispatch.region -> (tensor<2x3xf32>) {", "") \
+        .replace("flow.return %y : tensor<2x3xf32>\n  }", "").replace("return %r", "return %y")
+    assert compile_error(bare) is None
+
+
+def test_bool_array_written_in_a_kernel_fails_to_verify():
+    """A kernel's i1 array is stored as i8, its scalar writes left i1."""
+    assert_fails(quirk("kernel_bool_array"), "ember/rules/scalarize.py:_bool_tensor",
+                 "scalar type matches element type of dest")
 
 
 def test_unknown_dialect_op_crashes():

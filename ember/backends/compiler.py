@@ -106,8 +106,10 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
                 continue
             try:
                 vmfb = _compile(mlir_text, tuple(other))
+                discard_ir(first)
                 break
-            except CompileError:
+            except CompileError as e:
+                discard_ir(e)
                 continue
         else:
             raise first from None
@@ -578,6 +580,14 @@ def _save_ir(mlir_text: str) -> str:
         os.remove(path)
         raise
     return path
+
+
+def discard_ir(error: CompileError) -> None:
+    """Remove the IR ``error`` saved, once a retry compiled the program: nothing is left of
+    a failure the user never sees."""
+    if error.ir_path:
+        with contextlib.suppress(OSError):
+            os.remove(error.ir_path)
 
 
 def _failure(what: str, detail: str, mlir_text: str) -> CompileError:

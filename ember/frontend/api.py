@@ -15,7 +15,7 @@ from ember._mlir import ir, walk
 from ember.backends import device_flags, dispatch_regions, get_backend, legality, traits
 from ember.backends import target_options as _target_options
 from ember.backends.array import Array, device_of_arrays
-from ember.backends.compiler import compile_mlir, start_worker, stop_worker
+from ember.backends.compiler import compile_mlir, discard_ir, start_worker, stop_worker
 from ember.backends.runtime import FENCED_CALLS_FLAG, Executable
 from ember.backends.statistics import compile_with_statistics
 from ember.config import TRACED_OPTIONS, config
@@ -289,13 +289,16 @@ class Lowered:
         without them and compiled again: IREE's codegen does not take every region."""
         try:
             return build()
-        except CompileError:
+        except CompileError as e:
             # (a dynamic program's text is not lowered again: that would be a static one)
             if self.dynamic or "flow.dispatch.region" not in self.as_text("linalg"):
                 raise
+            first = e
         self.dispatch_regions = False
         del self._modules["linalg"], self._text["linalg"], self._steps["linalg"]
-        return build()
+        result = build()
+        discard_ir(first)
+        return result
 
     def compile(self, target_options: dict | None = None) -> Compiled:
         """Compile with IREE for the backend and load it; returns a callable Compiled.
