@@ -227,26 +227,32 @@ def test_region_iree_cannot_compile_falls_back_to_bare_generics(monkeypatch):
     np.testing.assert_allclose(np.asarray(b), np.tanh(x), rtol=1e-6)
 
 
-@pytest.mark.parametrize("f, axis", [
-    (lambda a: enp.linalg.matrix_norm(a, ord=1), None),
-    (ember.vmap(lambda a: enp.linalg.matrix_norm(a, ord=np.inf), in_axes=-1), -1),
-])
-def test_reduction_read_through_a_squeeze_compiles_first_time(f, axis, monkeypatch,
-                                                               config_value):
-    """A keepdims reduction squeezed and read by the next op of its fusion (matrix_norm's
-    max of column sums): as one region IREE 3.13's code generation failed on it, and the
-    program was compiled five times, the last without regions. It is left to IREE now
+_X453 = np.random.default_rng(2).standard_normal((4, 5, 3)).astype(np.float32)
+_X103 = np.arange(30, dtype=np.float32).reshape(10, 3)
+
+
+@pytest.mark.parametrize("f, x, want", [
+    # a keepdims reduction squeezed and read by the next op of its fusion (matrix_norm's
+    # max of column sums), batched and vmapped
+    (lambda a: enp.linalg.matrix_norm(a, ord=1), _X453,
+     np.linalg.norm(_X453, ord=1, axis=(-2, -1))),
+    (ember.vmap(lambda a: enp.linalg.matrix_norm(a, ord=np.inf), in_axes=-1), _X453,
+     np.linalg.norm(np.moveaxis(_X453, -1, 0), ord=np.inf, axis=(-2, -1))),
+    # a reduction read by a gather of its fusion (lax.map's rows put back in order)
+    (lambda x: ember.lax.map(lambda r: r.sum(), x, batch_size=16), _X103, _X103.sum(1)),
+], ids=["matrix_norm", "vmap_matrix_norm", "map_rows"])
+def test_fusions_iree_refused_as_regions_compile_first_time(f, x, want, monkeypatch,
+                                                           config_value):
+    """Fusions IREE 3.13's code generation failed on as one region: each program was
+    compiled five times, the last without regions. They are left to IREE now
     (tests/mlir/fuse_dispatch_region.mlir): one compile."""
     from ember.backends import compiler
     calls = []
     compile_ = compiler._compile
     monkeypatch.setattr(compiler, "_compile", lambda *a, **k: calls.append(1) or compile_(*a, **k))
-    x = np.random.default_rng(2).standard_normal((4, 5, 3)).astype(np.float32)
     config_value("compile_cache", False)
     got = ember.jit(f)(x)
     assert len(calls) == 1
-    a = np.moveaxis(x, -1, 0) if axis == -1 else x
-    want = np.linalg.norm(a, ord=1 if axis is None else np.inf, axis=(-2, -1))
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
 
 

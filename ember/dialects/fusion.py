@@ -708,6 +708,13 @@ def _one_dispatch(c: LowerCall, ops: list) -> bool:
         return False
     if any(not list(r.uses) for op in compute[:-1] for r in op.results):
         return False
+    # each earlier result an operand of a generic: one read inside a body (a gather's
+    # tensor.extract) is no producer IREE fuses, and leaves two roots, which fail as above
+    # (lax.map's rows put back in order)
+    members = {op.operation for op in compute}
+    if any(use.owner.operation not in members for op in compute[:-1] for r in op.results
+           for use in r.uses):
+        return False
     if any(_reads_at_constant(op, compute) for op in compute[1:]):
         return False
     yielded = c.op.regions[0].blocks[0].operations[-1].operands
