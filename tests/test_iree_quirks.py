@@ -178,7 +178,7 @@ def test_reduction_read_at_a_constant_index_in_a_region_fails():
     (a keepdims max squeezed, as matrix_norm's): code generation fails; the same generics
     left bare compile."""
     text = quirk("squeezed_reduction_region")
-    assert_fails(text, "ember/dialects/fusion.py:_reads_at_constant",
+    assert_fails(text, "ember/dialects/fusion.py:_reads_reduction_at_constant",
                  "failed to run translation")
     bare = text.replace("%r = flow.dispatch.region -> (tensor<2x3xf32>) {", "") \
         .replace("flow.return %y : tensor<2x3xf32>\n  }", "").replace("return %r", "return %y")

@@ -715,25 +715,25 @@ def _one_dispatch(c: LowerCall, ops: list) -> bool:
     if any(use.owner.operation not in members for op in compute[:-1] for r in op.results
            for use in r.uses):
         return False
-    if any(_reads_at_constant(op, compute) for op in compute[1:]):
+    if _reads_reduction_at_constant(compute):
         return False
     yielded = c.op.regions[0].blocks[0].operations[-1].operands
     return not any(_grows(v) for v in yielded) and not _feeds_contraction(c.op)
 
 
-def _reads_at_constant(op, compute) -> bool:
-    """Whether the generic ``op`` reads the result of a reduction among ``compute`` through a
+def _reads_reduction_at_constant(compute) -> bool:
+    """Whether a generic of ``compute`` reads the result of a reduction among them through a
     map with a constant (a keepdims reduction squeezed, as ``matrix_norm`` does): IREE
     3.13's code generation fails on such a region, where it compiles the generics left bare.
     (Elementwise results read so, as a layernorm's keepdims mean, compile in a region; read
     through a ``tensor.collapse_shape`` in the region instead, the reduction compiled but an
     elementwise producer of a reduction's operand failed as two independent generics do.)"""
-    reduced = {r for c in compute if c != op and "reduction" in str(c.attributes[
-        "iterator_types"]) for r in c.results}
-    maps = ir.ArrayAttr(op.attributes["indexing_maps"])
+    reduced = {r for c in compute if "reduction" in str(c.attributes["iterator_types"])
+               for r in c.results}
     return any(v in reduced and any(isinstance(e, ir.AffineConstantExpr)
                                     for e in ir.AffineMapAttr(m).value.results)
-               for v, m in zip(op.operands, maps))
+               for op in compute
+               for v, m in zip(op.operands, ir.ArrayAttr(op.attributes["indexing_maps"])))
 
 
 def _feeds_contraction(op) -> bool:
