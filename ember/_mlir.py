@@ -143,6 +143,22 @@ def walk(op, stop: tuple[str, ...] = ()):
                 yield from walk(child, stop)
 
 
+def captured(op) -> list:
+    """The values defined outside region op ``op`` that the ops nested in it read, in order
+    of first use (a closure's free values).
+
+    Example:
+        >>> captured(scan_op)       # e.g. a weight the scan's step multiplies by
+        [<BlockArgument ...>]
+    """
+    nested = list(walk(op))[1:]
+    inside = {a for inner in [op.operation, *nested] for region in inner.regions
+              for b in region.blocks for a in b.arguments}
+    inside.update(r for inner in nested for r in inner.results)
+    return list(dict.fromkeys(v for inner in nested for v in inner.operands
+                              if v not in inside))
+
+
 def walk_host(op):
     """As :func:`walk`, but not inside ``flow.dispatch.region`` ops: the ops the host runs
     or records (a loop in a dispatch region is a kernel's own)."""

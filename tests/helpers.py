@@ -134,3 +134,14 @@ def loop_kernels_in(lowered) -> int:
     return sum(op.name == "flow.dispatch.region" and any(
         inner.name in ("scf.for", "scf.while") for inner in walk(op))
         for op in walk(lowered.compiler_ir("linalg").operation))
+
+
+def count_compiles(monkeypatch) -> list:
+    """A list that gets an entry for each IREE compile from now on (the compile worker's
+    requests: a compile IREE refused and ember retried with other flags, or without dispatch
+    regions, counts each attempt)."""
+    from ember.backends import compiler
+    calls, compile_ = [], compiler._compile
+    monkeypatch.setattr(compiler, "_compile",
+                        lambda *a, **k: calls.append(1) or compile_(*a, **k))
+    return calls

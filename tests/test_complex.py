@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import needs_vulkan
+from helpers import count_compiles, needs_vulkan
 
 import ember
 import ember.lax as lax
@@ -385,6 +385,20 @@ def test_products(dt, config_value):
         scale = np.abs(w) + 1.0       # sums of products cancel: absolute within the terms
         err = np.abs(np.asarray(out[k]).astype(C128) - w)
         assert (err <= 32 * EPS[dt] * scale * 10).all(), (k, err.max())
+
+
+def test_complex_product_compiles_first_time(monkeypatch, config_value):
+    """IREE's data tiling from dispatch creation crashed on the op that combines the real
+    products of a complex one (tests/test_iree_quirks.py), and the program was compiled
+    again with the next flags; such programs take data tiling from global optimization
+    (backends/cpu.py:program_flags): one compile."""
+    rng = np.random.default_rng(3)
+    a, b = _random(rng, (3, 5)).astype(C64), _random(rng, (5, 3)).astype(C64)
+    calls = count_compiles(monkeypatch)
+    config_value("compile_cache", False)
+    got = ember.jit(lambda a, b: a @ b)(a, b)
+    assert len(calls) == 1
+    np.testing.assert_allclose(np.asarray(got), a.astype(C128) @ b, rtol=1e-5, atol=1e-5)
 
 
 # --- other ops on complex values ---------------------------------------------------------------

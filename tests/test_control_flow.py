@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers import loop_kernels_in
+from helpers import count_compiles, loop_kernels_in
 
 import ember
 import ember.numpy as enp
@@ -686,6 +686,65 @@ def test_loop_step_with_a_mask_array_stays_valid_ir(config_value):
     got = lowered.compile()(c)
     assert lowered.dispatch_regions is not False
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+
+
+def _decay_scan(xs, xp):
+    """ys of c <- 0.9 c + x over the rows of ``xs``, from zeros (``xp``: enp traces a scan,
+    np runs a Python loop)."""
+    if xp is np:
+        c, ys = np.zeros(xs.shape[1], F32), []
+        for x in xs:
+            c = c * F32(0.9) + x
+            ys.append(c)
+        return np.stack(ys)
+    return lax.scan(lambda c, x: (c * 0.9 + x, c * 0.9 + x), enp.zeros(xs.shape[1], F32),
+                    xs)[1]
+
+
+_XS = np.random.default_rng(4).standard_normal((300, 4)).astype(F32)
+
+
+@pytest.mark.parametrize("make_xs", [
+    lambda x, xp: xp.where(x > 0, x, F32(0)),                  # elementwise
+    lambda x, xp: (x.reshape(4, 300) * F32(2)).T,              # transposed
+    lambda x, xp: xp.concatenate([x, x * F32(2)]),
+    lambda x, xp: x[np.arange(300)[::-3]],                     # a gather
+], ids=["where", "transpose", "concatenate", "gather"])
+def test_kernel_reading_values_made_outside_compiles_first_time(make_xs, monkeypatch,
+                                                                config_value):
+    """A kernel reads its xs from an op outside it. IREE pulled such producers into the
+    kernel's dispatch region, where the producer is the op IREE distributes to workgroups,
+    and failed ("write affecting operations on global resources"): the program compiled
+    five times, the last without regions, and ran as a host loop. They now stay outside,
+    behind a barrier (tests/mlir/loop_kernels.mlir): one compile, a kernel, the Python
+    loop's values."""
+    calls = count_compiles(monkeypatch)
+    config_value("compile_cache", False)
+    lowered = ember.jit(lambda x: _decay_scan(make_xs(x, enp), enp)).lower(_XS)
+    got = lowered.compile()(_XS)
+    assert len(calls) == 1 and loop_kernels_in(lowered) == 1
+    np.testing.assert_allclose(np.asarray(got), _decay_scan(make_xs(_XS, np), np),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_batched_tridiagonal_solve_compiles_first_time(monkeypatch, config_value):
+    """A batched tridiagonal_solve's back substitution is a kernel reading rows that a
+    gather-like generic put in order outside it (the case above, found in the suite): one
+    compile, SciPy's solutions."""
+    from scipy.linalg import solve_banded
+    rng = np.random.default_rng(0)
+    dl, d, du = (rng.standard_normal((3, 7)).astype(F32) for _ in range(3))
+    d += 4
+    b = rng.standard_normal((3, 7, 2)).astype(F32)
+    calls = count_compiles(monkeypatch)
+    config_value("compile_cache", False)
+    lowered = ember.jit(lax.linalg.tridiagonal_solve).lower(dl, d, du, b)
+    got = np.asarray(lowered.compile()(dl, d, du, b))
+    assert len(calls) == 1 and loop_kernels_in(lowered) >= 1
+    for i in range(3):
+        bands = np.stack([np.r_[0, du[i, :-1]], d[i], np.r_[dl[i, 1:], 0]])
+        np.testing.assert_allclose(got[i], solve_banded((1, 1), bands, b[i]), rtol=2e-5,
+                                   atol=2e-6)
 
 
 @pytest.mark.parametrize("case", ["swap_scan", "products", "while", "beside"])

@@ -10,6 +10,7 @@ import tempfile
 
 import numpy as np
 import pytest
+from helpers import count_compiles
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -246,10 +247,7 @@ def test_fusions_iree_refused_as_regions_compile_first_time(f, x, want, monkeypa
     """Fusions IREE 3.13's code generation failed on as one region: each program was
     compiled five times, the last without regions. They are left to IREE now
     (tests/mlir/fuse_dispatch_region.mlir): one compile."""
-    from ember.backends import compiler
-    calls = []
-    compile_ = compiler._compile
-    monkeypatch.setattr(compiler, "_compile", lambda *a, **k: calls.append(1) or compile_(*a, **k))
+    calls = count_compiles(monkeypatch)
     config_value("compile_cache", False)
     got = ember.jit(f)(x)
     assert len(calls) == 1

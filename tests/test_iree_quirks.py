@@ -191,6 +191,31 @@ def test_bool_array_written_in_a_kernel_fails_to_verify():
                  "scalar type matches element type of dest")
 
 
+def test_kernel_reading_a_gather_from_outside_fails_to_verify():
+    """IREE clones a gather-like generic that a kernel reads into the kernel's region, where
+    it is the op IREE distributes to workgroups: the loop's writes no longer verify. Behind
+    a barrier it stays outside, and the kernel compiles."""
+    text = quirk("kernel_gather_capture")
+    assert_fails(text, "ember/rules/scalarize.py:_keep_producers_out",
+                 "write affecting operations on global resources")
+    barred = text.replace(
+        "  %r = flow.dispatch.region",
+        "  %b = util.optimization_barrier %g : tensor<7x3xf32>\n  %r = flow.dispatch.region"
+    ).replace("extract_slice %g[", "extract_slice %b[")
+    assert compile_error(barred) is None
+
+
+def test_complex_product_fails_with_data_tiling_from_dispatch_creation():
+    """Real products combined into complex values: the packed layout is carried into the
+    combining op, whose complex vectors code generation refuses (with ember's verifier off,
+    a crash); data tiling from global optimization compiles it."""
+    text = quirk("complex_product_data_tiled")
+    assert_fails(text, "ember/backends/cpu.py:_complex_products",
+                 "requires valid padding vector elemental type",
+                 flags=CPU + ("--iree-opt-data-tiling=true",))
+    assert compile_error(text, CPU + ("--iree-global-opt-data-tiling=true",)) is None
+
+
 def test_unknown_dialect_op_crashes():
     text = """func.func @main() {
   "nodialect.op"() : () -> ()

@@ -103,10 +103,11 @@ def program_flags(flags, module) -> tuple[str, ...]:
     module loads (IREE's hoisting of constant expressions), where the default path (dispatch
     creation) packs them on every call; programs without such constants keep the default
     path, whose packed copies of arguments were smaller (the figures: docs/benchmarks.md,
-    ``benchmarks/memory.py``'s captured_weights). A program with a loop kernel (a loop in
-    a dispatch region: ``ember-loop-kernels``) gets LLVM's loop vectorizer, which IREE leaves
-    off: the kernel's step is scalar loops over its values' elements, which IREE's
-    own vectorization does not see (``benchmarks/small_loops.py``).
+    ``benchmarks/memory.py``'s captured_weights); so does a program with complex products,
+    which the default path fails (:func:`_complex_products`). A program with a loop kernel
+    (a loop in a dispatch region: ``ember-loop-kernels``) gets LLVM's loop vectorizer, which
+    IREE leaves off: the kernel's step is scalar loops over its values' elements, which
+    IREE's own vectorization does not see (``benchmarks/small_loops.py``).
 
     Example:
         >>> program_flags(compiler_flags(), ember.jit(lambda x: x @ W).lower(x).compiler_ir())
@@ -115,7 +116,8 @@ def program_flags(flags, module) -> tuple[str, ...]:
     flags = tuple(flags)
     if _has_loop_kernel(module):
         flags += tuple(f for f in LOOP_KERNEL_FLAGS if f not in flags)
-    if "--iree-opt-data-tiling=true" not in flags or not _reads_large_constants(module):
+    if "--iree-opt-data-tiling=true" not in flags or not (
+            _reads_large_constants(module) or _complex_products(module)):
         return flags
     return tuple("--iree-global-opt-data-tiling=true" if f == "--iree-opt-data-tiling=true"
                  else f for f in flags)
@@ -130,6 +132,11 @@ def _has_loop_kernel(module) -> bool:
     return any(op.name == "flow.dispatch.region" and any(
         inner.name in ("scf.for", "scf.while") for inner in walk(op))
         for op in walk(module.operation))
+
+
+def _contraction(op) -> bool:
+    return op.name in _CONTRACTIONS and (
+        op.name != "linalg.generic" or "reduction" in str(op.attributes["iterator_types"]))
 
 
 def _reads_large_constants(module) -> bool:
@@ -151,11 +158,29 @@ def _reads_large_constants(module) -> bool:
             for x in owner.operands)
 
     for op in walk(module.operation):
-        if op.name not in _CONTRACTIONS or (op.name == "linalg.generic" and "reduction" not in
-                                            str(op.attributes["iterator_types"])):
+        if not _contraction(op):
             continue
         if any(tensor_bytes(v.type) >= CONSTANT_PACKED_AT_LOAD_BYTES and constant(v)
                for v in op.operands[:-1]):
+            return True
+    return False
+
+
+def _complex_products(module) -> bool:
+    """Whether the linalg ``module`` has contractions and complex values (a complex product is
+    real products combined by an elementwise op): IREE 3.13's data tiling from dispatch
+    creation carries a product's packed layout into that op, whose complex vectors its code
+    generation then refuses ("requires valid padding vector elemental type"; a crash with
+    IREE's verifier off); data tiling from global optimization compiles it."""
+    from ember._mlir import ir, walk
+    contraction = complex_ = False
+    for op in walk(module.operation):
+        contraction = contraction or _contraction(op)
+        complex_ = complex_ or any(
+            isinstance(r.type, ir.RankedTensorType)
+            and isinstance(ir.RankedTensorType(r.type).element_type, ir.ComplexType)
+            for r in op.results)
+        if contraction and complex_:
             return True
     return False
 

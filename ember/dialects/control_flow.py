@@ -118,7 +118,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember._mlir import arith, func, ir, scf, tensor, tensor_type, walk
+from ember._mlir import arith, captured, func, ir, scf, tensor, tensor_type, walk
 from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.core import ShapedArray
 from ember.dialects.autodiff import saveable
@@ -862,20 +862,15 @@ def _batch_while(ctx, op, inputs, attrs):
 def _while_per_lane(ctx, op, inputs):
     """The per-example loop ``op`` as the region of an ``ember.map`` over the lanes: its
     carry and the values its regions read from outside become the map's operands."""
-    nested = list(walk(op))[1:]
-    inside = {v for inner in nested for v in inner.results}
-    inside.update(a for inner in [op, *nested] for region in inner.regions
-                  for b in region.blocks for a in b.arguments)
-    captured = list(dict.fromkeys(v for inner in nested for v in inner.operands
-                                  if v not in inside))
-    vbs = list(inputs) + [ctx.env[v] for v in captured]
-    arg_types = [v.type for v in list(op.operands) + captured]
+    free = captured(op)
+    vbs = list(inputs) + [ctx.env[v] for v in free]
+    arg_types = [v.type for v in list(op.operands) + free]
 
     def region(block):
         loop = op.clone()
         for i, a in enumerate(block.arguments[:len(inputs)]):
             loop.operands[i] = a
-        index = {v: block.arguments[len(inputs) + i] for i, v in enumerate(captured)}
+        index = {v: block.arguments[len(inputs) + i] for i, v in enumerate(free)}
         for inner in walk(loop):
             for i, v in enumerate(inner.operands):
                 if v in index:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ember._mlir import ir, walk
+from ember._mlir import captured, ir, walk
 from ember.passes.liveness import tensor_bytes
 from ember.passes.plan_memory import op_work
 from ember.passes.registry import Pass, func_ops, register
@@ -87,12 +87,7 @@ class LoopKernels(Pass):
 def _buffers(loop) -> int:
     """The buffers a kernel of ``loop`` binds at most: its operands and results and the
     tensors from outside that its step reads."""
-    inner = [op for op in walk(loop)][1:]
-    inside = {v for op in inner for v in op.results}
-    inside.update(a for op in [loop, *inner] for r in op.regions for b in r.blocks
-                  for a in b.arguments)
-    read = {v for op in inner for v in op.operands if v not in inside}
-    read.update(loop.operands)
+    read = {*captured(loop), *loop.operands}
     return sum(isinstance(v.type, ir.RankedTensorType) for v in read) + len(loop.results)
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember._mlir import ir, walk
+from ember._mlir import captured, ir
 from ember.errors import PassError
 from ember.rules.base import (
     CHECKPOINT_ATTR,
@@ -189,14 +189,7 @@ def inputs_of(op) -> list:
     that its regions read, in order of first use. Rules of region ops get the primal copies
     and tangents (JVP) or linearity (transpose) of all of these, in this order, since a
     closure over a differentiated value carries a tangent into the region."""
-    if not op.regions:
-        return list(op.operands)
-    nested = list(walk(op))[1:]
-    inside = {a for inner in [op, *nested] for region in inner.regions
-              for b in region.blocks for a in b.arguments}
-    inside.update(r for inner in nested for r in inner.results)
-    captured = (v for inner in nested for v in inner.operands if v not in inside)
-    return list(op.operands) + list(dict.fromkeys(captured))
+    return list(op.operands) + (captured(op) if op.regions else [])
 
 
 def linearize_block(ad: ADContext, block, env: dict, tangents: dict):

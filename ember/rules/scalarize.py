@@ -21,7 +21,7 @@ Example (the linalg IR of a scan marked ``ember.kernel``):
 
 from __future__ import annotations
 
-from ember._mlir import arith, flow, ir, scf, tensor, walk
+from ember._mlir import arith, captured, flow, ir, scf, tensor, walk
 from ember.rules.base import clone_mapped
 from ember.rules.lowering import optimization_barrier
 
@@ -111,6 +111,7 @@ def loop_kernel(loop) -> list[ir.Value]:
     with loop.location, ir.InsertionPoint(block):
         flow.ReturnOp(list(loop.results))
     _own_empties(region)
+    _keep_producers_out(region)
     return list(region.results)
 
 
@@ -147,7 +148,7 @@ def _start_carries(loop, region) -> None:
     no longer verify, "write affecting operations on global resources are restricted to
     workgroup distributed contexts"). An ``scf.while``'s results are its condition's, which
     IREE keeps apart from such a copy: its carries start from the values. A splat constant
-    goes behind a barrier (IREE would make it a fill inside the region, distributed too)."""
+    goes behind a barrier (:func:`_keep_producers_out`)."""
     first = 3 if loop.name == "scf.for" else 0
     for i, v in list(enumerate(loop.operands))[first:]:
         if not isinstance(v.type, ir.RankedTensorType):
@@ -158,10 +159,6 @@ def _start_carries(loop, region) -> None:
             with loop.location, ir.InsertionPoint(loop):
                 loop.operands[i] = tensor.EmptyOp(t.shape, t.element_type).result
             continue
-        if owner is not None and owner.name == "arith.constant" and \
-                ir.DenseElementsAttr(owner.attributes["value"]).is_splat:
-            with loop.location, ir.InsertionPoint(region):
-                v = loop.operands[i] = optimization_barrier(v)
         if loop.name == "scf.for":
             with loop.location, ir.InsertionPoint(loop):
                 loop.operands[i] = _copy(v, tensor.EmptyOp(t.shape, t.element_type).result)
@@ -190,6 +187,44 @@ def _own_empties(region) -> None:
 
 
 _OWN = "ember.kernel_own"
+
+# Ops IREE looks through when it clones a region's producers into the region.
+_VIEWS = frozenset({"tensor.extract_slice", "tensor.cast", *_RESHAPES})
+
+
+def _keep_producers_out(region) -> None:
+    """Put the tensors that ``region`` reads from outside behind a barrier where they are
+    made by a structured op or are a splat constant (through slices and reshapes). IREE
+    moves such producers into the dispatch region that reads them (an elementwise op, a
+    transpose, a gather-like generic, a splat constant as a fill); in a kernel that op is
+    then the one IREE distributes to workgroups, and the loop's writes no longer verify
+    ("write affecting operations on global resources are restricted to workgroup
+    distributed contexts"): a scan over ``where(x > 0, x, 0)`` compiled five times, the
+    last without dispatch regions, and ran as a host loop."""
+    barriers = {}
+    with region.location, ir.InsertionPoint(region):
+        for v in captured(region):
+            if _made_by_clonable(v):
+                barriers[v] = optimization_barrier(v)
+    for op in list(walk(region))[1:]:
+        for i, v in enumerate(op.operands):
+            if v in barriers:
+                op.operands[i] = barriers[v]
+
+
+def _made_by_clonable(v: ir.Value) -> bool:
+    """Whether tensor ``v`` is, through views, the result of a structured op or a splat."""
+    if not isinstance(v.type, ir.RankedTensorType):
+        return False
+    while isinstance(v, ir.OpResult) and v.owner.name in _VIEWS:
+        v = v.owner.operands[0]
+    if not isinstance(v, ir.OpResult):
+        return False
+    op = v.owner
+    if op.name == "arith.constant":
+        attr = op.attributes["value"]
+        return isinstance(attr, ir.DenseElementsAttr) and attr.is_splat
+    return op.name.startswith("linalg.")
 
 
 # --- pieces ---------------------------------------------------------------------------------

@@ -116,3 +116,34 @@ func.func @left(%a: tensor<64x64xf32>, %xs: tensor<8x4xf32>, %p: tensor<i1>) -> 
   }) {length = 8 : i64, num_carry = 1 : i64, num_xs = 1 : i64, reverse = false} : (tensor<4x1xf32>, tensor<8x4xf32>) -> (tensor<4x1xf32>, tensor<8x4xf32>)
   return %0#0, %2#0, %4#0, %6#0 : tensor<64x64xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x1xf32>
 }
+
+// -----
+
+// A kernel reading tensors made outside it by a structured op (its xs) or a splat (its
+// carry's start): each goes behind util.optimization_barrier before the region. IREE clones
+// such producers (a fill, a gather-like generic) into the dispatch region that reads them,
+// where the clone is then the op IREE distributes to workgroups and the loop's writes no
+// longer verify (a batched tridiagonal_solve's back substitution).
+// LOWER-LABEL: func.func @captured
+// LOWER: %[[CST:.*]] = arith.constant dense<0.000000e+00> : tensor<4xf32>
+// LOWER: %[[XS:.*]] = linalg.generic
+// LOWER: math.exp
+// LOWER: %[[C:.*]] = util.optimization_barrier %[[CST]]
+// LOWER: %[[B:.*]] = util.optimization_barrier %[[XS]]
+// LOWER: flow.dispatch.region
+// LOWER: tensor.extract %[[C]][
+// LOWER: tensor.extract_slice %[[B]][
+// LOWER-NOT: linalg.generic
+// LOWER: flow.return
+func.func @captured(%arg0: tensor<1000x4xf32>) -> (tensor<4xf32>, tensor<1000x4xf32>) {
+  %init = "ember.constant"() {value = dense<0.000000e+00> : tensor<4xf32>} : () -> tensor<4xf32>
+  %xs = "ember.exp"(%arg0) : (tensor<1000x4xf32>) -> tensor<1000x4xf32>
+  %0:2 = "ember.scan"(%init, %xs) ({
+  ^bb0(%arg2: tensor<4xf32>, %arg3: tensor<4xf32>):
+    %1 = "ember.constant"() {value = dense<9.000000e-01> : tensor<4xf32>} : () -> tensor<4xf32>
+    %2 = "ember.mul"(%arg2, %1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %3 = "ember.add"(%2, %arg3) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "ember.yield"(%3, %3) : (tensor<4xf32>, tensor<4xf32>) -> ()
+  }) {length = 1000 : i64, num_carry = 1 : i64, num_xs = 1 : i64, reverse = false} : (tensor<4xf32>, tensor<1000x4xf32>) -> (tensor<4xf32>, tensor<1000x4xf32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<1000x4xf32>
+}
