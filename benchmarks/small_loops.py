@@ -23,11 +23,13 @@ input D; ``gru_b4_h32_d16``'s values take more than ``max-step-bytes``: a host l
 Held out of choosing ``max-step-work``: ``rk4`` (a Lorenz system integrated by
 Runge-Kutta 4, 2000 steps of a ``fori_loop``), ``kalman`` (a 4-state Kalman filter over 500
 observations), ``newton`` (32 Newton steps of a cube root of 64 lanes), ``springs`` (8
-coupled oscillators, symplectic Euler, 1000 steps, positions stacked) and ``rnn_grad`` (the
-gradient of a tanh RNN of 8 lanes over 64 steps: a forward and a backward scan). They were
-run while the code generation was settled, and one shaped it: LLVM's SLP vectorizer made
-``rk4``'s loops of 3 elements 1.75x slower, so it stays off and dimensions of at most 4
-elements are written out.
+coupled oscillators, symplectic Euler, 1000 steps, positions stacked), ``rnn_grad`` (the
+gradient of a tanh RNN of 8 lanes over 64 steps: a forward and a backward scan),
+``ema_log_returns`` and ``ar2_standardized`` (scans over inputs computed before the loop:
+log returns, a standardized signal; added 2026-12-07, after such loops were found to fail
+as kernels and run on the host). The first five were run while the code generation was
+settled, and one shaped it: LLVM's SLP vectorizer made ``rk4``'s loops of 3 elements 1.75x
+slower, so it stays off and dimensions of at most 4 elements are written out.
 """
 
 from __future__ import annotations
@@ -132,6 +134,32 @@ def rnn_grad(m, lax):
     return m.grad(loss, argnums=(0, 1))
 
 
+def ema_log_returns(m, lax):
+    """An EMA of squared log returns (a volatility): inputs computed before the scan."""
+    def f(prices):
+        r = m.np.log(prices[1:] / prices[:-1])
+
+        def step(c, x):
+            c = 0.94 * c + 0.06 * x * x
+            return c, m.np.sqrt(c)
+        return lax.scan(step, r[0] * r[0], r)[1]
+    return f
+
+
+def ar2_standardized(m, lax):
+    """An AR(2) filter over a standardized signal (inputs from a mean and a deviation)."""
+    def f(x):
+        z = (x - x.mean(0)) / x.std(0)
+
+        def step(c, zt):
+            y1, y2 = c
+            y = 0.6 * y1 - 0.2 * y2 + zt
+            return (y, y1), y
+        zero = m.np.zeros(x.shape[1], F32)
+        return lax.scan(step, (zero, zero), z)[1]
+    return f
+
+
 def _cases(rng):
     def normal(*shape, scale=1.0):
         return (rng.standard_normal(shape) * scale).astype(F32)
@@ -147,7 +175,10 @@ def _cases(rng):
                                     np.eye(4, dtype=F32) * 0.01, F32(0.5), normal(500)]),
                 ("newton", newton, [np.abs(normal(64)) * 10 + 1]),
                 ("springs", springs, [normal(8)]),
-                ("rnn_grad", rnn_grad, [normal(8, 8, scale=1 / 3), normal(64, 8)])]
+                ("rnn_grad", rnn_grad, [normal(8, 8, scale=1 / 3), normal(64, 8)]),
+                ("ema_log_returns", ema_log_returns,
+                 [np.exp(np.cumsum(normal(1001, 4, scale=.01), axis=0)).astype(F32)]),
+                ("ar2_standardized", ar2_standardized, [normal(1000, 4) * 3 + 1])]
     return tuning, held_out
 
 

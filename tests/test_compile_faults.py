@@ -77,6 +77,16 @@ def ctrl_c():
     signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 
+def assert_sigint_raises():
+    """SIGINT must still raise KeyboardInterrupt here: in full-suite runs the interrupt
+    tests saw none (not understood); this names a handler something else installed."""
+    handler = signal.getsignal(signal.SIGINT)
+    assert handler is signal.default_int_handler, f"SIGINT's handler is {handler!r}"
+    if threading.current_thread() is threading.main_thread():
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        assert signal.SIGINT not in blocked, "SIGINT is blocked in the main thread"
+
+
 def interrupt_before_request(real_write, real_read):
     def write(f, obj):
         raise KeyboardInterrupt
@@ -111,6 +121,7 @@ def interrupt_after_partial_request(real_write, real_read):
 def test_an_interrupted_compile_leaves_nothing_behind(cache, monkeypatch, fault):
     k = 1.0 + [interrupt_before_request, interrupt_after_partial_request,
                interrupt_while_compiling, interrupt_while_reading_reply].index(fault)
+    assert_sigint_raises()
     write, read = fault(compiler.write_message, compiler.read_message)
     monkeypatch.setattr(compiler, "write_message", write)
     monkeypatch.setattr(compiler, "read_message", read)
@@ -257,6 +268,7 @@ def test_an_interrupted_call_leaves_the_device_usable():
     f = ember.jit(lambda y, x: lax.fori_loop(0, 400, lambda i, y: enp.tanh(y @ x), y))
     xd = ember.device_put(x)
     f(xd, xd).block_until_ready()           # compiled, and known to run
+    assert_sigint_raises()
     timer = threading.Timer(0.05, ctrl_c)
     timer.start()
     try:
