@@ -77,6 +77,10 @@ class Config:
             # IREE checks the IR after each of its passes (EMBER_COMPILE_VERIFY=1): slower
             # compiles, the same modules; for reporting an IREE bug.
             "compile_verify": _env_flag("EMBER_COMPILE_VERIFY"),
+            # Each compile, its time and any compile IREE failed and ember retried, logged at
+            # WARNING level to the "ember" logger (DEBUG otherwise; EMBER_LOG_COMPILES=1), as
+            # JAX's jax_log_compiles.
+            "log_compiles": _env_flag("EMBER_LOG_COMPILES"),
             # How many compile workers may compile at once (threads, compile_async): one
             # starts when a compile finds the others busy (EMBER_COMPILE_WORKERS; default: up
             # to two, one per core).
@@ -134,8 +138,8 @@ class Config:
         if name in ("cpu_devices", "compile_workers", "scan_unroll") and (
                 isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
-        if name in ("compile_worker", "compile_verify", "dynamic_shapes", "loop_kernels") \
-                and not isinstance(value, bool):
+        if name in ("compile_worker", "compile_verify", "log_compiles", "dynamic_shapes",
+                    "loop_kernels") and not isinstance(value, bool):
             raise ValueError(f"{name} must be True or False, got {value!r}")
         if name == "compile_worker_idle_timeout":
             _check_idle_timeout(value)

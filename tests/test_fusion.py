@@ -2,6 +2,7 @@
 statistics show no more dispatches with fusion than without."""
 
 import glob
+import logging
 import os
 import pathlib
 import subprocess
@@ -207,7 +208,7 @@ def test_reductions_of_broadcasts_equal_numpy(i):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want, np.float32), rtol=1e-6)
 
 
-def test_region_iree_cannot_compile_falls_back_to_bare_generics(monkeypatch):
+def test_region_iree_cannot_compile_falls_back_to_bare_generics(monkeypatch, caplog):
     """Two independent generics in one region fail in IREE 3.13's codegen: forced into one,
     the program is lowered and compiled again without regions, and computes the right thing."""
     from ember.dialects import fusion
@@ -218,8 +219,11 @@ def test_region_iree_cannot_compile_falls_back_to_bare_generics(monkeypatch):
     assert "flow.dispatch.region" in failing
     saved = os.path.join(tempfile.gettempdir(), "ember-failed-*.mlir")
     before = set(glob.glob(saved))
-    a, b = lowered.compile()(x)
+    with caplog.at_level(logging.DEBUG, logger="ember"):
+        a, b = lowered.compile()(x)
     assert lowered.dispatch_regions is False
+    assert any(r.getMessage() == "IREE failed on <lambda> with dispatch regions; lowering it "
+               "again without them" for r in caplog.records)
     assert "flow.dispatch.region" not in lowered.as_text("linalg")
     # the IR saved of each failure is removed once a retry compiled: nothing left in /tmp
     left = set(glob.glob(saved)) - before

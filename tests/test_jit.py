@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import logging
 import re
 import subprocess
 import sys
@@ -589,6 +590,38 @@ def test_scheduling_failure_is_not_retried_with_other_flags(monkeypatch):
         compiler.compile_mlir(GOOD_IR, cpu.compiler_flags(), use_cache=False,
                               fallbacks=cpu.fallback_flags())
     assert calls == [cpu.compiler_flags()]
+
+
+def test_log_compiles_names_each_compile_and_each_retry(monkeypatch, caplog, config_value):
+    """``log_compiles`` (JAX's jax_log_compiles): each compile is logged at WARNING with the
+    function, its argument types and its time; a compile IREE failed and ember retried says
+    what IREE said and how the flags changed. Off, the same lines are at DEBUG."""
+    from ember.backends import compiler
+    real = compiler._compile
+
+    def first_flags_fail(text, flags, **kw):
+        if "--iree-opt-data-tiling=true" in flags:
+            raise errors.CompileError("IREE failed.\nloc(x): error: refused for the test")
+        return real(text, flags, **kw)
+    monkeypatch.setattr(compiler, "_compile", first_flags_fail)
+    config_value("compile_cache", False)
+    config_value("log_compiles", True)
+
+    def scaled_sum(x):
+        return (x * 2).sum()
+    with caplog.at_level(logging.DEBUG, logger="ember"):
+        ember.jit(scaled_sum)(np.ones(4, np.float32))
+    retry, done = [r for r in caplog.records if r.name == "ember"]
+    assert retry.levelno == done.levelno == logging.WARNING
+    assert "error: refused for the test; compiling again with -" in retry.getMessage()
+    assert "+--iree-global-opt-data-tiling=true" in retry.getMessage()
+    assert re.fullmatch(r"Compiled scaled_sum for cpu \(f32\[4\]\) in \d+\.\d\d s",
+                        done.getMessage())
+    config_value("log_compiles", False)
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="ember"):
+        ember.jit(scaled_sum)(np.ones(5, np.float32))
+    assert [r.levelno for r in caplog.records if r.name == "ember"] == [logging.DEBUG] * 2
 
 
 def test_a_damaged_cache_entry_is_compiled_again(tmp_path, monkeypatch):

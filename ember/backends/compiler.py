@@ -23,6 +23,7 @@ import contextlib
 import ctypes
 import functools
 import hashlib
+import logging
 import os
 import pickle
 import platform
@@ -73,6 +74,24 @@ def _cache_path(key: str) -> str:
     return os.path.join(config.cache_dir, "vmfb", key[:2], key + ".vmfb")
 
 
+log = logging.getLogger("ember")
+
+
+def log_level() -> int:
+    """The level of ember's compile log: WARNING under ``config.log_compiles`` (shown by
+    Python's default logging), DEBUG otherwise."""
+    return logging.WARNING if config.log_compiles else logging.DEBUG
+
+
+def _retry_note(error: CompileError, flags, other) -> str:
+    """What IREE said (its first error line) and how ``other`` differs from ``flags``."""
+    said = next((line.strip() for line in str(error).splitlines() if "error:" in line),
+                str(error).splitlines()[0])
+    change = [f"-{f}" for f in flags if f not in other] + \
+        [f"+{f}" for f in other if f not in flags]
+    return f"{said[:200]}; compiling again with {' '.join(change)}"
+
+
 def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | None = None,
                  use_cache: bool | None = None, fallbacks=()) -> bytes:
     """Compile lowered MLIR text to a ``.vmfb`` with the given IREE flags.
@@ -104,6 +123,7 @@ def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | No
         for other in fallbacks if not _scheduling_failure(first) else ():
             if tuple(other) == tuple(flags):     # (program_flags may have chosen it already)
                 continue
+            log.log(log_level(), "IREE failed: %s", _retry_note(first, flags, other))
             try:
                 vmfb = _compile(mlir_text, tuple(other))
                 discard_ir(first)

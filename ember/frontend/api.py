@@ -6,6 +6,7 @@ import concurrent.futures
 import copy
 import functools
 import inspect
+import time
 import weakref
 
 import numpy as np
@@ -15,7 +16,8 @@ from ember._mlir import ir, walk
 from ember.backends import device_flags, dispatch_regions, get_backend, legality, traits
 from ember.backends import target_options as _target_options
 from ember.backends.array import Array, device_of_arrays
-from ember.backends.compiler import compile_mlir, discard_ir, start_worker, stop_worker
+from ember.backends.compiler import compile_mlir, discard_ir, log_level, start_worker, stop_worker
+from ember.backends.compiler import log as compile_log
 from ember.backends.runtime import FENCED_CALLS_FLAG, Executable
 from ember.backends.statistics import compile_with_statistics
 from ember.config import TRACED_OPTIONS, config
@@ -294,6 +296,8 @@ class Lowered:
             if self.dynamic or "flow.dispatch.region" not in self.as_text("linalg"):
                 raise
             first = e
+        compile_log.log(log_level(), "IREE failed on %s with dispatch regions; lowering it "
+                        "again without them", self.fun_name)
         self.dispatch_regions = False
         del self._modules["linalg"], self._text["linalg"], self._steps["linalg"]
         result = build()
@@ -312,6 +316,7 @@ class Lowered:
         Example:
             >>> ember.jit(f, backend="cuda").lower(x).compile()   # no GPU needed
         """
+        start = time.perf_counter()
         backend = get_backend(self.backend)
         options = _target_options(self.backend, target_options)
         budget = memory.budget_of(self)
@@ -376,6 +381,9 @@ class Lowered:
         if best is not None:
             (self.iree_transient, vmfb, size, self.plan_budget, self.keep_data_tiling,
              self.dispatch_regions, self._modules, self._text, self._steps) = best
+        compile_log.log(log_level(), "Compiled %s for %s (%s) in %.2f s", self.fun_name,
+                        self.backend, ", ".join(a.str_short() for a in self.in_avals),
+                        time.perf_counter() - start)
         device = self.device
 
         def load():
