@@ -210,8 +210,18 @@ def test_complex_product_fails_with_data_tiling_from_dispatch_creation():
     combining op, whose complex vectors code generation refuses (with ember's verifier off,
     a crash); data tiling from global optimization compiles it."""
     text = quirk("complex_product_data_tiled")
-    assert_fails(text, "ember/backends/cpu.py:_complex_products",
+    assert_fails(text, "ember/backends/cpu.py:_unpackable_beside_product",
                  "requires valid padding vector elemental type",
+                 flags=CPU + ("--iree-opt-data-tiling=true",))
+    assert compile_error(text, CPU + ("--iree-global-opt-data-tiling=true",)) is None
+
+
+def test_bool_beside_product_fails_with_data_tiling_from_dispatch_creation():
+    """A mask read beside a product's result (eigh's derivative): the packed layout is
+    carried into the mask, which IREE cannot pack; from global optimization it compiles."""
+    text = quirk("bool_beside_product")
+    assert_fails(text, "ember/backends/cpu.py:_unpackable_beside_product",
+                 "expected padding_value has 'i8' but got: 'i1'",
                  flags=CPU + ("--iree-opt-data-tiling=true",))
     assert compile_error(text, CPU + ("--iree-global-opt-data-tiling=true",)) is None
 

@@ -103,11 +103,12 @@ def program_flags(flags, module) -> tuple[str, ...]:
     module loads (IREE's hoisting of constant expressions), where the default path (dispatch
     creation) packs them on every call; programs without such constants keep the default
     path, whose packed copies of arguments were smaller (the figures: docs/benchmarks.md,
-    ``benchmarks/memory.py``'s captured_weights); so does a program with complex products,
-    which the default path fails (:func:`_complex_products`). A program with a loop kernel
-    (a loop in a dispatch region: ``ember-loop-kernels``) gets LLVM's loop vectorizer, which
-    IREE leaves off: the kernel's step is scalar loops over its values' elements, which
-    IREE's own vectorization does not see (``benchmarks/small_loops.py``).
+    ``benchmarks/memory.py``'s captured_weights); so does a program with complex or boolean
+    values beside a product, which the default path fails (``_unpackable_beside_product``).
+    A program with a loop kernel (a loop in a dispatch region: ``ember-loop-kernels``) gets
+    LLVM's loop vectorizer, which IREE leaves off: the kernel's step is scalar loops over
+    its values' elements, which IREE's own vectorization does not see
+    (``benchmarks/small_loops.py``).
 
     Example:
         >>> program_flags(compiler_flags(), ember.jit(lambda x: x @ W).lower(x).compiler_ir())
@@ -117,7 +118,7 @@ def program_flags(flags, module) -> tuple[str, ...]:
     if _has_loop_kernel(module):
         flags += tuple(f for f in LOOP_KERNEL_FLAGS if f not in flags)
     if "--iree-opt-data-tiling=true" not in flags or not (
-            _reads_large_constants(module) or _complex_products(module)):
+            _reads_large_constants(module) or _unpackable_beside_product(module)):
         return flags
     return tuple("--iree-global-opt-data-tiling=true" if f == "--iree-opt-data-tiling=true"
                  else f for f in flags)
@@ -166,21 +167,26 @@ def _reads_large_constants(module) -> bool:
     return False
 
 
-def _complex_products(module) -> bool:
-    """Whether the linalg ``module`` has contractions and complex values (a complex product is
-    real products combined by an elementwise op): IREE 3.13's data tiling from dispatch
-    creation carries a product's packed layout into that op, whose complex vectors its code
-    generation then refuses ("requires valid padding vector elemental type"; a crash with
-    IREE's verifier off); data tiling from global optimization compiles it."""
+def _unpackable_beside_product(module) -> bool:
+    """Whether an op of the linalg ``module`` that reads a contraction's result also reads or
+    makes values of a type IREE 3.13's data tiling cannot pack: complex (a complex product
+    is real products combined by an elementwise op) or boolean (a mask, as the constant
+    off-diagonal one of eigh's derivative). Data tiling from dispatch creation carries the
+    product's packed layout into that op and fails on those ("requires valid padding vector
+    elemental type", a crash with IREE's verifier off; "failed to legalize unresolved target
+    materialization" of an i8 tensor); data tiling from global optimization compiles it."""
     from ember._mlir import ir, walk
-    contraction = complex_ = False
+
+    def unpackable(v) -> bool:
+        if not isinstance(v.type, ir.RankedTensorType):
+            return False
+        t = ir.RankedTensorType(v.type).element_type
+        return isinstance(t, ir.ComplexType) or (isinstance(t, ir.IntegerType) and t.width == 1)
+
     for op in walk(module.operation):
-        contraction = contraction or _contraction(op)
-        complex_ = complex_ or any(
-            isinstance(r.type, ir.RankedTensorType)
-            and isinstance(ir.RankedTensorType(r.type).element_type, ir.ComplexType)
-            for r in op.results)
-        if contraction and complex_:
+        if op.name.startswith("linalg.") and not _contraction(op) and any(
+                isinstance(v, ir.OpResult) and _contraction(v.owner) for v in op.operands) \
+                and any(unpackable(v) for v in [*op.operands, *op.results]):
             return True
     return False
 
