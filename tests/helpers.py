@@ -128,12 +128,9 @@ def run_threads(n, target, timeout=60):
 
 
 def loop_kernels_in(lowered) -> int:
-    """The loops of a lowered program that run as one kernel (ember-loop-kernels): the
-    dispatch regions of its linalg IR that hold a loop."""
-    from ember._mlir import walk
-    return sum(op.name == "flow.dispatch.region" and any(
-        inner.name in ("scf.for", "scf.while") for inner in walk(op))
-        for op in walk(lowered.compiler_ir("linalg").operation))
+    """The loops of a lowered program that run as one kernel (ember-loop-kernels)."""
+    from ember.backends.cpu import loop_kernels
+    return loop_kernels(lowered.compiler_ir("linalg"))
 
 
 def count_compiles(monkeypatch) -> list:

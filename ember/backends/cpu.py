@@ -115,7 +115,7 @@ def program_flags(flags, module) -> tuple[str, ...]:
         (..., '--iree-global-opt-data-tiling=true', ...)
     """
     flags = tuple(flags)
-    if _has_loop_kernel(module):
+    if loop_kernels(module):
         flags += tuple(f for f in LOOP_KERNEL_FLAGS if f not in flags)
     if "--iree-opt-data-tiling=true" not in flags or not (
             _reads_large_constants(module) or _unpackable_beside_product(module)):
@@ -127,10 +127,10 @@ def program_flags(flags, module) -> tuple[str, ...]:
 LOOP_KERNEL_FLAGS = ("--iree-llvmcpu-loop-vectorization",)
 
 
-def _has_loop_kernel(module) -> bool:
-    """Whether the linalg ``module`` runs a loop inside a dispatch region."""
+def loop_kernels(module) -> int:
+    """How many loops of the linalg ``module`` run inside a dispatch region (kernels)."""
     from ember._mlir import walk
-    return any(op.name == "flow.dispatch.region" and any(
+    return sum(op.name == "flow.dispatch.region" and any(
         inner.name in ("scf.for", "scf.while") for inner in walk(op))
         for op in walk(module.operation))
 

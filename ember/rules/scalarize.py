@@ -188,7 +188,7 @@ def _own_empties(region) -> None:
 
 _OWN = "ember.kernel_own"
 
-# Ops IREE looks through when it clones a region's producers into the region.
+# Ops IREE looks through when it moves the producers of what a region reads into it.
 _VIEWS = frozenset({"tensor.extract_slice", "tensor.cast", *_RESHAPES})
 
 
@@ -204,7 +204,7 @@ def _keep_producers_out(region) -> None:
     barriers = {}
     with region.location, ir.InsertionPoint(region):
         for v in captured(region):
-            if _made_by_clonable(v):
+            if _producer_iree_moves(v):
                 barriers[v] = optimization_barrier(v)
     for op in list(walk(region))[1:]:
         for i, v in enumerate(op.operands):
@@ -212,7 +212,7 @@ def _keep_producers_out(region) -> None:
                 op.operands[i] = barriers[v]
 
 
-def _made_by_clonable(v: ir.Value) -> bool:
+def _producer_iree_moves(v: ir.Value) -> bool:
     """Whether tensor ``v`` is, through views, the result of a structured op or a splat."""
     if not isinstance(v.type, ir.RankedTensorType):
         return False
