@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.errors import BackendUnsupportedError
+from ember.errors import BackendUnsupportedError, CompileError
 
 # Every ember op and the NumPy-level families, run through jit and eager calls.
 # test_ops.py runs every ember op (each dtype, special values, hypothesis) through jit: the
@@ -129,9 +129,35 @@ def deselected_tests(request) -> set[str]:
     return request.config.stash.get(DESELECTED, set())
 
 
+def pytest_addoption(parser):
+    parser.addoption("--compile-census", metavar="FILE",
+                     help="append each IREE compile that fails, with the test that made it, "
+                          "to FILE: the programs ember compiled again (docs/design.md)")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "cuda: runs on an NVIDIA GPU through IREE's CUDA driver")
     config.addinivalue_line("markers", "vulkan: runs on a Vulkan device (after the other tests)")
+    if config.getoption("compile_census"):
+        _record_failed_compiles(config.getoption("compile_census"))
+
+
+def _record_failed_compiles(path: str) -> None:
+    """Wrap IREE's compile so that each failure appends a line (test, IREE's first error) to
+    ``path``. Tests that fail compiles on purpose (the error tests) are in it too."""
+    from ember.backends import compiler
+    real = compiler._compile
+
+    def compile_(text, flags, **kw):
+        try:
+            return real(text, flags, **kw)
+        except CompileError as e:
+            lines = str(e).splitlines() or [""]
+            said = next((line.strip() for line in lines if "error:" in line), lines[0])
+            with open(path, "a") as f:
+                f.write(f"{os.environ.get('PYTEST_CURRENT_TEST', '?')}\t{said[:300]}\n")
+            raise
+    compiler._compile = compile_
 
 
 def pytest_generate_tests(metafunc):
