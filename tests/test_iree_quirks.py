@@ -205,23 +205,18 @@ def test_kernel_reading_a_gather_from_outside_fails_to_verify():
     assert compile_error(barred) is None
 
 
-def test_complex_product_fails_with_data_tiling_from_dispatch_creation():
-    """Real products combined into complex values: the packed layout is carried into the
-    combining op, whose complex vectors code generation refuses (with ember's verifier off,
-    a crash); data tiling from global optimization compiles it."""
-    text = quirk("complex_product_data_tiled")
-    assert_fails(text, "ember/backends/cpu.py:_unpackable_beside_product",
-                 "requires valid padding vector elemental type",
-                 flags=CPU + ("--iree-opt-data-tiling=true",))
-    assert compile_error(text, CPU + ("--iree-global-opt-data-tiling=true",)) is None
-
-
-def test_bool_beside_product_fails_with_data_tiling_from_dispatch_creation():
-    """A mask read beside a product's result (eigh's derivative): the packed layout is
-    carried into the mask, which IREE cannot pack; from global optimization it compiles."""
-    text = quirk("bool_beside_product")
-    assert_fails(text, "ember/backends/cpu.py:_unpackable_beside_product",
-                 "expected padding_value has 'i8' but got: 'i1'",
+@pytest.mark.parametrize("name, message", [
+    # real products combined into complex values (with ember's verifier off, a crash)
+    ("complex_product_data_tiled", "requires valid padding vector elemental type"),
+    # a mask read beside a product's result (eigh's derivative)
+    ("bool_beside_product", "expected padding_value has 'i8' but got: 'i1'"),
+])
+def test_unpackable_beside_product_fails_with_data_tiling_from_dispatch_creation(name, message):
+    """Data tiling from dispatch creation carries a product's packed layout into the op that
+    reads its result, and code generation refuses that op's complex or boolean values; data
+    tiling from global optimization compiles it."""
+    text = quirk(name)
+    assert_fails(text, "ember/backends/cpu.py:_unpackable_beside_product", message,
                  flags=CPU + ("--iree-opt-data-tiling=true",))
     assert compile_error(text, CPU + ("--iree-global-opt-data-tiling=true",)) is None
 
