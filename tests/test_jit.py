@@ -475,6 +475,25 @@ def test_an_iree_crash_is_a_compile_error_and_fallbacks_are_tried():
     np.testing.assert_allclose(got, np.broadcast_to(b, (32, 32)) @ x, rtol=1e-5, atol=1e-5)
 
 
+def test_a_crash_after_other_compiles_is_tried_in_a_fresh_worker(monkeypatch):
+    """IREE keeps state between the compiles of one process (a full SVD's derivative crashed
+    a worker that had compiled other programs, and compiled in a fresh one): a crash in a
+    worker with earlier compiles is compiled again in a newly started worker, with the same
+    flags, before it is IREE's failure; a crash in a fresh worker is not tried again."""
+    from ember.backends import compiler, cpu
+    compiler.stop_worker()
+    compiler.compile_mlir(GOOD_IR, cpu.compiler_flags(), use_cache=False)
+    started, init = [], compiler._Worker.__init__
+    monkeypatch.setattr(compiler._Worker, "__init__",
+                        lambda self, *a, **k: started.append(1) or init(self, *a, **k))
+    with pytest.raises(errors.CompileError, match="IREE crashed .signal SIGSEGV."):
+        compiler.compile_mlir(CRASHING_IR, cpu.compiler_flags(), use_cache=False)
+    assert len(started) == 1        # the fresh worker, whose crash is the error
+    with pytest.raises(errors.CompileError, match="IREE crashed .signal SIGSEGV."):
+        compiler.compile_mlir(CRASHING_IR, cpu.compiler_flags(), use_cache=False)
+    assert len(started) == 2        # a new worker after the crash, and no other
+
+
 def test_compile_worker_is_replaced_after_its_share_of_compiles(monkeypatch):
     """IREE leaks memory per compile: after WORKER_COMPILES compiles a new child takes over
     (and the old one has exited)."""

@@ -226,7 +226,12 @@ def write_message(f, obj) -> None:
 
 class _WorkerLost(Exception):
     """The worker's reply cannot be used (it answered another request, or something outside
-    ember killed it): the compile is tried again in a new worker."""
+    ember killed it): the compile is tried again in a new worker (``fresh``: one started for
+    it, not another idle one)."""
+
+    def __init__(self, message: str, fresh: bool = False):
+        super().__init__(message)
+        self.fresh = fresh
 
 
 class _Worker:
@@ -272,6 +277,12 @@ class _Worker:
                 raise _WorkerLost("the compile worker was killed (SIGKILL)")
             if self.proc.returncode == IDLE_EXIT:   # its idle timeout ran out as we wrote
                 raise _WorkerLost("the compile worker had exited, idle")
+            if self.compiles > 1:
+                # IREE keeps state from one compile to the next in a process: the full SVD's
+                # derivative crashed a worker that had compiled the test's other programs,
+                # and compiled in a fresh one (with a fallback's flags, a slower module).
+                raise _WorkerLost(f"IREE crashed (exit status {self.proc.returncode}) after "
+                                  f"{self.compiles - 1} other compiles", fresh=True)
             raise self._crashed(mlir_text)
         if not isinstance(reply, tuple) or tuple(reply[:2]) != request:
             self.kill()
@@ -344,14 +355,16 @@ def _idle_timeout(extra: bool) -> float | None:
     return min(idle or EXTRA_IDLE_TIMEOUT, EXTRA_IDLE_TIMEOUT) if extra else idle
 
 
-def _acquire(key: tuple[str, ...]) -> _Worker:
-    """An idle worker of process flags ``key``, marked busy: a new one when none is idle and
-    fewer than ``config.compile_workers`` are busy, else the first to come back. OSError when
-    no child process can start."""
+def _acquire(key: tuple[str, ...], fresh: bool = False) -> _Worker:
+    """An idle worker of process flags ``key``, marked busy: a new one when none is idle (or
+    ``fresh``) and fewer than ``config.compile_workers`` are busy, else the first to come
+    back. OSError when no child process can start."""
     with _pool:
         while True:
             workers = _workers.setdefault(key, [])
             for worker in [w for w in workers if not w.busy]:
+                if fresh and worker.proc.poll() is None:
+                    continue
                 if worker.proc.poll() is None and worker.compiles < WORKER_COMPILES:
                     worker.busy = True
                     return worker
@@ -444,9 +457,10 @@ def _compile(mlir_text: str, flags: tuple[str, ...], *, printed: list | None = N
     if config.compile_verify:
         flags = flags + (VERIFY_EACH_PASS,)
     key = process_flags(flags)
+    fresh = False
     for _attempt in range(2):
         try:
-            worker = _acquire(key)
+            worker = _acquire(key, fresh)
         except OSError:         # no way to start a Python child here: compile in-process
             with _in_process:
                 return _compile_uncached(mlir_text, flags)
@@ -456,7 +470,7 @@ def _compile(mlir_text: str, flags: tuple[str, ...], *, printed: list | None = N
                 printed.append(worker.printed())
             return vmfb
         except _WorkerLost as e:
-            lost = e
+            lost, fresh = e, e.fresh
             worker.retire = True    # the loop's next turn takes another worker
         finally:
             _release(worker)
