@@ -159,6 +159,20 @@ def captured(op) -> list:
                               if v not in inside))
 
 
+def rewire(ops, mapping: dict) -> None:
+    """Point every use of a key of ``mapping`` in ``ops`` and the ops nested in them at its
+    value (uses elsewhere stay).
+
+    Example:
+        >>> rewire(block.operations, {old: new})
+    """
+    for top in ops:
+        for o in walk(top):
+            for i, v in enumerate(o.operands):
+                if v in mapping:
+                    o.operands[i] = mapping[v]
+
+
 def walk_host(op):
     """As :func:`walk`, but not inside ``flow.dispatch.region`` ops: the ops the host runs
     or records (a loop in a dispatch region is a kernel's own)."""

@@ -85,6 +85,17 @@ class CompileError(EmberError):
         super().__init__(message)
         self.ir_path = ir_path
 
+    @property
+    def reason(self) -> str:
+        """IREE's first error line ("...: error: ..."), else the message's first line.
+
+        Example:
+            >>> CompileError("IREE failed.\nloc(x): error: no lowering").reason
+            'loc(x): error: no lowering'
+        """
+        lines = str(self).splitlines() or [""]
+        return next((line.strip() for line in lines if "error:" in line), lines[0])
+
 
 class ArgumentError(EmberError, TypeError):
     """A jitted function was called with arguments it cannot take."""

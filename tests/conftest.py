@@ -152,10 +152,8 @@ def _record_failed_compiles(path: str) -> None:
         try:
             return real(text, flags, **kw)
         except CompileError as e:
-            lines = str(e).splitlines() or [""]
-            said = next((line.strip() for line in lines if "error:" in line), lines[0])
             with open(path, "a") as f:
-                f.write(f"{os.environ.get('PYTEST_CURRENT_TEST', '?')}\t{said[:300]}\n")
+                f.write(f"{os.environ.get('PYTEST_CURRENT_TEST', '?')}\t{e.reason[:300]}\n")
             raise
     compiler._compile = compile_
 

@@ -85,11 +85,9 @@ def log_level() -> int:
 
 def _retry_note(error: CompileError, flags, other) -> str:
     """What IREE said (its first error line) and how ``other`` differs from ``flags``."""
-    said = next((line.strip() for line in str(error).splitlines() if "error:" in line),
-                str(error).splitlines()[0])
     change = [f"-{f}" for f in flags if f not in other] + \
         [f"+{f}" for f in other if f not in flags]
-    return f"{said[:200]}; compiling again with {' '.join(change)}"
+    return f"{error.reason[:200]}; compiling again with {' '.join(change)}"
 
 
 def compile_mlir(mlir_text: str, flags: tuple[str, ...], *, stats_file: str | None = None,

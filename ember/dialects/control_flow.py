@@ -118,7 +118,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import dtypes
-from ember._mlir import arith, captured, func, ir, scf, tensor, tensor_type, walk
+from ember._mlir import arith, captured, func, ir, rewire, scf, tensor, tensor_type, walk
 from ember.config import DEFAULT_LOOP_RUN_AHEAD
 from ember.core import ShapedArray
 from ember.dialects.autodiff import saveable
@@ -870,11 +870,7 @@ def _while_per_lane(ctx, op, inputs):
         loop = op.clone()
         for i, a in enumerate(block.arguments[:len(inputs)]):
             loop.operands[i] = a
-        index = {v: block.arguments[len(inputs) + i] for i, v in enumerate(free)}
-        for inner in walk(loop):
-            for i, v in enumerate(inner.operands):
-                if v in index:
-                    inner.operands[i] = index[v]
+        rewire([loop], {v: block.arguments[len(inputs) + i] for i, v in enumerate(free)})
         return list(loop.results)
 
     return _map_op(ctx, vbs, (ctx.size,), arg_types, [r.type for r in op.results], region)
@@ -1165,15 +1161,6 @@ def _read_from(block, defined: set) -> list:
                               for v in o.operands if v in defined))
 
 
-def _rewire(block, mapping: dict) -> None:
-    """Point every use inside ``block`` of a key of ``mapping`` at its value."""
-    for top in block.operations:
-        for o in walk(top):
-            for i, v in enumerate(o.operands):
-                if v in mapping:
-                    o.operands[i] = mapping[v]
-
-
 def _chain(v, defined: set, outer_ok: bool, memo: dict):
     """The ops (in program order) that compute ``v`` from constants, and from values outside
     ``defined`` when ``outer_ok``; None when ``v`` depends on a block argument or a region op
@@ -1283,7 +1270,7 @@ def _jvp_cond(ad, op, x, out, t, attrs):
                 passed.append(r)
             else:       # constants: made again in the linear branch
                 _clone_chain(chain, ir.InsertionPoint(list(lblock.operations)[0]), local)
-        _rewire(lblock, local)
+        rewire(lblock.operations, local)
         residuals.append(passed)
     # Each branch returns the residuals of both, zeros for the other's (as JAX's cond).
     for i, (pblock, (outs, _)) in enumerate(zip(pblocks, lin)):
@@ -1293,7 +1280,7 @@ def _jvp_cond(ad, op, x, out, t, attrs):
     primal = list(_primal_op(ad, "ember.cond", [pred], {}, ph).results)
     at = n
     for lblock, branch in zip(lblocks, residuals):
-        _rewire(lblock, dict(zip(branch, primal[at:at + len(branch)])))
+        rewire(lblock.operations, dict(zip(branch, primal[at:at + len(branch)])))
         at += len(branch)
     linear = _finish(ad.linear_ip, "ember.cond", [pred], {}, lh)
     _replace_primal(ad, op, primal[:n])
@@ -1412,7 +1399,7 @@ def _scan_jvp(ad, op, x, t, attrs):
     mapping = {r: hoisted[r] for r, _ in invariant}
     mapping.update((r, lblock.add_argument(r.type, ir.Location.unknown()))
                    for r in stacked + sliced)
-    _rewire(lblock, mapping)
+    rewire(lblock.operations, mapping)
     residual_xs = primal[nc + ny:] + [x_args[r] for r in sliced]
     linear = list(_finish(ad.linear_ip, "ember.scan", t_init + t_xs + residual_xs,
                           {"num_carry": len(t_init), "num_xs": len(t_xs) + len(residual_xs),

@@ -21,7 +21,7 @@ Example (the linalg IR of a scan marked ``ember.kernel``):
 
 from __future__ import annotations
 
-from ember._mlir import arith, captured, flow, ir, scf, tensor, walk
+from ember._mlir import arith, captured, flow, ir, rewire, scf, tensor, walk
 from ember.rules.base import clone_mapped
 from ember.rules.lowering import optimization_barrier
 
@@ -206,10 +206,7 @@ def _keep_producers_out(region) -> None:
         for v in captured(region):
             if _producer_iree_moves(v):
                 barriers[v] = optimization_barrier(v)
-    for op in list(walk(region))[1:]:
-        for i, v in enumerate(op.operands):
-            if v in barriers:
-                op.operands[i] = barriers[v]
+    rewire(region.regions[0].blocks[0].operations, barriers)
 
 
 def _producer_iree_moves(v: ir.Value) -> bool:
